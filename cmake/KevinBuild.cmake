@@ -1,0 +1,47 @@
+# Project-wide compile settings: warnings are errors in project code (not in third-party
+# headers, which are included as SYSTEM), optional sanitizers, and the test helper.
+
+set(KEVIN_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+    -Wcast-align -Wunused -Woverloaded-virtual -Wconversion -Wsign-conversion
+    -Wdouble-promotion -Wformat=2 -Werror)
+
+if(KEVIN_SANITIZE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX,C>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX,C>:-fno-sanitize-recover=all>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# kevin_target_defaults(target): the warning set and include root for project code.
+function(kevin_target_defaults target)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${KEVIN_WARNINGS}>)
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+endfunction()
+
+# kevin_module(name SOURCES ... DEPS ...): one library per src/<name> folder.
+function(kevin_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(kevin_${name} STATIC ${ARG_SOURCES})
+  kevin_target_defaults(kevin_${name})
+  target_link_libraries(kevin_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# kevin_test(name SOURCES ... DEPS ... LABELS ...): a GoogleTest binary; each test case becomes
+# one CTest test carrying LABELS; GTEST_SKIP is reported by CTest as "skipped", not hidden.
+function(kevin_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  kevin_target_defaults(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} kevin_test_support GTest::gtest_main)
+  gtest_discover_tests(${name}
+    DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+               SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+               ENVIRONMENT "KEVIN_SOURCE_DIR=${PROJECT_SOURCE_DIR};KEVIN_BUILD_DIR=${PROJECT_BINARY_DIR}")
+endfunction()

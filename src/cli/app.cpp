@@ -1,0 +1,117 @@
+// app.cpp — top-level parser: global flags, subcommand dispatch, one-line errors.
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <ostream>
+
+#include "core/log.h"
+#include "core/version.h"
+
+namespace kevin::cli {
+
+void add_unavailable_command(CLI::App& app, Action& action, const char* name,
+                             const char* description, const char* when) {
+  CLI::App* sub = app.add_subcommand(name, std::string(description) + " (not available yet)");
+  sub->allow_extras();
+  sub->callback([&action, name, when] {
+    action = [name, when](std::ostream&, std::ostream& err) {
+      err << "kevin " << name << ": not available yet (" << when << ")\n";
+      return kExitFailure;
+    };
+  });
+}
+
+namespace {
+
+std::unique_ptr<CLI::App> build_app(Action& action, std::string& log_level) {
+  auto app = std::make_unique<CLI::App>(
+      "kevin — train and evaluate language models that write CUDA kernels", "kevin");
+  app->set_version_flag("--version", std::string("kevin ") + version_string());
+  app->add_option("--log-level", log_level, "debug, info, warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
+  app->require_subcommand(1);
+  add_eval_command(*app, action);
+  add_run_command(*app, action);
+  add_train_command(*app, action);
+  add_serve_command(*app, action);
+  add_worker_command(*app, action);
+  add_tasks_command(*app, action);
+  add_report_command(*app, action);
+  return app;
+}
+
+// The first word that is neither a flag nor a flag's value must name a subcommand; CLI11
+// alone would report a misspelt command as a missing one.
+std::string unknown_command(const CLI::App& app, int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == arg) return "";
+    }
+    return arg;
+  }
+  return "";
+}
+
+int parse(CLI::App& app, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (const std::string bad = unknown_command(app, argc, argv); !bad.empty()) {
+    err << "kevin: error: unknown command '" << bad << "' (see kevin --help)\n";
+    return kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    // Subcommand help is reported through the same exception type with exit code 0.
+    if (e.get_exit_code() == 0) {
+      const CLI::App* chosen = &app;
+      for (const CLI::App* sub : app.get_subcommands()) chosen = sub;
+      out << chosen->help();
+      return kExitOk;
+    }
+    err << "kevin: error: " << e.what() << " (see kevin --help)\n";
+    return kExitUsage;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    Action action;
+    std::string log_level;
+    auto app = build_app(action, log_level);
+    const int parse_code = parse(*app, argc, argv, out, err);
+    if (parse_code >= 0) return parse_code;
+    if (!log_level.empty()) log::set_level(*log::parse_level(log_level));
+    if (!action) {
+      err << "kevin: error: no command given (see kevin --help)\n";
+      return kExitUsage;
+    }
+    return action(out, err);
+  } catch (const std::exception& e) {
+    err << "kevin: internal error: " << e.what() << "\n";
+    return kExitFailure;
+  } catch (...) {
+    err << "kevin: internal error\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace kevin::cli

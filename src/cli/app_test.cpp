@@ -1,0 +1,76 @@
+// app_test.cpp — the command line's contract: help, version, one-line errors, exit codes.
+#include "cli/app.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kevin::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome run(std::vector<const char*> args) {
+  args.insert(args.begin(), "kevin");
+  std::ostringstream out, err;
+  const int code = run_cli(static_cast<int>(args.size()), args.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+size_t line_count(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += (c == '\n');
+  return n;
+}
+
+TEST(Cli, HelpListsEveryJob) {
+  Outcome r = run({"--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* job : {"eval", "run", "train", "serve", "worker", "tasks", "report"}) {
+    EXPECT_NE(r.out.find(job), std::string::npos) << job;
+  }
+}
+
+TEST(Cli, VersionPrintsName) {
+  Outcome r = run({"--version"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_EQ(r.out.rfind("kevin ", 0), 0u);
+}
+
+TEST(Cli, UnknownSubcommandIsOneLineUsageError) {
+  Outcome r = run({"frobnicate"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("kevin: error:"), std::string::npos);
+}
+
+TEST(Cli, BadGlobalFlagIsUsageError) {
+  Outcome r = run({"--no-such-flag", "eval"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  Outcome bad_level = run({"--log-level", "loud", "train"});
+  EXPECT_EQ(bad_level.code, kExitUsage);
+}
+
+TEST(Cli, NoSubcommandIsUsageError) {
+  Outcome r = run({});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+}
+
+TEST(Cli, UnlandedJobsSayNotAvailable) {
+  for (const char* job : {"train", "serve", "worker"}) {
+    Outcome r = run({job, "--config", "x.json"});
+    EXPECT_EQ(r.code, kExitFailure) << job;
+    EXPECT_NE(r.err.find("not available yet"), std::string::npos) << job << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace kevin::cli

@@ -1,0 +1,35 @@
+// unavailable_commands.cpp — subcommands whose jobs have not landed yet.
+#include "cli/app.h"
+
+namespace kevin::cli {
+
+void add_eval_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "eval", "evaluate a candidate kernel against a task",
+                          "arrives with the evaluation engine");
+}
+void add_run_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "run", "optimise tasks with a model over several turns",
+                          "arrives with multi-turn rollouts");
+}
+void add_train_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "train", "train a policy with multi-turn GRPO",
+                          "arrives with the trainer");
+}
+void add_serve_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "serve", "serve the environment over HTTP/WebSocket",
+                          "arrives with the environment server");
+}
+void add_worker_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "worker", "run a remote GPU evaluation worker",
+                          "arrives with the environment server");
+}
+void add_tasks_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "tasks", "list, show and check tasks",
+                          "arrives with the task suite");
+}
+void add_report_command(CLI::App& app, Action& action) {
+  add_unavailable_command(app, action, "report", "tables and HTML report of a run",
+                          "arrives with multi-turn rollouts");
+}
+
+}  // namespace kevin::cli

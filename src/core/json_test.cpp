@@ -1,0 +1,52 @@
+// json_test.cpp — non-throwing JSON parsing and typed access.
+#include "core/json.h"
+
+#include <gtest/gtest.h>
+
+namespace kevin {
+namespace {
+
+TEST(Json, ParsesValidDocument) {
+  auto doc = parse_json(R"({"a": 1, "b": "x"})");
+  ASSERT_TRUE(doc.is_ok());
+  EXPECT_EQ((*doc)["a"], 1);
+}
+
+TEST(Json, MalformedIsInvalidArgumentNotException) {
+  auto doc = parse_json("{\"a\": ");
+  ASSERT_FALSE(doc.is_ok());
+  EXPECT_EQ(doc.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(doc.status().message().find("malformed JSON"), std::string::npos);
+}
+
+TEST(Json, TypedGetReportsMissingAndWrongType) {
+  Json obj = {{"n", 3}, {"s", "text"}};
+  EXPECT_EQ(json_get<int>(obj, "n").value(), 3);
+  EXPECT_EQ(json_get<int>(obj, "missing").status().code(), StatusCode::kNotFound);
+  auto wrong = json_get<int>(obj, "s");
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("\"s\""), std::string::npos);
+  EXPECT_EQ(json_get_or<int>(obj, "missing", 9).value(), 9);
+  EXPECT_FALSE(json_get_or<int>(obj, "s", 9).is_ok());
+  EXPECT_FALSE(json_get<int>(Json::array(), "n").is_ok());
+}
+
+TEST(Json, LinesSkipBlanksAndNameBadLine) {
+  auto docs = parse_json_lines("{\"a\":1}\n\n  \n{\"a\":2}\n");
+  ASSERT_TRUE(docs.is_ok());
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[1]["a"], 2);
+  auto bad = parse_json_lines("{\"a\":1}\nnot json\n");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
+}
+
+TEST(Json, DumpReplacesInvalidUtf8) {
+  Json obj = {{"log", std::string("bad \xff byte")}};
+  const std::string text = dump_json(obj);
+  EXPECT_NE(text.find("bad"), std::string::npos);
+  EXPECT_TRUE(parse_json(text).is_ok());
+}
+
+}  // namespace
+}  // namespace kevin

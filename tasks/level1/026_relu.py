@@ -1,0 +1,25 @@
+# ReLU activation: out = max(x, 0), elementwise.
+import torch
+import torch.nn as nn
+
+KEVIN_FAMILY = "activation"
+
+M = 16384
+N = 6144
+KEVIN_CPU_SIZES = {"M": 512, "N": 384}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,38 @@
+// gpu.cpp — CUDA device probe through the driver library, loaded at run time.
+#include "gpu.h"
+
+#include <dlfcn.h>
+
+namespace kevin::testing {
+
+int cuda_device_count(std::string* why) {
+  static int cached = -1;
+  static std::string cached_why;
+  if (cached < 0) {
+    cached = 0;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      cached_why = "libcuda.so.1 not loadable (no NVIDIA driver)";
+    } else {
+      using InitFn = int (*)(unsigned);
+      using CountFn = int (*)(int*);
+      auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+      auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+      int n = 0;
+      if (init == nullptr || count == nullptr) {
+        cached_why = "libcuda.so.1 lacks cuInit/cuDeviceGetCount";
+      } else if (int rc = init(0); rc != 0) {
+        cached_why = "cuInit failed with error " + std::to_string(rc);
+      } else if (count(&n) != 0 || n == 0) {
+        cached_why = "the driver reports no CUDA device";
+      } else {
+        cached = n;
+      }
+      // The library stays loaded: tests that follow may use CUDA in this process.
+    }
+  }
+  if (why != nullptr) *why = cached_why;
+  return cached;
+}
+
+}  // namespace kevin::testing
