@@ -1,0 +1,210 @@
+// process.cpp — posix_spawn wrapper, deadline waits, command capture.
+#include "sys/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include "sys/fd.h"
+
+extern char** environ;
+
+namespace kevin::sys {
+namespace fs = std::filesystem;
+
+int Deadline::poll_timeout_ms() const {
+  if (at_ == Clock::time_point::max()) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now());
+  if (left.count() <= 0) return 0;
+  return left.count() > INT_MAX ? INT_MAX : static_cast<int>(left.count());
+}
+
+std::string ExitInfo::describe() const {
+  if (exited) return "exit code " + std::to_string(code);
+  const char* name = strsignal(signal);
+  return "killed by signal " + std::to_string(signal) + " (" + (name ? name : "?") + ")";
+}
+
+namespace {
+
+ExitInfo decode(int status) {
+  ExitInfo info;
+  if (WIFEXITED(status)) {
+    info.exited = true;
+    info.code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    info.signal = WTERMSIG(status);
+  }
+  return info;
+}
+
+}  // namespace
+
+Child& Child::operator=(Child&& other) noexcept {
+  if (this != &other) {
+    if (running()) kill_and_reap();
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+Child::~Child() {
+  if (running()) kill_and_reap();
+}
+
+Result<ExitInfo> Child::wait(Deadline deadline) {
+  if (!running()) return failed_precondition("child already reaped");
+  auto pause = std::chrono::microseconds(200);
+  while (true) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return decode(status);
+    }
+    if (r < 0 && errno != EINTR) {
+      pid_ = -1;
+      return internal_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    if (deadline.expired()) return deadline_exceeded("child still running");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10000));
+  }
+}
+
+ExitInfo Child::kill_and_reap() {
+  if (!running()) return {};
+  ::kill(-pid_, SIGKILL);  // the whole group: the child may have left helpers behind
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  return decode(status);
+}
+
+Result<Child> spawn(const SpawnOptions& options) {
+  if (options.argv.empty()) return invalid_argument("spawn: empty argv");
+  if (::access(options.argv[0].c_str(), X_OK) != 0) {
+    return not_found("cannot execute " + options.argv[0] + ": " + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  for (const auto& [child_fd, parent_fd] : options.fds) {
+    if (child_fd == parent_fd) {
+      // dup2 onto itself keeps O_CLOEXEC set; go through a spare descriptor instead.
+      posix_spawn_file_actions_adddup2(&actions, parent_fd, 1000 + child_fd);
+      posix_spawn_file_actions_adddup2(&actions, 1000 + child_fd, child_fd);
+      posix_spawn_file_actions_addclose(&actions, 1000 + child_fd);
+    } else {
+      posix_spawn_file_actions_adddup2(&actions, parent_fd, child_fd);
+    }
+  }
+  if (options.cwd) posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
+  sigaddset(&defaults, SIGXCPU);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> argv;
+  for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : options.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return unavailable("spawn " + options.argv[0] + ": " + std::strerror(rc));
+  return Child(pid);
+}
+
+std::vector<std::string> current_environment(const std::vector<std::string>& keep) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (keep.empty()) {
+      env.push_back(entry);
+      continue;
+    }
+    const std::string key = entry.substr(0, entry.find('='));
+    for (const auto& k : keep) {
+      if (k == key) env.push_back(entry);
+    }
+  }
+  return env;
+}
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
+                                  size_t max_output, const std::optional<fs::path>& cwd) {
+  KEVIN_ASSIGN_OR_RETURN(Pipe out, make_pipe());
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  Fd devnull_fd(devnull);
+  SpawnOptions options;
+  options.argv = argv;
+  options.env = current_environment();
+  options.fds = {{0, devnull}, {1, out.write.get()}, {2, out.write.get()}};
+  options.cwd = cwd;
+  const auto start = Clock::now();
+  KEVIN_ASSIGN_OR_RETURN(Child child, spawn(options));
+  out.write.reset();
+  CommandResult result;
+  const Status drained = read_until_eof(out.read.get(), max_output, deadline, &result.output);
+  if (drained.code() == StatusCode::kDeadlineExceeded) {
+    result.timed_out = true;
+    result.exit = child.kill_and_reap();
+  } else {
+    auto exit = child.wait(deadline);
+    if (!exit.is_ok()) {
+      result.timed_out = true;
+      result.exit = child.kill_and_reap();
+    } else {
+      result.exit = *exit;
+    }
+  }
+  result.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return result;
+}
+
+std::optional<fs::path> find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::string dirs = path;
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (!candidate.parent_path().empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kevin::sys

@@ -1,0 +1,72 @@
+// process_test.cpp — spawning, exit decoding, deadlines and output capping.
+#include "sys/process.h"
+
+#include <gtest/gtest.h>
+
+#include "sys/fd.h"
+
+namespace kevin::sys {
+namespace {
+using namespace std::chrono_literals;
+
+TEST(Process, RunCommandCapturesOutputAndExitCode) {
+  auto r = run_command({"/bin/sh", "-c", "echo hello; echo err >&2; exit 3"}, Deadline::after(10s));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->exit.exited);
+  EXPECT_EQ(r->exit.code, 3);
+  EXPECT_NE(r->output.find("hello"), std::string::npos);
+  EXPECT_NE(r->output.find("err"), std::string::npos);
+  EXPECT_FALSE(r->timed_out);
+}
+
+TEST(Process, DeadlineKillsHangingChild) {
+  auto r = run_command({"/bin/sh", "-c", "sleep 30"}, Deadline::after(200ms));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(r->wall_ms, 5000);
+  EXPECT_FALSE(r->exit.exited);
+  EXPECT_EQ(r->exit.signal, SIGKILL);
+}
+
+TEST(Process, OutputFloodIsCappedNotBuffered) {
+  auto r = run_command({"/bin/sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' x"},
+                       Deadline::after(20s), 1000);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->output.size(), 1000u);
+  EXPECT_TRUE(r->exit.exited);
+}
+
+TEST(Process, SignalDeathIsDescribed) {
+  auto r = run_command({"/bin/sh", "-c", "kill -SEGV $$"}, Deadline::after(10s));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_FALSE(r->exit.exited);
+  EXPECT_EQ(r->exit.signal, SIGSEGV);
+  EXPECT_NE(r->exit.describe().find("signal 11"), std::string::npos);
+}
+
+TEST(Process, MissingProgramIsNotFound) {
+  SpawnOptions o;
+  o.argv = {"/nonexistent/program"};
+  auto child = spawn(o);
+  EXPECT_EQ(child.status().code(), StatusCode::kNotFound);
+}
+
+TEST(Process, ChildKilledOnDestruction) {
+  pid_t pid = -1;
+  {
+    SpawnOptions o;
+    o.argv = {"/bin/sleep", "30"};
+    auto child = spawn(o);
+    ASSERT_TRUE(child.is_ok());
+    pid = child->pid();
+  }
+  EXPECT_NE(::kill(pid, 0), 0) << "child must be gone after Child is destroyed";
+}
+
+TEST(Process, FindsProgramsOnPath) {
+  EXPECT_TRUE(find_program("sh").has_value());
+  EXPECT_FALSE(find_program("definitely-not-a-program-kevin").has_value());
+}
+
+}  // namespace
+}  // namespace kevin::sys
