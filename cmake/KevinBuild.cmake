@@ -39,6 +39,8 @@ function(kevin_test name)
   add_executable(${name} ${ARG_SOURCES})
   kevin_target_defaults(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} kevin_test_support GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE KEVIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                             KEVIN_BUILD_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}

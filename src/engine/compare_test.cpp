@@ -1,0 +1,84 @@
+// compare_test.cpp — tolerance semantics, NaN handling, profiles and index formatting.
+#include "engine/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace kevin::engine {
+namespace {
+
+TEST(Compare, ToleranceIsElementwiseAtolPlusRtol) {
+  std::vector<float> ref = {1.0f, 100.0f, -2.0f};
+  std::vector<float> out = {1.00015f, 100.009f, -2.0f};
+  auto s = compare_buffers(out.data(), ref.data(), DType::kF32, 3, {1e-4, 1e-4});
+  EXPECT_TRUE(s.ok()) << "100.009 vs 100 is within 1e-4 + 1e-4*100";
+  out[0] = 1.0003f;
+  s = compare_buffers(out.data(), ref.data(), DType::kF32, 3, {1e-4, 1e-4});
+  EXPECT_EQ(s.mismatches, 1u);
+  EXPECT_EQ(s.first_bad, 0);
+  EXPECT_NEAR(s.max_abs_error, 3e-4, 1e-6);
+}
+
+TEST(Compare, NanNeverPassesUnlessExpected) {
+  std::vector<float> ref = {1.0f, NAN};
+  std::vector<float> out = {NAN, NAN};
+  auto s = compare_buffers(out.data(), ref.data(), DType::kF32, 2, {1, 1});
+  EXPECT_EQ(s.mismatches, 1u);
+  EXPECT_EQ(s.nonfinite, 1u);
+  std::vector<float> out2 = {1.0f, 0.0f};
+  EXPECT_EQ(compare_buffers(out2.data(), ref.data(), DType::kF32, 2, {1, 1}).mismatches, 1u)
+      << "a NaN in the reference is not a wildcard";
+}
+
+TEST(Compare, IntegersExact) {
+  std::vector<int64_t> ref = {1, 2, 3}, out = {1, 2, 4};
+  EXPECT_EQ(compare_buffers(out.data(), ref.data(), DType::kI64, 3, {0, 0}).mismatches, 1u);
+}
+
+TEST(Compare, ParallelPathMatchesSerial) {
+  const uint64_t n = (uint64_t{1} << 22) + 7;
+  std::vector<float> ref(n), out(n);
+  for (uint64_t i = 0; i < n; ++i) ref[i] = out[i] = static_cast<float>(i % 1000) * 0.5f;
+  out[n - 3] += 1.0f;
+  out[12345] = NAN;
+  auto s = compare_buffers(out.data(), ref.data(), DType::kF32, n, {1e-4, 1e-4});
+  EXPECT_EQ(s.mismatches, 2u);
+  EXPECT_EQ(s.nonfinite, 1u);
+  EXPECT_EQ(s.first_bad, 12345);
+}
+
+TEST(Compare, HalfAndBf16Decode) {
+  const uint16_t one_half = 0x3c00, one_bf16 = 0x3f80, two_half = 0x4000;
+  auto s = compare_buffers(&one_half, &two_half, DType::kF16, 1, {0.5, 0});
+  EXPECT_EQ(s.mismatches, 1u);
+  EXPECT_DOUBLE_EQ(s.first_got, 1.0);
+  EXPECT_DOUBLE_EQ(s.first_expected, 2.0);
+  EXPECT_TRUE(compare_buffers(&one_bf16, &one_bf16, DType::kBF16, 1, {0, 0}).ok());
+}
+
+TEST(ToleranceProfile, Profiles) {
+  auto d = ToleranceProfile::parse("default");
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_DOUBLE_EQ(d->for_dtype(DType::kF32).atol, 1e-4);
+  EXPECT_DOUBLE_EQ(d->for_dtype(DType::kBF16).rtol, 1e-2);
+  EXPECT_DOUBLE_EQ(d->for_dtype(DType::kI32).atol, 0);
+  EXPECT_DOUBLE_EQ(ToleranceProfile::parse("kevin")->for_dtype(DType::kF32).atol, 1e-2);
+  auto custom = ToleranceProfile::parse("1e-3,2e-3");
+  ASSERT_TRUE(custom.is_ok());
+  EXPECT_DOUBLE_EQ(custom->for_dtype(DType::kF16).rtol, 2e-3);
+  for (const char* bad : {"loose", "1e-3", "a,b", "-1,0", "1e-3,", "nan,1"}) {
+    EXPECT_FALSE(ToleranceProfile::parse(bad).is_ok()) << bad;
+  }
+}
+
+TEST(Compare, MultiIndexAndL1) {
+  EXPECT_EQ(multi_index(7, {2, 3, 4}), "[0, 1, 3]");
+  EXPECT_EQ(multi_index(0, {}), "[]");
+  std::vector<float> a = {1, 2}, b = {1.5f, 2};
+  EXPECT_DOUBLE_EQ(l1_distance(a.data(), b.data(), DType::kF32, 2), 0.5);
+}
+
+}  // namespace
+}  // namespace kevin::engine

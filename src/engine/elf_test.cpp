@@ -1,0 +1,74 @@
+// elf_test.cpp — the ELF reader on real objects built here and on malformed input, and the
+// symbol gate's decisions.
+#include "engine/elf.h"
+
+#include <gtest/gtest.h>
+
+#include "core/file.h"
+#include "engine/symbol_gate.h"
+#include "sys/process.h"
+#include "sys/tempdir.h"
+
+namespace kevin::engine {
+namespace {
+using namespace std::chrono_literals;
+
+Result<ElfSymbols> build_and_read(const std::string& source) {
+  KEVIN_ASSIGN_OR_RETURN(auto dir, sys::TempDir::create("kevin-elf-test-"));
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(dir.path() / "x.cpp", source));
+  KEVIN_ASSIGN_OR_RETURN(auto run, sys::run_command({"/usr/bin/g++", "-O2", "-shared", "-fPIC", "x.cpp", "-o", "x.so"},
+                                                    sys::Deadline::after(60s), 1 << 16, dir.path()));
+  if (!run.exit.exited || run.exit.code != 0) return internal_error("g++ failed: " + run.output);
+  KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(dir.path() / "x.so"));
+  return read_elf_symbols(image);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(Elf, ReadsImportsExportsAndStorage) {
+  auto syms = build_and_read(
+      "#include <cmath>\n#include <cstdlib>\nstatic float big[1 << 20];\n"
+      "extern \"C\" int kevin_forward(const void*) { big[3] = std::exp(big[2]); return (int)big[3] + (std::getenv(\"X\") != nullptr); }\n");
+  ASSERT_TRUE(syms.is_ok()) << syms.status().to_string();
+  EXPECT_TRUE(contains(syms->imports, "expf"));
+  EXPECT_TRUE(contains(syms->imports, "getenv"));
+  EXPECT_TRUE(contains(syms->exports, "kevin_forward"));
+  EXPECT_GE(syms->writable_bytes, 4u << 20);
+
+  auto rej = check_symbols(*syms, Backend::kCpu, 0);
+  ASSERT_TRUE(rej.has_value());
+  EXPECT_EQ(rej->rule, "import_not_allowed");
+  EXPECT_NE(rej->detail.find("getenv"), std::string::npos);
+}
+
+TEST(Elf, MalformedInputIsAnErrorNotACrash) {
+  EXPECT_FALSE(read_elf_symbols("").is_ok());
+  EXPECT_FALSE(read_elf_symbols("\x7f" "ELF garbage").is_ok());
+  std::string truncated = "\x7f" "ELF";
+  truncated += std::string(60, '\x02');
+  EXPECT_FALSE(read_elf_symbols(truncated).is_ok());
+}
+
+TEST(SymbolGate, Decisions) {
+  ElfSymbols ok{{"expf", "memcpy", "__cxa_finalize", "sqrtf"}, {"kevin_forward", "_Z6helperv"}, 100};
+  EXPECT_FALSE(check_symbols(ok, Backend::kCpu, 0).has_value());
+  ElfSymbols cuda{{"__cudaRegisterFatBinary", "cudaLaunchKernel", "cudaGetLastError"}, {"kevin_forward"}, 0};
+  EXPECT_FALSE(check_symbols(cuda, Backend::kCuda, 4).has_value());
+  EXPECT_EQ(check_symbols(cuda, Backend::kCpu, 0)->rule, "import_not_allowed");
+  for (const char* bad : {"cudaMalloc", "cudaStreamCreate", "cublasSgemm", "pthread_create", "fork",
+                          "fopen", "socket", "dlopen", "malloc", "_Znwm", "printf", "clock_gettime",
+                          "cudaEventRecord", "cudaDeviceSetLimit", "cudaStreamSetAttribute", "exit"}) {
+    EXPECT_FALSE(import_allowed(bad, Backend::kCuda)) << bad;
+  }
+  ElfSymbols shadow{{}, {"kevin_forward", "clock_gettime"}, 0};
+  EXPECT_EQ(check_symbols(shadow, Backend::kCpu, 0)->rule, "export_not_allowed");
+  ElfSymbols big{{}, {"kevin_forward"}, kMaxWritableStaticBytes + 1};
+  EXPECT_EQ(check_symbols(big, Backend::kCpu, 0)->rule, "static_storage_too_large");
+  ElfSymbols device_big{{}, {"kevin_forward"}, 0};
+  EXPECT_EQ(check_symbols(device_big, Backend::kCuda, kMaxWritableStaticBytes + 1)->rule, "static_storage_too_large");
+}
+
+}  // namespace
+}  // namespace kevin::engine

@@ -1,0 +1,152 @@
+// reference.cpp — ReferenceSet (de)serialisation and layout arithmetic.
+#include "engine/reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/file.h"
+
+namespace kevin::engine {
+namespace fs = std::filesystem;
+
+const char* arg_role_name(ArgRole role) {
+  switch (role) {
+    case ArgRole::kInput: return "input";
+    case ArgRole::kParameter: return "parameter";
+    case ArgRole::kBuffer: return "buffer";
+  }
+  return "input";
+}
+
+SetLayout layout_of(const std::vector<TensorSpec>& tensors) {
+  SetLayout layout;
+  uint64_t at = 0;
+  for (const auto& t : tensors) {
+    layout.offsets.push_back(at);
+    at = (at + t.bytes() + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  }
+  layout.set_bytes = std::max<uint64_t>(at, kTensorAlignment);
+  return layout;
+}
+
+TimingStats timing_stats(std::vector<double> ms) {
+  TimingStats s;
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  s.calls = static_cast<int>(n);
+  s.min_ms = ms.front();
+  s.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  s.p90_ms = ms[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
+  double sum = 0;
+  for (double v : ms) sum += v;
+  s.mean_ms = sum / static_cast<double>(n);
+  double var = 0;
+  for (double v : ms) var += (v - s.mean_ms) * (v - s.mean_ms);
+  s.stdev_ms = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
+  return s;
+}
+
+Json to_json(const TimingStats& t) {
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"p90_ms", t.p90_ms},
+          {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms}, {"calls", t.calls}};
+}
+
+Result<TimingStats> timing_stats_from_json(const Json& j) {
+  TimingStats t;
+  KEVIN_ASSIGN_OR_RETURN(t.median_ms, json_get<double>(j, "median_ms"));
+  KEVIN_ASSIGN_OR_RETURN(t.min_ms, json_get<double>(j, "min_ms"));
+  KEVIN_ASSIGN_OR_RETURN(t.p90_ms, json_get<double>(j, "p90_ms"));
+  KEVIN_ASSIGN_OR_RETURN(t.mean_ms, json_get_or<double>(j, "mean_ms", t.median_ms));
+  KEVIN_ASSIGN_OR_RETURN(t.stdev_ms, json_get_or<double>(j, "stdev_ms", 0.0));
+  KEVIN_ASSIGN_OR_RETURN(t.calls, json_get<int>(j, "calls"));
+  return t;
+}
+
+std::vector<TensorSpec> ReferenceSet::input_tensors() const {
+  std::vector<TensorSpec> v;
+  for (const auto& a : inputs) v.push_back(a.tensor);
+  return v;
+}
+
+namespace {
+
+Result<ArgRole> role_from_name(const std::string& s) {
+  if (s == "input") return ArgRole::kInput;
+  if (s == "parameter") return ArgRole::kParameter;
+  if (s == "buffer") return ArgRole::kBuffer;
+  return invalid_argument("unknown argument role '" + s + "'");
+}
+
+Status check_size(const fs::path& file, uint64_t expected) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec) return not_found("missing reference data " + file.string());
+  if (size != expected) {
+    return invalid_argument(file.string() + " has " + std::to_string(size) + " bytes, expected " +
+                            std::to_string(expected));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ReferenceSet> load_reference(const fs::path& dir) {
+  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(dir / "meta.json"));
+  KEVIN_ASSIGN_OR_RETURN(Json meta, parse_json(text));
+  KEVIN_ASSIGN_OR_RETURN(int protocol, json_get<int>(meta, "protocol"));
+  if (protocol != kReferenceProtocol) {
+    return failed_precondition("reference data protocol " + std::to_string(protocol) +
+                               " (this build reads " + std::to_string(kReferenceProtocol) + ")");
+  }
+  ReferenceSet ref;
+  ref.dir = dir;
+  KEVIN_ASSIGN_OR_RETURN(ref.task_name, json_get<std::string>(meta, "task"));
+  KEVIN_ASSIGN_OR_RETURN(ref.backend, json_get<std::string>(meta, "backend"));
+  KEVIN_ASSIGN_OR_RETURN(ref.device_name, json_get<std::string>(meta, "device_name"));
+  KEVIN_ASSIGN_OR_RETURN(ref.torch_version, json_get<std::string>(meta, "torch_version"));
+  KEVIN_ASSIGN_OR_RETURN(ref.num_sets, json_get<size_t>(meta, "num_sets"));
+  KEVIN_ASSIGN_OR_RETURN(ref.scalar_names, json_get<std::vector<std::string>>(meta, "scalar_names"));
+  KEVIN_ASSIGN_OR_RETURN(ref.scalars, json_get<std::vector<std::vector<double>>>(meta, "scalars"));
+  for (const auto& item : meta.value("inputs", Json::array())) {
+    ArgSpec arg;
+    KEVIN_ASSIGN_OR_RETURN(arg.tensor, tensor_spec_from_json(item));
+    KEVIN_ASSIGN_OR_RETURN(std::string role, json_get<std::string>(item, "role"));
+    KEVIN_ASSIGN_OR_RETURN(arg.role, role_from_name(role));
+    ref.inputs.push_back(std::move(arg));
+  }
+  for (const auto& item : meta.value("outputs", Json::array())) {
+    KEVIN_ASSIGN_OR_RETURN(TensorSpec out, tensor_spec_from_json(item));
+    ref.outputs.push_back(std::move(out));
+  }
+  if (ref.num_sets == 0 || ref.scalars.size() != ref.num_sets) {
+    return invalid_argument("reference meta: num_sets and scalars disagree");
+  }
+  if (ref.outputs.empty()) return invalid_argument("reference meta: the task has no outputs");
+  if (meta.contains("baseline") && !meta["baseline"].is_null()) {
+    KEVIN_ASSIGN_OR_RETURN(TimingStats b, timing_stats_from_json(meta["baseline"]));
+    ref.baseline = b;
+  }
+  KEVIN_RETURN_IF_ERROR(check_size(ref.inputs_file(), ref.num_sets * layout_of(ref.input_tensors()).set_bytes));
+  KEVIN_RETURN_IF_ERROR(check_size(ref.expected_file(), ref.num_sets * layout_of(ref.outputs).set_bytes));
+  return ref;
+}
+
+Json reference_meta_json(const ReferenceSet& ref) {
+  Json inputs = Json::array();
+  for (const auto& a : ref.inputs) {
+    Json j = to_json(a.tensor);
+    j["role"] = arg_role_name(a.role);
+    inputs.push_back(j);
+  }
+  Json outputs = Json::array();
+  for (const auto& o : ref.outputs) outputs.push_back(to_json(o));
+  return {{"protocol", kReferenceProtocol}, {"task", ref.task_name},
+          {"backend", ref.backend},         {"device_name", ref.device_name},
+          {"torch_version", ref.torch_version}, {"num_sets", ref.num_sets},
+          {"scalar_names", ref.scalar_names},   {"scalars", ref.scalars},
+          {"inputs", inputs},               {"outputs", outputs},
+          {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};
+}
+
+}  // namespace kevin::engine
