@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 2999
 K = 4097
 N = 2053
-KEVIN_CPU_SIZES = {"M": 97, "K": 131, "N": 75}
+KEVIN_CPU_SIZES = {"M": 197, "K": 261, "N": 151}
 
 
 class Model(nn.Module):

@@ -9,7 +9,7 @@ BATCH = 32
 M = 1024
 K = 768
 N = 896
-KEVIN_CPU_SIZES = {"BATCH": 4, "M": 64, "K": 48, "N": 80}
+KEVIN_CPU_SIZES = {"BATCH": 4, "M": 128, "K": 96, "N": 112}
 
 
 class Model(nn.Module):

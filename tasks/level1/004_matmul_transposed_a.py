@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 4096
 K = 3072
 N = 2048
-KEVIN_CPU_SIZES = {"M": 96, "K": 72, "N": 64}
+KEVIN_CPU_SIZES = {"M": 192, "K": 160, "N": 128}
 
 
 class Model(nn.Module):

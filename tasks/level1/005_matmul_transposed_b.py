@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 2048
 K = 4096
 N = 3072
-KEVIN_CPU_SIZES = {"M": 64, "K": 128, "N": 96}
+KEVIN_CPU_SIZES = {"M": 128, "K": 256, "N": 192}
 
 
 class Model(nn.Module):

@@ -7,7 +7,7 @@ KEVIN_FAMILY = "matmul"
 
 M = 16383
 K = 12288
-KEVIN_CPU_SIZES = {"M": 701, "K": 512}
+KEVIN_CPU_SIZES = {"M": 1501, "K": 1024}
 
 
 class Model(nn.Module):

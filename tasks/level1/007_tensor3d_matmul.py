@@ -9,7 +9,7 @@ BATCH = 8
 S = 2048
 K = 1024
 N = 1536
-KEVIN_CPU_SIZES = {"BATCH": 2, "S": 48, "K": 40, "N": 56}
+KEVIN_CPU_SIZES = {"BATCH": 4, "S": 96, "K": 80, "N": 112}
 
 
 class Model(nn.Module):

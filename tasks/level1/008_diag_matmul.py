@@ -7,7 +7,7 @@ KEVIN_FAMILY = "matmul"
 
 N = 4096
 M = 8192
-KEVIN_CPU_SIZES = {"N": 96, "M": 128}
+KEVIN_CPU_SIZES = {"N": 192, "M": 256}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 8192
 N = 6144
 K = 48
-KEVIN_CPU_SIZES = {"M": 256, "N": 192, "K": 48}
+KEVIN_CPU_SIZES = {"M": 512, "N": 384, "K": 48}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 256
 N = 320
 K = 196608
-KEVIN_CPU_SIZES = {"M": 32, "N": 40, "K": 4096}
+KEVIN_CPU_SIZES = {"M": 32, "N": 40, "K": 8192}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "matmul"
 M = 3072
 K = 2560
 N = 3584
-KEVIN_CPU_SIZES = {"M": 96, "K": 80, "N": 112}
+KEVIN_CPU_SIZES = {"M": 160, "K": 144, "N": 192}
 
 
 class Model(nn.Module):

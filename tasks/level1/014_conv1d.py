@@ -9,7 +9,7 @@ BATCH = 32
 CIN = 64
 COUT = 128
 LENGTH = 8192
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 8, "COUT": 12, "LENGTH": 301}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 16, "COUT": 24, "LENGTH": 1001}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 64
 COUT = 128
 H = 128
 W = 128
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 6, "COUT": 10, "H": 24, "W": 20}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 16, "COUT": 32, "H": 40, "W": 36}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 48
 COUT = 80
 H = 96
 W = 200
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 5, "COUT": 7, "H": 13, "W": 29}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 12, "COUT": 20, "H": 27, "W": 61}
 
 
 class Model(nn.Module):

@@ -11,7 +11,7 @@ COUT = 32
 D = 32
 H = 64
 W = 64
-KEVIN_CPU_SIZES = {"BATCH": 1, "CIN": 3, "COUT": 5, "D": 8, "H": 9, "W": 10}
+KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 8, "COUT": 12, "D": 12, "H": 18, "W": 20}
 
 
 class Model(nn.Module):

@@ -9,7 +9,7 @@ BATCH = 16
 C = 128
 H = 128
 W = 128
-KEVIN_CPU_SIZES = {"BATCH": 2, "C": 8, "H": 20, "W": 18}
+KEVIN_CPU_SIZES = {"BATCH": 4, "C": 32, "H": 48, "W": 40}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 128
 COUT = 256
 H = 96
 W = 96
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 16, "COUT": 24, "H": 11, "W": 13}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 32, "COUT": 64, "H": 27, "W": 29}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 32
 COUT = 64
 H = 160
 W = 160
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 4, "COUT": 8, "H": 17, "W": 19}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 16, "COUT": 24, "H": 41, "W": 37}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 3
 COUT = 64
 H = 224
 W = 224
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 3, "COUT": 8, "H": 30, "W": 33}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 3, "COUT": 32, "H": 62, "W": 70}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ CIN = 256
 COUT = 192
 H = 64
 W = 64
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 24, "COUT": 16, "H": 9, "W": 11}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 96, "COUT": 64, "H": 25, "W": 23}
 
 
 class Model(nn.Module):

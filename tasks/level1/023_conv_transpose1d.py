@@ -9,7 +9,7 @@ BATCH = 32
 CIN = 64
 COUT = 32
 LENGTH = 8192
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 8, "COUT": 6, "LENGTH": 157}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 32, "COUT": 16, "LENGTH": 1001}
 
 
 class Model(nn.Module):

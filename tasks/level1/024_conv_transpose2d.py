@@ -10,7 +10,7 @@ CIN = 64
 COUT = 32
 H = 96
 W = 96
-KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 6, "COUT": 5, "H": 11, "W": 9}
+KEVIN_CPU_SIZES = {"BATCH": 4, "CIN": 16, "COUT": 12, "H": 25, "W": 23}
 
 
 class Model(nn.Module):

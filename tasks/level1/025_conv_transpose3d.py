@@ -11,7 +11,7 @@ COUT = 16
 D = 24
 H = 32
 W = 32
-KEVIN_CPU_SIZES = {"BATCH": 1, "CIN": 4, "COUT": 3, "D": 5, "H": 6, "W": 7}
+KEVIN_CPU_SIZES = {"BATCH": 2, "CIN": 8, "COUT": 6, "D": 10, "H": 12, "W": 14}
 
 
 class Model(nn.Module):

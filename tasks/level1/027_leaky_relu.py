@@ -7,7 +7,7 @@ KEVIN_FAMILY = "activation"
 
 M = 12288
 N = 8191
-KEVIN_CPU_SIZES = {"M": 301, "N": 255}
+KEVIN_CPU_SIZES = {"M": 1201, "N": 1023}
 
 
 class Model(nn.Module):

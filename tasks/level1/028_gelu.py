@@ -8,7 +8,7 @@ KEVIN_FAMILY = "activation"
 
 M = 8192
 N = 12288
-KEVIN_CPU_SIZES = {"M": 256, "N": 384}
+KEVIN_CPU_SIZES = {"M": 1024, "N": 1024}
 
 
 class Model(nn.Module):

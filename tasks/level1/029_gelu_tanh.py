@@ -9,7 +9,7 @@ KEVIN_FAMILY = "activation"
 B = 96
 S = 1024
 D = 1024
-KEVIN_CPU_SIZES = {"B": 3, "S": 128, "D": 100}
+KEVIN_CPU_SIZES = {"B": 4, "S": 256, "D": 512}
 
 
 class Model(nn.Module):

@@ -7,7 +7,7 @@ KEVIN_FAMILY = "activation"
 
 M = 24576
 N = 4096
-KEVIN_CPU_SIZES = {"M": 300, "N": 256}
+KEVIN_CPU_SIZES = {"M": 1024, "N": 768}
 
 
 class Model(nn.Module):

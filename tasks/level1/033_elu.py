@@ -7,7 +7,7 @@ KEVIN_FAMILY = "activation"
 
 M = 16384
 N = 6144
-KEVIN_CPU_SIZES = {"M": 400, "N": 250}
+KEVIN_CPU_SIZES = {"M": 1024, "N": 1000}
 
 
 class Model(nn.Module):

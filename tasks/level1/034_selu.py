@@ -10,7 +10,7 @@ B = 4
 C = 48
 H = 512
 W = 1024
-KEVIN_CPU_SIZES = {"B": 2, "C": 5, "H": 40, "W": 60}
+KEVIN_CPU_SIZES = {"B": 4, "C": 16, "H": 64, "W": 128}
 
 
 class Model(nn.Module):

@@ -7,7 +7,7 @@ KEVIN_FAMILY = "activation"
 
 M = 10000
 N = 10000
-KEVIN_CPU_SIZES = {"M": 300, "N": 300}
+KEVIN_CPU_SIZES = {"M": 1000, "N": 1000}
 
 
 class Model(nn.Module):

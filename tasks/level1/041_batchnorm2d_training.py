@@ -11,7 +11,7 @@ BATCH = 32
 C = 96
 H = 160
 W = 160
-KEVIN_CPU_SIZES = {"BATCH": 4, "C": 6, "H": 17, "W": 19}
+KEVIN_CPU_SIZES = {"BATCH": 8, "C": 16, "H": 48, "W": 56}
 
 
 class Model(nn.Module):

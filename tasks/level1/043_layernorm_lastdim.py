@@ -9,7 +9,7 @@ KEVIN_FAMILY = "norm"
 BATCH = 32
 S = 4096
 D = 1000
-KEVIN_CPU_SIZES = {"BATCH": 2, "S": 48, "D": 1000}
+KEVIN_CPU_SIZES = {"BATCH": 4, "S": 256, "D": 1000}
 
 
 class Model(nn.Module):

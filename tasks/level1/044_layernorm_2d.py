@@ -10,7 +10,7 @@ BATCH = 64
 C = 168
 H = 64
 W = 96
-KEVIN_CPU_SIZES = {"BATCH": 2, "C": 5, "H": 12, "W": 20}
+KEVIN_CPU_SIZES = {"BATCH": 4, "C": 24, "H": 32, "W": 48}
 
 
 class Model(nn.Module):

@@ -9,7 +9,7 @@ BATCH = 32
 C = 64
 H = 192
 W = 192
-KEVIN_CPU_SIZES = {"BATCH": 2, "C": 5, "H": 14, "W": 18}
+KEVIN_CPU_SIZES = {"BATCH": 4, "C": 16, "H": 48, "W": 48}
 
 
 class Model(nn.Module):

@@ -10,7 +10,7 @@ BATCH = 16
 C = 64
 H = 256
 W = 256
-KEVIN_CPU_SIZES = {"BATCH": 2, "C": 16, "H": 12, "W": 10}
+KEVIN_CPU_SIZES = {"BATCH": 4, "C": 32, "H": 48, "W": 40}
 
 
 class Model(nn.Module):

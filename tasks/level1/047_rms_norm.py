@@ -8,7 +8,7 @@ KEVIN_FAMILY = "norm"
 BATCH = 16
 S = 4096
 D = 1536
-KEVIN_CPU_SIZES = {"BATCH": 2, "S": 40, "D": 384}
+KEVIN_CPU_SIZES = {"BATCH": 4, "S": 256, "D": 768}
 
 
 class Model(nn.Module):

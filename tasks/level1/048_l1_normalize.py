@@ -9,7 +9,7 @@ KEVIN_FAMILY = "norm"
 BATCH = 64
 C = 24
 L = 65536
-KEVIN_CPU_SIZES = {"BATCH": 4, "C": 24, "L": 1001}
+KEVIN_CPU_SIZES = {"BATCH": 8, "C": 24, "L": 4001}
 
 
 class Model(nn.Module):

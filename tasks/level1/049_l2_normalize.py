@@ -8,7 +8,7 @@ KEVIN_FAMILY = "norm"
 
 ROWS = 393216
 D = 250
-KEVIN_CPU_SIZES = {"ROWS": 999, "D": 250}
+KEVIN_CPU_SIZES = {"ROWS": 4001, "D": 250}
 
 
 class Model(nn.Module):

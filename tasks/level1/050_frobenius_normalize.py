@@ -8,7 +8,7 @@ KEVIN_FAMILY = "norm"
 BATCH = 196608
 H = 24
 W = 20
-KEVIN_CPU_SIZES = {"BATCH": 2000, "H": 24, "W": 20}
+KEVIN_CPU_SIZES = {"BATCH": 4000, "H": 24, "W": 20}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "reduction"
 BATCH = 64
 D = 2048
 N = 1024
-KEVIN_CPU_SIZES = {"BATCH": 4, "D": 100, "N": 37}
+KEVIN_CPU_SIZES = {"BATCH": 8, "D": 512, "N": 257}
 
 
 class Model(nn.Module):

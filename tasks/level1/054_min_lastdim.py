@@ -7,7 +7,7 @@ KEVIN_FAMILY = "reduction"
 
 ROWS = 16384
 D = 8191
-KEVIN_CPU_SIZES = {"ROWS": 128, "D": 513}
+KEVIN_CPU_SIZES = {"ROWS": 512, "D": 2049}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "reduction"
 BATCH = 64
 D = 2048
 N = 1024
-KEVIN_CPU_SIZES = {"BATCH": 8, "D": 333, "N": 64}
+KEVIN_CPU_SIZES = {"BATCH": 8, "D": 512, "N": 256}
 
 
 class Model(nn.Module):

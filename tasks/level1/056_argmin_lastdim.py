@@ -7,7 +7,7 @@ KEVIN_FAMILY = "reduction"
 
 ROWS = 65536
 D = 2000
-KEVIN_CPU_SIZES = {"ROWS": 1024, "D": 200}
+KEVIN_CPU_SIZES = {"ROWS": 2048, "D": 500}
 
 
 class Model(nn.Module):

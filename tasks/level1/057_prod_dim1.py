@@ -8,7 +8,7 @@ KEVIN_FAMILY = "reduction"
 BATCH = 4096
 D = 32
 N = 768
-KEVIN_CPU_SIZES = {"BATCH": 64, "D": 32, "N": 40}
+KEVIN_CPU_SIZES = {"BATCH": 256, "D": 32, "N": 96}
 
 
 class Model(nn.Module):

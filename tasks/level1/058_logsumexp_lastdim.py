@@ -7,7 +7,7 @@ KEVIN_FAMILY = "reduction"
 
 ROWS = 32768
 D = 4096
-KEVIN_CPU_SIZES = {"ROWS": 256, "D": 301}
+KEVIN_CPU_SIZES = {"ROWS": 1024, "D": 1001}
 
 
 class Model(nn.Module):

@@ -7,7 +7,7 @@ KEVIN_FAMILY = "reduction"
 
 ROWS = 32768
 D = 4096
-KEVIN_CPU_SIZES = {"ROWS": 200, "D": 333}
+KEVIN_CPU_SIZES = {"ROWS": 1024, "D": 1000}
 
 
 class Model(nn.Module):

@@ -8,7 +8,7 @@ KEVIN_FAMILY = "reduction"
 BATCH = 64
 S = 2048
 D = 1000
-KEVIN_CPU_SIZES = {"BATCH": 4, "S": 60, "D": 1000}
+KEVIN_CPU_SIZES = {"BATCH": 8, "S": 128, "D": 1000}
 
 
 class Model(nn.Module):
