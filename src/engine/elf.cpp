@@ -48,6 +48,7 @@ Result<ElfSymbols> read_elf_symbols(std::string_view image) {
   ElfSymbols result;
   for (const auto& sh : sections) {
     if ((sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_WRITE)) result.writable_bytes += sh.sh_size;
+    if (sh.sh_flags & SHF_TLS) result.tls_bytes += sh.sh_size;
     if (sh.sh_type != SHT_DYNSYM) continue;
     if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= sections.size()) {
       return invalid_argument("malformed dynamic symbol table");

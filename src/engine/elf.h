@@ -17,6 +17,7 @@ struct ElfSymbols {
   std::vector<std::string> imports;  // undefined dynamic symbols (version suffix removed)
   std::vector<std::string> exports;  // defined global/weak dynamic symbols
   uint64_t writable_bytes = 0;       // sum of allocated writable sections (.data, .bss, ...)
+  uint64_t tls_bytes = 0;            // thread-local sections (.tdata, .tbss)
 };
 
 // Parses an ELF64 little-endian image held in memory.

@@ -142,7 +142,7 @@ std::optional<Rejection> check_constructs(std::string_view code, Backend backend
     }
     if (attr == "constructor" || attr == "destructor" || attr == "init_priority" ||
         attr == "__constructor__" || attr == "__destructor__" || attr == "ifunc" ||
-        attr == "alias" || attr == "weakref") {
+        attr == "alias" || attr == "weakref" || attr == "section" || attr == "__section__") {
       return Rejection{"banned_construct", "__attribute__((" + attr + ")) at line " + line +
                                                ": no code may run outside kevin_forward"};
     }

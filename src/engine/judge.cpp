@@ -187,6 +187,7 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, size_t set) 
 Result<std::optional<Decision>> Evaluation::check_call(RunnerSession& s, size_t set, const char* stage,
                                                        std::vector<uint8_t>* keep) {
   const Json cmd = {{"cmd", "call"}, {"set", set}, {"poison", static_cast<uint32_t>(rng_())}};
+  SharedDeviceLock shared(config_.gate);
   KEVIN_ASSIGN_OR_RETURN(auto reply, s.request(cmd, sys::Deadline::after(config_.call_timeout)));
   if (reply.died || reply.timed_out) {
     return std::optional<Decision>(from_lost_runner(reply, s.captured_output(), config_.call_timeout, stage));
@@ -238,7 +239,11 @@ Result<Decision> Evaluation::run(const fs::path& object) {
   // The runner dlopens by path relative to its scratch working directory.
   Json init_cmd = init;
   init_cmd["object"] = "./candidate.so";
-  KEVIN_ASSIGN_OR_RETURN(auto ready, session.request(init_cmd, sys::Deadline::after(config_.init_timeout)));
+  auto ready_or = [&] {
+    SharedDeviceLock shared(config_.gate);
+    return session.request(init_cmd, sys::Deadline::after(config_.init_timeout));
+  }();
+  KEVIN_ASSIGN_OR_RETURN(auto ready, std::move(ready_or));
   if (ready.died || ready.timed_out) return from_lost_runner(ready, session.captured_output(), config_.init_timeout, "loading");
   if (!ready.body.value("ok", false)) {
     const std::string stage = ready.body.value("stage", "");
@@ -300,6 +305,7 @@ Result<Decision> Evaluation::time(RunnerSession& s) {
                      std::chrono::milliseconds(static_cast<int64_t>((calls + config_.warmup_calls) * (3 * walls.back() + 50)));
   const Json cmd = {{"cmd", "time"}, {"warmup", config_.warmup_calls}, {"order", order},
                     {"poison", static_cast<uint32_t>(rng_())}, {"weights_seed", weights_seed_}};
+  ExclusiveDeviceLock exclusive(config_.gate);
   const auto t0 = Clock::now();
   KEVIN_ASSIGN_OR_RETURN(auto reply, s.request(cmd, sys::Deadline::after(limit)));
   const double parent_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

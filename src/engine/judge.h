@@ -20,6 +20,7 @@
 #include "core/verdict.h"
 #include "engine/compare.h"
 #include "engine/compiler.h"
+#include "engine/device_gate.h"
 #include "engine/reference.h"
 
 namespace kevin::engine {
@@ -38,6 +39,8 @@ struct EvalConfig {
   std::chrono::milliseconds call_timeout{20000};  // one correctness call
   uint64_t output_limit_bytes = 1 << 20;    // what a candidate may print before it is killed
   uint64_t cpu_seconds = 600;
+  // Optional: shared during correctness runs, exclusive during timing (batch evaluation).
+  DeviceGate* gate = nullptr;
 };
 
 struct EvalResult {

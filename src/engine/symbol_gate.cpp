@@ -82,6 +82,10 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
                            "'; only kevin_forward may be exported (make helpers static)"};
     }
   }
+  if (symbols.tls_bytes > 0) {
+    return Rejection{"thread_local_storage",
+                     "the candidate declares thread_local variables; state may not be kept between calls"};
+  }
   if (symbols.writable_bytes > kMaxWritableStaticBytes) {
     return Rejection{"static_storage_too_large",
                      "writable static host storage of " + std::to_string(symbols.writable_bytes) +

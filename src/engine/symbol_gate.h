@@ -1,8 +1,9 @@
 // symbol_gate.h — the gate after compiling: a built candidate may import only what the ABI
 // needs (CUDA launch/registration and a few runtime calls, libm, memory copies, C++ runtime
 // support), export only kevin_forward (plus C++ inline instantiations), and hold limited
-// writable static storage. Rules: import_not_allowed, export_not_allowed,
-// static_storage_too_large.
+// writable static storage, and no thread-local storage (the runner resets static storage
+// between calls; TLS would escape that). Rules: import_not_allowed, export_not_allowed,
+// static_storage_too_large, thread_local_storage.
 #pragma once
 
 #include <cstdint>

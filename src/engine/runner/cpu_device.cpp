@@ -45,6 +45,9 @@ class CpuDevice final : public Device {
     std::memcpy(dst, src, bytes);
     return Status::ok();
   }
+  Status download_async(void* dst, const void* src, size_t bytes) override {
+    return download(dst, src, bytes);
+  }
   void fill32(void* dst, uint32_t word, size_t bytes) override { host_fill32(dst, word, bytes); }
   void flush_cache() override {
     ++flush_round_;

@@ -31,6 +31,9 @@ class Device {
   virtual Result<void*> alloc(size_t bytes) = 0;
   virtual Status upload(void* dst, const void* src, size_t bytes) = 0;
   virtual Status download(void* dst, const void* src, size_t bytes) = 0;
+  // Queues a device-to-host copy on the harness stream (ordered after work on that stream
+  // only); complete after synchronize().
+  virtual Status download_async(void* dst, const void* src, size_t bytes) = 0;
   // Fills `bytes` (a multiple of 4) at dst with a repeated 32-bit word, on the stream.
   virtual void fill32(void* dst, uint32_t word, size_t bytes) = 0;
   // Evicts the last-level cache (writes a buffer of twice its size), on the stream.

@@ -1,0 +1,144 @@
+// reference_worker.cpp — interpreter discovery and the JSON-lines exchange with the worker.
+#include "tasks/reference_worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace kevin::tasks {
+namespace fs = std::filesystem;
+
+std::vector<std::string> python_candidates(const std::optional<std::string>& override_path) {
+  std::vector<std::string> raw;
+  if (override_path) return {*override_path};
+  if (const char* env = std::getenv("KEVIN_PYTHON"); env != nullptr && *env) return {env};
+  if (auto p = sys::find_program("python3")) raw.push_back(p->string());
+  raw.push_back("/usr/bin/python3");
+  raw.push_back("/usr/local/bin/python3");
+  if (auto p = sys::find_program("python")) raw.push_back(p->string());
+  std::vector<std::string> unique;
+  std::vector<fs::path> seen;
+  for (const auto& c : raw) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(c, ec);
+    if (ec) continue;
+    if (std::find(seen.begin(), seen.end(), real) != seen.end()) continue;
+    seen.push_back(real);
+    unique.push_back(c);
+  }
+  return unique;
+}
+
+namespace {
+
+// Reads one line (without the newline) from fd, buffering extra bytes in *pending.
+Result<std::string> read_line(int fd, std::string* pending, sys::Deadline deadline) {
+  while (true) {
+    const size_t nl = pending->find('\n');
+    if (nl != std::string::npos) {
+      std::string line = pending->substr(0, nl);
+      pending->erase(0, nl + 1);
+      return line;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, deadline.poll_timeout_ms());
+    if (r == 0) return deadline_exceeded("the reference worker did not answer in time");
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return io_error(std::string("poll: ") + std::strerror(errno));
+    }
+    char buf[65536];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) return unavailable("the reference worker exited");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(std::string("read: ") + std::strerror(errno));
+    }
+    pending->append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+Result<ReferenceWorker> ReferenceWorker::start(const WorkerOptions& options) {
+  if (!fs::exists(options.script)) return not_found("reference worker script missing: " + options.script.string());
+  std::vector<std::string> failures;
+  for (const auto& python : python_candidates(options.python_override)) {
+    auto in = sys::make_pipe();
+    auto out = sys::make_pipe();
+    if (!in.is_ok() || !out.is_ok()) return io_error("cannot create pipes for the reference worker");
+    sys::SpawnOptions o;
+    o.argv = {python, "-u", options.script.string()};
+    o.env = sys::current_environment();
+    o.env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    o.env.push_back("NCCL_NVLS_ENABLE=0");
+    o.fds = {{0, in->read.get()}, {1, out->write.get()}, {2, STDERR_FILENO}};
+    auto child = sys::spawn(o);
+    if (!child.is_ok()) {
+      failures.push_back(python + " (" + child.status().message() + ")");
+      continue;
+    }
+    ReferenceWorker w;
+    w.options_ = options;
+    w.python_ = python;
+    w.child_ = std::move(child).value();
+    w.to_worker_ = std::move(in->write);
+    w.from_worker_ = std::move(out->read);
+    in->read.reset();
+    out->write.reset();
+    auto hello_line = read_line(w.from_worker_.get(), &w.pending_, sys::Deadline::after(options.start_timeout));
+    auto hello = hello_line.is_ok() ? parse_json(*hello_line) : Result<Json>(hello_line.status());
+    if (hello.is_ok() && hello->value("hello", false)) {
+      w.torch_version_ = hello->value("torch_version", "");
+      w.cuda_devices_ = hello->value("cuda_devices", std::vector<std::string>{});
+      KEVIN_LOG(info) << "reference worker: " << python << " (torch " << w.torch_version_ << ")";
+      return w;
+    }
+    std::string why = hello.is_ok() ? hello->value("error", "no greeting") : hello.status().message();
+    failures.push_back(python + " (" + why + ")");
+  }
+  std::string tried;
+  for (const auto& f : failures) tried += (tried.empty() ? "" : "; ") + f;
+  return failed_precondition("no Python interpreter with PyTorch was found (tried: " + tried +
+                             "). Install PyTorch, or name an interpreter with --python or KEVIN_PYTHON");
+}
+
+std::string ReferenceWorker::device_name(const std::string& backend, int ordinal) const {
+  if (backend != "cuda") return "cpu";
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= cuda_devices_.size()) return "cuda:" + std::to_string(ordinal);
+  return cuda_devices_[static_cast<size_t>(ordinal)];
+}
+
+Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadline) {
+  const std::string line = dump_json(request) + "\n";
+  KEVIN_RETURN_IF_ERROR(sys::write_all(to_worker_.get(), line.data(), line.size(), deadline));
+  KEVIN_ASSIGN_OR_RETURN(std::string reply, read_line(from_worker_.get(), &pending_, deadline));
+  return parse_json(reply);
+}
+
+Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
+  const Json request = {{"op", "prepare"},
+                        {"task", fs::absolute(r.task).string()},
+                        {"backend", r.backend},
+                        {"device", r.device},
+                        {"seeds", r.seeds},
+                        {"out", r.out_dir.string()},
+                        {"baseline", r.baseline},
+                        {"timing", {{"budget_ms", r.timing_budget_ms}, {"warmup", r.warmup},
+                                    {"min_calls", r.min_calls}, {"max_calls", r.max_calls}}}};
+  KEVIN_ASSIGN_OR_RETURN(Json reply, exchange(request, sys::Deadline::after(options_.prepare_timeout)));
+  if (!reply.value("ok", false)) {
+    const std::string error = reply.value("error", "unknown error");
+    if (reply.value("task_error", false)) return invalid_argument("task " + r.task.string() + ": " + error);
+    return internal_error("reference worker: " + error + "\n" + reply.value("traceback", ""));
+  }
+  return engine::load_reference(r.out_dir);
+}
+
+}  // namespace kevin::tasks

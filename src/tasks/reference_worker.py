@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+# reference_worker.py — kevin's trusted reference worker, the one Python program of the
+# system. It loads KernelBench-format task files with PyTorch and, per request, writes K
+# input sets, expected outputs and the eager baseline time (reference protocol 1; layout in
+# src/engine/reference.h). JSON requests on stdin, one JSON reply per line on stdout.
+import contextlib
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import math
+import os
+import random
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+ALIGN = 256
+EXIT_NO_TORCH = 3
+
+try:
+    import torch
+except Exception as exc:  # noqa: BLE001 — any import failure means this interpreter cannot serve
+    sys.stdout.write(json.dumps({"ok": False, "no_torch": True, "error": f"cannot import torch: {exc}"}) + "\n")
+    sys.stdout.flush()
+    sys.exit(EXIT_NO_TORCH)
+
+
+class TaskError(Exception):
+    """The task file itself is broken (raises, returns unsupported values...)."""
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def device_for(backend, ordinal):
+    if backend == "cuda":
+        if not torch.cuda.is_available():
+            raise TaskError("the CUDA backend was requested but PyTorch sees no CUDA device")
+        return torch.device("cuda", ordinal)
+    return torch.device("cpu")
+
+
+def device_name(dev):
+    return torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+
+
+def load_task(path, backend):
+    name = "kevin_task_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"{path} is not a loadable Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001
+        raise TaskError(f"the task file raised while loading: {type(exc).__name__}: {exc}") from exc
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, attr):
+            raise TaskError(f"the task file defines no {attr}")
+    if backend == "cpu":
+        for key, value in getattr(module, "KEVIN_CPU_SIZES", {}).items():
+            if not hasattr(module, key):
+                raise TaskError(f"KEVIN_CPU_SIZES names {key}, which the module does not define")
+            setattr(module, key, value)
+    return module
+
+
+def call_task(fn, what):
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return fn()
+    except Exception as exc:  # noqa: BLE001
+        raise TaskError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+
+def build(module, seed, dev):
+    """Model and forward arguments for one seed, on `dev`."""
+    torch.manual_seed(seed)
+    init = call_task(module.get_init_inputs, "get_init_inputs()")
+    model = call_task(lambda: module.Model(*init), "Model(...)")
+    model = model.to(dev)
+    torch.manual_seed(seed)
+    args = call_task(module.get_inputs, "get_inputs()")
+    if not isinstance(args, (list, tuple)):
+        raise TaskError("get_inputs() must return a list")
+    args = [a.to(dev) if isinstance(a, torch.Tensor) else a for a in args]
+    return model, args
+
+
+def forward_arg_names(model, count):
+    try:
+        params = list(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = [p for p in params if p != "self"]
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(count)]
+
+
+def abi_arguments(model, args):
+    """(tensor specs with roles, tensors, scalar names, scalars) in ABI order."""
+    names = forward_arg_names(model, len(args))
+    specs, tensors, scalar_names, scalars = [], [], [], []
+    for name, value in zip(names, args):
+        if isinstance(value, torch.Tensor):
+            specs.append({"name": name, "role": "input"})
+            tensors.append(value)
+        elif isinstance(value, (bool, int, float)):
+            scalar_names.append(name)
+            scalars.append(float(value))
+        else:
+            raise TaskError(f"forward argument {name} has unsupported type {type(value).__name__}")
+    param_names = {n for n, _ in model.named_parameters()}
+    for key, value in model.state_dict().items():
+        specs.append({"name": key, "role": "parameter" if key in param_names else "buffer"})
+        tensors.append(value)
+    for spec, tensor in zip(specs, tensors):
+        spec["dtype"] = str(tensor.dtype).replace("torch.", "")
+        spec["shape"] = list(tensor.shape)
+    return specs, tensors, scalar_names, scalars
+
+
+def as_outputs(result):
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
+        raise TaskError("forward must return a tensor or a tuple of tensors")
+    return outs
+
+
+SUPPORTED = {"float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"}
+
+
+def write_set(handle, tensors):
+    """Writes tensors at 256-byte-aligned offsets; returns bytes written (padded)."""
+    at = 0
+    for t in tensors:
+        name = str(t.dtype).replace("torch.", "")
+        if name not in SUPPORTED:
+            raise TaskError(f"tensor dtype {name} is not supported by the kernel ABI")
+        data = t.detach().contiguous().reshape(-1).cpu()
+        raw = data.view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        handle.write(raw)
+        at += len(raw)
+        pad = (-at) % ALIGN
+        handle.write(b"\0" * pad)
+        at += pad
+    if at == 0:
+        handle.write(b"\0" * ALIGN)
+        at = ALIGN
+    return at
+
+
+def flush_buffer(dev):
+    if dev.type == "cuda":
+        l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 64 << 20) or (64 << 20)
+        return torch.empty(2 * l2, dtype=torch.uint8, device=dev)
+    return torch.empty(64 << 20, dtype=torch.uint8)
+
+
+def timing_stats(ms):
+    ms = sorted(ms)
+    n = len(ms)
+    median = ms[n // 2] if n % 2 else 0.5 * (ms[n // 2 - 1] + ms[n // 2])
+    mean = sum(ms) / n
+    var = sum((v - mean) ** 2 for v in ms) / (n - 1) if n > 1 else 0.0
+    p90 = ms[min(n - 1, math.ceil(0.9 * n) - 1)]
+    return {"median_ms": median, "min_ms": ms[0], "p90_ms": p90, "mean_ms": mean,
+            "stdev_ms": math.sqrt(var), "calls": n}
+
+
+def time_eager(models, arg_sets, dev, timing):
+    """The candidates' protocol: warm-up, rotating input sets, cache flush outside the timed
+    region, per-call timing (CUDA events or a steady clock), median."""
+    flush = flush_buffer(dev)
+    rng = random.Random(0x6b6576696e)
+
+    def one(k, timed):
+        flush.fill_(rng.randrange(256))
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            models[k](*arg_sets[k])
+            end.record()
+            torch.cuda.synchronize(dev)
+            return start.elapsed_time(end)
+        t0 = time.perf_counter()
+        models[k](*arg_sets[k])
+        return (time.perf_counter() - t0) * 1000.0
+
+    with torch.no_grad():
+        sets = len(models)
+        probe = [one(k % sets, True) for k in range(max(3, timing.get("warmup", 3)))]
+        per_call = max(sorted(probe)[len(probe) // 2], 1e-3)
+        calls = int(min(max(timing.get("budget_ms", 2000.0) / per_call, timing.get("min_calls", 10)),
+                        timing.get("max_calls", 100)))
+        order = []
+        while len(order) < calls:
+            round_ = list(range(sets))
+            rng.shuffle(round_)
+            order += round_
+        return timing_stats([one(k, True) for k in order[:calls]])
+
+
+def prepare(req):
+    backend = req["backend"]
+    dev = device_for(backend, int(req.get("device", 0)))
+    if dev.type == "cuda":
+        # The reference is exact fp32: no TF32 in matmuls or convolutions.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    else:
+        torch.set_num_threads(1)  # candidates run single-threaded on the CPU backend
+    module = load_task(req["task"], backend)
+    out_dir = req["out"]
+    os.makedirs(out_dir, exist_ok=True)
+    seeds = req["seeds"]
+    models, arg_sets, all_scalars = [], [], []
+    specs0 = outs0 = scalar_names0 = None
+    with open(os.path.join(out_dir, "inputs.bin"), "wb") as fin, \
+            open(os.path.join(out_dir, "expected.bin"), "wb") as fexp:
+        for seed in seeds:
+            model, args = build(module, seed, dev)
+            specs, tensors, scalar_names, scalars = abi_arguments(model, args)
+            write_set(fin, tensors)  # before forward: a task may modify its inputs in place
+            with torch.no_grad():
+                outs = as_outputs(call_task(lambda: model(*args), "forward()"))
+            out_specs = [{"name": "output" if len(outs) == 1 else f"output{i}",
+                          "dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)}
+                         for i, o in enumerate(outs)]
+            for o in outs:
+                if o.is_floating_point() and not torch.isfinite(o).all():
+                    raise TaskError("the reference output contains NaN or Inf")
+            write_set(fexp, outs)
+            if specs0 is None:
+                specs0, outs0, scalar_names0 = specs, out_specs, scalar_names
+            elif specs != specs0 or out_specs != outs0:
+                raise TaskError("tensor shapes or dtypes change with the seed")
+            all_scalars.append(scalars)
+            if req.get("baseline", True):
+                # Fresh inputs for timing: forward may have modified args in place.
+                models.append(model)
+                arg_sets.append(build(module, seed, dev)[1])
+            else:
+                del model, args
+    baseline = time_eager(models, arg_sets, dev, req.get("timing", {})) if req.get("baseline", True) else None
+    meta = {"protocol": PROTOCOL, "task": os.path.splitext(os.path.basename(req["task"]))[0],
+            "backend": backend, "device_name": device_name(dev), "torch_version": torch.__version__,
+            "num_sets": len(seeds), "scalar_names": scalar_names0, "scalars": all_scalars,
+            "inputs": specs0, "outputs": outs0, "baseline": baseline}
+    with open(os.path.join(out_dir, "meta.json.tmp"), "w") as f:
+        json.dump(meta, f)
+    os.replace(os.path.join(out_dir, "meta.json.tmp"), os.path.join(out_dir, "meta.json"))
+    return {"ok": True, "meta": meta}
+
+
+def main():
+    devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
+        if torch.cuda.is_available() else []
+    reply({"ok": True, "hello": True, "protocol": PROTOCOL, "torch_version": torch.__version__,
+           "python": sys.executable, "cuda_devices": devices})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "prepare":
+                reply(prepare(req))
+            elif op == "exit":
+                return
+            else:
+                reply({"ok": False, "error": f"unknown op {op!r}"})
+        except TaskError as exc:
+            reply({"ok": False, "task_error": True, "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 — report, keep serving
+            reply({"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                   "traceback": traceback.format_exc(limit=5)})
+
+
+if __name__ == "__main__":
+    main()
