@@ -3,10 +3,6 @@
 
 namespace kevin::cli {
 
-void add_eval_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "eval", "evaluate a candidate kernel against a task",
-                          "arrives with the evaluation engine");
-}
 void add_run_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "run", "optimise tasks with a model over several turns",
                           "arrives with multi-turn rollouts");

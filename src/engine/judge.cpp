@@ -330,6 +330,7 @@ Result<Decision> Evaluation::time(RunnerSession& s) {
     const Fingerprint& own = own_prints_[order[i]];
     const double bound = std::max(8 * nondeterminism_l1_, 1e-6 * own.abs) + 1e-9;
     if (prints[i].size() != 3 || prints[i][2] != 0 || !(std::fabs(prints[i][0] - own.weighted) <= bound)) {
+      KEVIN_LOG(debug) << "timed call " << i << " set " << order[i] << ": fingerprint " << (prints[i].empty() ? 0.0 : prints[i][0]) << " vs checked " << own.weighted << " (bound " << bound << ", nonfinite " << (prints[i].size() > 2 ? prints[i][2] : -1.0) << ")";
       return Decision{VerdictKind::kWrongAnswer, "timed output mismatch",
                       "Your kernel produced a different result in timed run " + std::to_string(i + 1) +
                           " than in the checked run on the same inputs (every timed output is verified; "

@@ -6,12 +6,10 @@
 
 #include <string>
 
+#include "sys/cuda_probe.h"
+
 namespace kevin::testing {
-
-// Number of CUDA devices the driver reports, or 0 with `why` set when there is no driver or
-// no device. Probes libcuda.so.1 with dlopen, so it works on machines without CUDA.
-int cuda_device_count(std::string* why);
-
+using sys::cuda_device_count;
 }  // namespace kevin::testing
 
 // Skips the current test unless a CUDA device is present; prints the reason.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include "engine/harness_math.h"
@@ -15,10 +16,14 @@
 namespace kevin::runner {
 namespace {
 
-size_t last_level_cache_bytes() {
+// Twice the last-level cache a core can use, capped: virtual machines often report the
+// whole host's L3 (hundreds of MiB), which would make every flush cost more than the call.
+size_t flush_bytes() {
+  constexpr size_t kCap = size_t{64} << 20;
   long llc = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return llc > 0 ? static_cast<size_t>(llc) : size_t{32} << 20;
+  const size_t bytes = llc > 0 ? 2 * static_cast<size_t>(llc) : kCap;
+  return std::min(bytes, kCap);
 }
 
 class CpuDevice final : public Device {
@@ -27,7 +32,7 @@ class CpuDevice final : public Device {
     for (void* p : blocks_) std::free(p);
   }
   Status init() override {
-    flush_.assign(2 * last_level_cache_bytes() / sizeof(uint64_t), 0);
+    flush_.assign(flush_bytes() / sizeof(uint64_t), 0);
     return Status::ok();
   }
   std::string name() const override { return "cpu"; }

@@ -223,7 +223,7 @@ Status Runner::time(const Json& cmd, Json* reply) {
   size_t nonzero = 0;
   for (size_t i = 0; i < warmup + order.size(); ++i) {
     const bool timed = i >= warmup;
-    const size_t set = order[i % order.size()];
+    const size_t set = timed ? order[i - warmup] : order[i % order.size()];
     double wall = 0;
     Status error;
     const int rc = invoke(set, poison + static_cast<uint32_t>(i), true, false, &wall, &error);

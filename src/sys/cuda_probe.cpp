@@ -1,9 +1,9 @@
-// gpu.cpp — CUDA device probe through the driver library, loaded at run time.
-#include "gpu.h"
+// cuda_probe.cpp — CUDA device probe through the driver library, loaded at run time.
+#include "sys/cuda_probe.h"
 
 #include <dlfcn.h>
 
-namespace kevin::testing {
+namespace kevin::sys {
 
 int cuda_device_count(std::string* why) {
   static int cached = -1;
@@ -35,4 +35,4 @@ int cuda_device_count(std::string* why) {
   return cached;
 }
 
-}  // namespace kevin::testing
+}  // namespace kevin::sys

@@ -1,0 +1,115 @@
+// CUDA example for level2/048_gemm_biasadd_hardtanh_sum: y = x @ W^T + b;
+// out[i, 0] = sum_j clamp(y[i, j] + bias[j], -1, 1). A tiled SGEMM (64x64 tile, BK = 16, 4x4 per
+// thread) clips and row-sums its tile into one partial per row in the workspace; a second kernel
+// adds a row's partials in a fixed order, so the BATCH x OUT activation is never written.
+#include <cuda_runtime.h>
+#include <cstdint>
+#include "kevin_abi.h"
+
+namespace {
+constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4, THREADS = 256;
+
+// x: M x K (row stride ldx), W: N x K (row stride ldw); partial: [M][tiles_n].
+__global__ void __launch_bounds__(THREADS)
+linear_clip_rowsum_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
+                          int64_t ldw, const float* __restrict__ bias,
+                          const float* __restrict__ bias2, float* __restrict__ partial, int M,
+                          int N, int K, int tiles_n) {
+  __shared__ float As[BK][BM + 4];
+  __shared__ float Bs[BK][BN + 4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int r = 0; r < (BM * BK) / THREADS; ++r) {
+      const int idx = threadIdx.x + r * THREADS;
+      const int m = idx / BK, k = idx % BK;
+      const int gm = row0 + m, gk = k0 + k;
+      As[k][m] = (gm < M && gk < K) ? x[(int64_t)gm * ldx + gk] : 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < (BN * BK) / THREADS; ++r) {
+      const int idx = threadIdx.x + r * THREADS;
+      const int n = idx / BK, k = idx % BK;
+      const int gn = col0 + n, gk = k0 + k;
+      Bs[k][n] = (gn < N && gk < K) ? W[(int64_t)gn * ldw + gk] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float av[TM], bv[TN];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) av[i] = As[k][ty + 16 * i];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) bv[j] = Bs[k][tx + 16 * j];
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+
+  // The 16 threads sharing a row (same ty) are one half-warp: xor-shuffles below 16 stay in it.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int col = col0 + tx + 16 * j;
+      if (col < N) s += fminf(1.0f, fmaxf(-1.0f, acc[i][j] + bias[col] + bias2[col]));
+    }
+#pragma unroll
+    for (int off = 8; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    const int row = row0 + ty + 16 * i;
+    if (tx == 0 && row < M) partial[(int64_t)row * tiles_n + blockIdx.x] = s;
+  }
+}
+
+__global__ void sum_partials_kernel(const float* __restrict__ partial, float* __restrict__ out,
+                                    int64_t out_stride, int64_t rows, int tiles_n) {
+  const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* p = partial + r * tiles_n;
+  float s = 0.0f;
+  for (int t = 0; t < tiles_n; ++t) s += p[t];
+  out[r * out_stride] = s;
+}
+}  // namespace
+
+// Inputs (state_dict order after x): bias (OUT), linear.weight (OUT, IN), linear.bias (OUT).
+extern "C" int kevin_forward(const kevin_args* args) {
+  if (args->num_inputs != 4 || args->num_outputs != 1) return 1;
+  const kevin_tensor& tx = args->inputs[0];
+  const kevin_tensor& tb2 = args->inputs[1];
+  const kevin_tensor& tW = args->inputs[2];
+  const kevin_tensor& tb = args->inputs[3];
+  const kevin_tensor& to = args->outputs[0];
+  if (tx.ndim != 2 || tb2.ndim != 1 || tW.ndim != 2 || tb.ndim != 1 || to.ndim != 2) return 2;
+  const int64_t M = tx.shape[0], K = tx.shape[1], N = tW.shape[0];
+  if (tW.shape[1] != K || tb2.shape[0] != N || tb.shape[0] != N) return 3;
+  if (to.shape[0] != M || to.shape[1] != 1) return 3;
+  if (tx.strides[1] != 1 || tW.strides[1] != 1 || tb2.strides[0] != 1 || tb.strides[0] != 1)
+    return 4;
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || N == 0) return 5;
+  if (M == 0) return 0;
+  const int tiles_n = (int)((N + BN - 1) / BN);
+  if ((size_t)M * tiles_n * sizeof(float) > args->workspace_bytes) return 6;
+
+  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  float* partial = static_cast<float*>(args->workspace);
+  dim3 grid((unsigned)tiles_n, (unsigned)((M + BM - 1) / BM));
+  linear_clip_rowsum_kernel<<<grid, THREADS, 0, stream>>>(
+      static_cast<const float*>(tx.data), tx.strides[0], static_cast<const float*>(tW.data),
+      tW.strides[0], static_cast<const float*>(tb.data), static_cast<const float*>(tb2.data),
+      partial, (int)M, (int)N, (int)K, tiles_n);
+  sum_partials_kernel<<<(unsigned)((M + 255) / 256), 256, 0, stream>>>(
+      partial, static_cast<float*>(to.data), to.strides[0], M, tiles_n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 7;
+}

@@ -1,0 +1,306 @@
+// eval_command.cpp — `kevin eval`: evaluate one candidate (or a JSONL batch of pairs)
+// against tasks; prints a human report, one JSON object, or JSON lines / a table (batch).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/paths.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "engine/judge.h"
+#include "sys/cuda_probe.h"
+#include "tasks/reference_provider.h"
+
+namespace kevin::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct EvalArgs {
+  std::string task, candidate, batch, backend = "auto", tolerance = "default";
+  std::string python, cache;
+  int device = 0, seeds = 5, jobs = 0, max_timed_calls = 100;
+  double call_timeout_s = 20, timing_budget_ms = 2000;
+  bool json = false, table = false, fresh_seeds = false, no_sandbox = false;
+};
+
+// Everything an evaluation needs, built once per command.
+struct Context {
+  engine::Backend backend;
+  std::unique_ptr<tasks::ReferenceProvider> provider;
+  std::unique_ptr<engine::CompileDriver> compiler;
+  std::unique_ptr<engine::Judge> judge;
+  engine::DeviceGate gate;
+};
+
+Result<std::unique_ptr<Context>> make_context(const EvalArgs& a) {
+  auto ctx = std::make_unique<Context>();
+  if (a.backend == "auto") {
+    ctx->backend = sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
+  } else {
+    ctx->backend = *engine::backend_from_name(a.backend);
+  }
+  if (ctx->backend == engine::Backend::kCuda) {
+    std::string why;
+    const int n = sys::cuda_device_count(&why);
+    if (n == 0) return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
+    if (a.device >= n) return invalid_argument("--device " + std::to_string(a.device) + ": only " + std::to_string(n) + " CUDA devices");
+  }
+  KEVIN_ASSIGN_OR_RETURN(auto tolerance, engine::ToleranceProfile::parse(a.tolerance));
+  const fs::path cache = cache_dir(a.cache);
+  tasks::ProviderOptions p;
+  p.cache_dir = cache;
+  p.worker.script = share_dir() / "reference_worker.py";
+  if (!a.python.empty()) p.worker.python_override = a.python;
+  p.num_sets = a.seeds;
+  p.seed_ttl = a.fresh_seeds ? std::chrono::seconds(0) : std::chrono::seconds(3600);
+  p.timing_budget_ms = a.timing_budget_ms;
+  p.max_calls = a.max_timed_calls;
+  ctx->provider = std::make_unique<tasks::ReferenceProvider>(p);
+
+  engine::CompilerConfig c;
+  c.backend = ctx->backend;
+  c.cache_dir = cache;
+  c.abi_include_dir = share_dir();
+  KEVIN_ASSIGN_OR_RETURN(auto driver, engine::CompileDriver::create(c));
+  ctx->compiler = std::make_unique<engine::CompileDriver>(std::move(driver));
+
+  engine::EvalConfig e;
+  e.backend = ctx->backend;
+  e.device = a.device;
+  e.tolerance = tolerance;
+  e.runner_path = runner_path();
+  e.sandbox = !a.no_sandbox;
+  e.max_timed_calls = a.max_timed_calls;
+  e.timing_budget_ms = a.timing_budget_ms;
+  e.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.call_timeout_s * 1000));
+  e.gate = &ctx->gate;
+  if (!fs::exists(e.runner_path)) return not_found("kevin-runner not found next to kevin: " + e.runner_path.string());
+  ctx->judge = std::make_unique<engine::Judge>(*ctx->compiler, e);
+  return ctx;
+}
+
+std::string ms(const std::optional<double>& v, int precision = 4) {
+  if (!v) return "-";
+  std::ostringstream o;
+  o << std::setprecision(precision) << *v;
+  return o.str();
+}
+
+void print_human(std::ostream& out, const std::string& task, const engine::EvalResult& r) {
+  out << "task         " << task << (r.device_name.empty() ? "" : " on " + r.device_name) << "\n";
+  out << "verdict      " << verdict_name(r.verdict) << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n";
+  out << "compile      " << ms(r.compile_ms, 5) << " ms" << (r.cache_hit ? " (cache hit)" : "") << "\n";
+  if (r.max_abs_error) {
+    out << "correctness  max abs error " << ms(r.max_abs_error) << ", max rel error " << ms(r.max_rel_error) << "\n";
+  }
+  if (r.timing) {
+    out << "candidate    " << ms(r.timing->median_ms) << " ms median (min " << ms(r.timing->min_ms) << ", p90 "
+        << ms(r.timing->p90_ms) << ", " << r.timing->calls << " timed calls)\n";
+  }
+  if (r.baseline) {
+    out << "baseline     " << ms(r.baseline->median_ms) << " ms median (PyTorch eager, " << r.baseline->calls
+        << " timed calls)\n";
+  }
+  if (r.speedup) out << "speedup      " << ms(r.speedup, 3) << "x\n";
+  out << "sandbox      "
+      << (r.sandbox_enforced.empty() ? std::string("none") : [&] {
+           std::string s;
+           for (const auto& e : r.sandbox_enforced) s += (s.empty() ? "" : ", ") + e;
+           return s;
+         }()) << "\n";
+  out << "total        " << ms(r.total_ms, 5) << " ms\n";
+  out << "feedback (as the model receives it):\n";
+  std::istringstream lines(r.feedback);
+  for (std::string line; std::getline(lines, line);) out << "  | " << line << "\n";
+}
+
+Result<std::string> read_candidate(const fs::path& path) { return read_file(path, size_t{64} << 20); }
+
+int eval_single(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream& err) {
+  auto source = read_candidate(a.candidate);
+  if (!source.is_ok()) {
+    err << "kevin eval: " << source.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto ref = ctx.provider->get(a.task, engine::backend_name(ctx.backend), a.device);
+  if (!ref.is_ok()) {
+    err << "kevin eval: " << ref.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto result = ctx.judge->evaluate(*source, *ref);
+  if (!result.is_ok()) {
+    err << "kevin eval: evaluation failed: " << result.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (a.json) {
+    Json j = engine::to_json(*result);
+    j["task"] = a.task;
+    j["candidate"] = a.candidate;
+    out << dump_json(j) << "\n";
+  } else {
+    print_human(out, fs::path(a.task).stem().string(), *result);
+  }
+  return kExitOk;
+}
+
+struct Pair {
+  size_t index;
+  fs::path task, candidate;
+  std::string error;  // set when the line itself is unusable
+};
+
+Result<std::vector<Pair>> read_pairs(const fs::path& file) {
+  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file, size_t{64} << 20));
+  KEVIN_ASSIGN_OR_RETURN(auto docs, parse_json_lines(text));
+  const fs::path base = fs::absolute(file).parent_path();
+  std::vector<Pair> pairs;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    Pair p{i, {}, {}, {}};
+    auto task = json_get<std::string>(docs[i], "task");
+    auto cand = json_get<std::string>(docs[i], "candidate");
+    if (!task.is_ok() || !cand.is_ok()) {
+      p.error = "entry " + std::to_string(i + 1) + ": needs string fields \"task\" and \"candidate\"";
+    } else {
+      p.task = fs::path(*task).is_absolute() ? fs::path(*task) : base / *task;
+      p.candidate = fs::path(*cand).is_absolute() ? fs::path(*cand) : base / *cand;
+      if (!fs::exists(p.task)) p.error = "no such task file: " + p.task.string();
+      if (!fs::exists(p.candidate)) p.error = "no such candidate file: " + p.candidate.string();
+    }
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
+void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::vector<std::optional<engine::EvalResult>>& results,
+                 const std::vector<std::string>& errors) {
+  out << std::left << std::setw(44) << "task" << std::setw(16) << "verdict" << std::right << std::setw(13)
+      << "baseline ms" << std::setw(14) << "candidate ms" << std::setw(10) << "speedup" << "\n";
+  for (const auto& p : pairs) {
+    const std::string name = p.task.stem().string() + " <- " + p.candidate.filename().string();
+    out << std::left << std::setw(44) << name.substr(0, 43);
+    if (!results[p.index]) {
+      out << "error: " << errors[p.index] << "\n";
+      continue;
+    }
+    const auto& r = *results[p.index];
+    out << std::setw(16) << verdict_name(r.verdict) << std::right << std::setw(13) << ms(r.baseline_ms)
+        << std::setw(14) << ms(r.candidate_ms) << std::setw(10) << (r.speedup ? ms(r.speedup, 3) + "x" : "-") << "\n";
+  }
+}
+
+int eval_batch(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream& err) {
+  auto pairs_or = read_pairs(a.batch);
+  if (!pairs_or.is_ok()) {
+    err << "kevin eval: " << a.batch << ": " << pairs_or.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto& pairs = *pairs_or;
+  std::vector<std::optional<engine::EvalResult>> results(pairs.size());
+  std::vector<std::string> errors(pairs.size());
+  for (auto& p : pairs) errors[p.index] = p.error;
+
+  // Reference data first, one task at a time (one worker process, one device).
+  std::map<fs::path, Result<engine::ReferenceSet>> refs;
+  for (const auto& p : pairs) {
+    if (!p.error.empty() || refs.count(p.task)) continue;
+    KEVIN_LOG(info) << "reference for " << p.task.stem().string();
+    refs.emplace(p.task, ctx.provider->get(p.task, engine::backend_name(ctx.backend), a.device));
+  }
+
+  std::mutex out_mu;
+  std::atomic<size_t> next{0}, done{0};
+  const auto emit = [&](const Pair& p) {
+    std::lock_guard<std::mutex> lock(out_mu);
+    ++done;
+    if (results[p.index]) {
+      KEVIN_LOG(info) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string() << " <- "
+                      << p.candidate.filename().string() << ": " << verdict_name(results[p.index]->verdict);
+    } else {
+      KEVIN_LOG(warn) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string() << ": " << errors[p.index];
+    }
+    if (a.table) return;
+    Json j = results[p.index] ? engine::to_json(*results[p.index]) : Json{{"error", errors[p.index]}};
+    j["index"] = p.index;
+    j["task"] = p.task.string();
+    j["candidate"] = p.candidate.string();
+    out << dump_json(j) << "\n" << std::flush;
+  };
+  const auto work = [&] {
+    for (size_t i; (i = next++) < pairs.size();) {
+      const Pair& p = pairs[i];
+      if (p.error.empty()) {
+        const auto& ref = refs.at(p.task);
+        if (!ref.is_ok()) {
+          errors[i] = ref.status().message();
+        } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
+          errors[i] = source.status().message();
+        } else if (auto r = ctx.judge->evaluate(*source, *ref); !r.is_ok()) {
+          errors[i] = "evaluation failed: " + r.status().message();
+        } else {
+          results[i] = std::move(r).value();
+        }
+      }
+      emit(p);
+    }
+  };
+  const unsigned jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::min<size_t>(jobs, pairs.size()); ++t) threads.emplace_back(work);
+  for (auto& t : threads) t.join();
+  if (a.table) print_table(out, pairs, results, errors);
+  const bool any_error = std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+  return any_error ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* sub = app.add_subcommand("eval", "evaluate a candidate kernel against a task: verdict, feedback, timings, speedup");
+  auto* task = sub->add_option("--task", args->task, "task file (KernelBench format .py)")->check(CLI::ExistingFile);
+  auto* cand = sub->add_option("--candidate", args->candidate, "candidate source (.cu for cuda, .cpp for cpu)")->check(CLI::ExistingFile);
+  auto* batch = sub->add_option("--batch", args->batch, "JSONL file of {\"task\":..., \"candidate\":...} pairs")->check(CLI::ExistingFile);
+  task->needs(cand);
+  cand->needs(task);
+  batch->excludes(task)->excludes(cand);
+  sub->add_option("--backend", args->backend, "cuda, cpu or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  sub->add_option("--device", args->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  sub->add_option("--seeds", args->seeds, "number of secret input sets checked (K)")->check(CLI::Range(1, 64));
+  sub->add_option("--tolerance", args->tolerance, "default, kevin (1e-2, the paper's) or ATOL,RTOL");
+  sub->add_flag("--json", args->json, "print one JSON object");
+  sub->add_flag("--table", args->table, "batch: print a table instead of JSON lines");
+  sub->add_option("--jobs", args->jobs, "batch: concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--python", args->python, "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
+  sub->add_option("--cache-dir", args->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--fresh-seeds", args->fresh_seeds, "draw a new secret seed set instead of reusing the cached one");
+  sub->add_flag("--no-sandbox", args->no_sandbox, "run candidates without seccomp/rlimits/namespaces (debugging only)");
+  sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
+  sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")->check(CLI::Range(1, 10000));
+  sub->callback([args, sub, &action] {
+    action = [args, sub](std::ostream& out, std::ostream& err) {
+      if (args->batch.empty() && args->task.empty()) {
+        err << "kevin eval: give --task and --candidate, or --batch (see kevin eval --help)\n";
+        return kExitUsage;
+      }
+      (void)sub;
+      auto ctx = make_context(*args);
+      if (!ctx.is_ok()) {
+        err << "kevin eval: " << ctx.status().message() << "\n";
+        return ctx.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+      }
+      return args->batch.empty() ? eval_single(*args, **ctx, out, err) : eval_batch(*args, **ctx, out, err);
+    };
+  });
+}
+
+}  // namespace kevin::cli

@@ -1,0 +1,13 @@
+// cuda_probe.h — is there a usable CUDA device? Asks the driver library (libcuda.so.1)
+// through dlopen, so it works, and answers 0, on machines without CUDA.
+#pragma once
+
+#include <string>
+
+namespace kevin::sys {
+
+// Number of CUDA devices the driver reports; 0 with `why` set when there is no driver or no
+// device. The answer is computed once per process.
+int cuda_device_count(std::string* why = nullptr);
+
+}  // namespace kevin::sys
