@@ -185,7 +185,8 @@ void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::v
   out << std::left << std::setw(44) << "task" << std::setw(16) << "verdict" << std::right << std::setw(13)
       << "baseline ms" << std::setw(14) << "candidate ms" << std::setw(10) << "speedup" << "\n";
   for (const auto& p : pairs) {
-    const std::string name = p.task.stem().string() + " <- " + p.candidate.filename().string();
+    std::string name = p.task.stem().string();
+    if (p.candidate.stem() != p.task.stem()) name += " <- " + p.candidate.filename().string();
     out << std::left << std::setw(44) << name.substr(0, 43);
     if (!results[p.index]) {
       out << "error: " << errors[p.index] << "\n";

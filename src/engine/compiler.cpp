@@ -155,11 +155,13 @@ std::string CompileDriver::cache_key(std::string_view source) const {
 }
 
 Result<BuildResult> CompileDriver::build(std::string_view source) const {
+  const auto start = std::chrono::steady_clock::now();
   const std::string key = cache_key(source);
   const fs::path entry = config_.cache_dir / "builds" / key.substr(0, 2) / key;
   if (fs::exists(entry / "build.json")) {
     if (auto hit = load_entry(entry, key); hit.is_ok()) {
       hit->cache_hit = true;
+      hit->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       return hit;
     }
   }

@@ -33,7 +33,7 @@ struct BuildResult {
   std::string log;                        // compiler diagnostics, truncated, paths scrubbed
   std::filesystem::path object;           // the shared object when ok
   std::string key;                        // cache key (hex SHA-256)
-  double compile_ms = 0;                  // time of the original build (0 on a hit's lookup)
+  double compile_ms = 0;                  // time spent now: the build, or the cache lookup on a hit
   bool cache_hit = false;
   uint64_t device_global_bytes = 0;       // __device__ storage reported by ptxas
 };

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# h200_session.sh — one device-machine session: configure against PyTorch's libtorch, build
+# with CUDA, run every test (GPU tests included), the demo and the engine benchmark, writing
+# logs under $OUT. Header-only/static build dependencies the GPU image lacks travel in .deps/
+# (see docs/benchmarks.md). Usage on the device: bash bench/h200_session.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+step() { echo "== $* ($(date +%T))"; }
+{
+  step "machine"; nvidia-smi -L; nproc; g++ --version | head -1; cmake --version | head -1; python3 -c 'import torch; print("torch", torch.__version__)'
+  torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+  step "configure"
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=$torch_prefix;$PWD/.deps/usr" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  grep "kevin 0" "$OUT/configure.log"
+  step "build"
+  cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+  step "sandbox probe"
+  for flag in "" "--no-sandbox"; do
+    timeout 120 build/bin/kevin eval --task tests/fixtures/tasks/vector_add.py --candidate tests/fixtures/kernels/cuda/good_vector_add.cu --backend cuda --json $flag 2>&1 | tail -2 | cut -c1-600
+  done
+  step "ctest"
+  timeout 300 ctest --test-dir build -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
+  tail -15 "$OUT/ctest.log"
+  grep -E "cuda (correct|wrong_answer|rejected|runtime_error|timeout):" "$OUT/ctest.log"
+  step "demo"
+  timeout 200 scripts/demo build 2>&1 | tail -16
+  step "bench"
+  timeout 400 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
+  step "done"
+} 2>&1 | tee "$OUT/session.log"

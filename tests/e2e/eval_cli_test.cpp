@@ -1,0 +1,123 @@
+// eval_cli_test.cpp — `kevin eval` as a user meets it: the JSON contract, bad input that
+// must give a verdict or a clear one-line error, and exit codes.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/file.h"
+#include "kevin_cli.h"
+#include "sys/tempdir.h"
+
+namespace kevin::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::move(sys::TempDir::create("kevin-e2e-").value());
+    task_ = (source_dir() / "tests/fixtures/tasks/vector_add.py").string();
+    good_ = (source_dir() / "tests/fixtures/kernels/cpu/good_vector_add.cpp").string();
+  }
+  std::vector<std::string> base(const std::string& task, const std::string& candidate) {
+    return {"eval", "--task", task, "--candidate", candidate, "--backend", "cpu", "--json",
+            "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()};
+  }
+  std::string write(const std::string& name, const std::string& body) {
+    const fs::path p = dir_.path() / name;
+    EXPECT_TRUE(write_file_atomic(p, body).is_ok());
+    return p.string();
+  }
+  sys::TempDir dir_;
+  std::string task_, good_;
+};
+
+TEST_F(EvalCli, JsonHasTheDocumentedFields) {
+  const KevinRun run = run_kevin(base(task_, good_));
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto docs = json_lines(run.output);
+  ASSERT_EQ(docs.size(), 1u) << run.output;
+  const Json& j = docs[0];
+  for (const char* key : {"verdict", "correct", "reason", "feedback", "candidate_ms", "baseline_ms", "speedup",
+                          "compile_ms", "cache_hit", "max_abs_error", "max_rel_error"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["verdict"], "correct");
+  EXPECT_TRUE(j["correct"].get<bool>());
+  EXPECT_GT(j["speedup"].get<double>(), 0);
+  EXPECT_GT(j["timing"]["calls"].get<int>(), 0);
+}
+
+TEST_F(EvalCli, BadCandidatesGetVerdictsWithExitZero) {
+  struct Case {
+    std::string body, verdict, reason;
+  };
+  const std::vector<Case> cases = {
+      {"", "rejected", "source_empty"},
+      {"\xff\xfe not text", "rejected", "source_not_utf8"},
+      {std::string(1100000, 'x'), "rejected", "source_too_large"},
+      {"#include \"kevin_abi.h\"\nint forward() { return 0; }\n", "rejected", "missing_entry_point"},
+      {"#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return oops; }\n",
+       "compile_error", "compilation failed"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KevinRun run = run_kevin(base(task_, write("c" + std::to_string(i) + ".cpp", cases[i].body)));
+    EXPECT_EQ(run.code, 0) << run.output;
+    const auto docs = json_lines(run.output);
+    ASSERT_EQ(docs.size(), 1u) << run.output;
+    EXPECT_EQ(docs[0]["verdict"], cases[i].verdict) << i;
+    EXPECT_EQ(docs[0]["reason"], cases[i].reason) << i;
+    EXPECT_FALSE(docs[0]["correct"].get<bool>());
+    EXPECT_TRUE(docs[0]["speedup"].is_null());
+  }
+}
+
+TEST_F(EvalCli, ErrorsOfUseAreOneLineAndNonZero) {
+  const KevinRun missing = run_kevin(base(task_, (dir_.path() / "nope.cpp").string()));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.output.find("kevin: error:"), std::string::npos) << missing.output;
+  EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
+
+  const KevinRun bad_flag = run_kevin({"eval", "--task", task_, "--candidate", good_, "--tolerance", "loose", "--backend", "cpu"});
+  EXPECT_EQ(bad_flag.code, 2) << bad_flag.output;
+
+  const std::string raising = write("raising.py",
+      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n"
+      "def get_inputs():\n    raise RuntimeError('broken task')\ndef get_init_inputs():\n    return []\n");
+  const KevinRun broken = run_kevin(base(raising, good_));
+  EXPECT_EQ(broken.code, 1) << broken.output;
+  EXPECT_NE(broken.output.find("broken task"), std::string::npos) << broken.output;
+
+  const std::string not_python = write("notes.py", "this is not python at all (\n");
+  const KevinRun syntax = run_kevin(base(not_python, good_));
+  EXPECT_EQ(syntax.code, 1) << syntax.output;
+  EXPECT_NE(syntax.output.find("raised while loading"), std::string::npos) << syntax.output;
+}
+
+TEST_F(EvalCli, NoTorchInterpreterIsNamed) {
+  const KevinRun run = run_kevin({"eval", "--task", task_, "--candidate", good_, "--backend", "cpu", "--fresh-seeds",
+                             "--python", "/bin/false", "--cache-dir", (dir_.path() / "cache").string()});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("no Python interpreter with PyTorch"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("/bin/false"), std::string::npos) << run.output;
+}
+
+TEST_F(EvalCli, BatchWritesOneLinePerPairAndKeepsGoingPastBadLines) {
+  const std::string batch = write("pairs.jsonl",
+      dump_json(Json{{"task", task_}, {"candidate", good_}}) + "\n" +
+      dump_json(Json{{"task", task_}, {"candidate", (dir_.path() / "missing.cpp").string()}}) + "\n" +
+      dump_json(Json{{"task", task_}, {"candidate", (source_dir() / "tests/fixtures/kernels/cpu/wrong_formula.cpp").string()}}) + "\n");
+  const KevinRun run = run_kevin({"eval", "--batch", batch, "--backend", "cpu", "--cache-dir",
+                             (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()});
+  EXPECT_EQ(run.code, 1) << "a pair that could not be evaluated makes the batch exit non-zero";
+  const auto docs = json_lines(run.output);
+  ASSERT_EQ(docs.size(), 3u) << run.output;
+  std::map<int, Json> by_index;
+  for (const auto& d : docs) by_index[d["index"].get<int>()] = d;
+  EXPECT_EQ(by_index[0]["verdict"], "correct");
+  EXPECT_TRUE(by_index[1].contains("error"));
+  EXPECT_EQ(by_index[2]["verdict"], "wrong_answer");
+}
+
+}  // namespace
+}  // namespace kevin::e2e
