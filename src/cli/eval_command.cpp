@@ -1,5 +1,6 @@
 // eval_command.cpp — `kevin eval`: evaluate one candidate (or a JSONL batch of pairs)
 // against tasks; prints a human report, one JSON object, or JSON lines / a table (batch).
+#include <cstdint>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

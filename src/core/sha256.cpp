@@ -1,4 +1,5 @@
 // sha256.cpp — straightforward SHA-256 compression over 64-byte blocks.
+#include <cstdint>
 #include "core/sha256.h"
 
 #include <cstring>

@@ -1,4 +1,5 @@
 // tensor.cpp — dtype tables and TensorSpec helpers.
+#include <cstdint>
 #include "core/tensor.h"
 
 namespace kevin {

@@ -1,4 +1,5 @@
 // compare.cpp — tolerance checks, parallel over chunks for large outputs.
+#include <cstdint>
 #include "engine/compare.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 // compare_test.cpp — tolerance semantics, NaN handling, profiles and index formatting.
+#include <cstdint>
 #include "engine/compare.h"
 
 #include <gtest/gtest.h>

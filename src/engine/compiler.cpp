@@ -1,4 +1,5 @@
 // compiler.cpp — compiler invocation, cache layout and log shaping.
+#include <cstdint>
 #include "engine/compiler.h"
 
 #include <sys/stat.h>

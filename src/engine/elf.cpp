@@ -1,4 +1,5 @@
 // elf.cpp — ELF64 section and dynamic-symbol walking with explicit bounds checks.
+#include <cstdint>
 #include "engine/elf.h"
 
 #include <elf.h>

@@ -1,4 +1,5 @@
 // gate.cpp — static gate rules over lightly lexed source text.
+#include <cstdint>
 #include "engine/gate.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 // judge.cpp — the correctness and timing protocols (DESIGN.md §6) and the feedback text.
+#include <cstdint>
 #include "engine/judge.h"
 
 #include <fcntl.h>

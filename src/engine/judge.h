@@ -9,6 +9,7 @@
 // Thread-safe: evaluate() may run concurrently.
 #pragma once
 
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <optional>

@@ -1,4 +1,5 @@
 // reference.cpp — ReferenceSet (de)serialisation and layout arithmetic.
+#include <cstdint>
 #include "engine/reference.h"
 
 #include <algorithm>

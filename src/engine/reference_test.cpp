@@ -1,4 +1,5 @@
 // reference_test.cpp — set layout, timing statistics and reference metadata round trip.
+#include <cstdint>
 #include "engine/reference.h"
 
 #include <gtest/gtest.h>

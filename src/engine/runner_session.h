@@ -4,6 +4,7 @@
 // silence into data (died / timed_out) rather than errors.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 

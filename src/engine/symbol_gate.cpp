@@ -1,4 +1,5 @@
 // symbol_gate.cpp — allowlists for imports and exports of built candidates.
+#include <cstdint>
 #include "engine/symbol_gate.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 // fd.cpp — descriptor helpers over poll/read/write/memfd.
+#include <cstdint>
 #include "sys/fd.h"
 
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 // fd_test.cpp — frames, deadlines on reads, shared memory visibility.
+#include <cstdint>
 #include "sys/fd.h"
 
 #include <gtest/gtest.h>

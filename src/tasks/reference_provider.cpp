@@ -1,4 +1,5 @@
 // reference_provider.cpp — cache layout, seed drawing and baseline reuse.
+#include <cstdint>
 #include "tasks/reference_provider.h"
 
 #include <sys/stat.h>

@@ -3,6 +3,7 @@
 // (input sets, expected outputs, eager baseline) for a task.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>

@@ -1,5 +1,6 @@
 // cpu_device.cpp — the CPU backend of the runner: host memory, steady-clock timing and a
 // cache-flush buffer twice the last-level cache.
+#include <cstdint>
 #include <unistd.h>
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // cuda_device.cu — the CUDA backend of the runner: device memory, one blocking harness
 // stream, CUDA events for timing, an L2 flush of twice the L2 size (persisting lines reset),
 // and harness kernels for fills, integrity hashes and fingerprints.
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,5 @@
 // host_kernels.cpp — scalar host versions of the harness kernels; must match the CUDA ones.
+#include <cstdint>
 #include "engine/runner/host_kernels.h"
 
 #include <cmath>

@@ -3,6 +3,7 @@
 // Descriptors (set up by the judge): 3 commands in, 4 replies out, 5 input sets (read-only
 // memfd), 6 output staging (shared memfd); 1 and 2 go to a size-limited capture file.
 // Expected outputs never enter this process; it only reports raw results.
+#include <cstdint>
 #include <dlfcn.h>
 #include <unistd.h>
 

@@ -1,4 +1,5 @@
 // sandbox.cpp — namespaces, privilege drop, rlimits and the seccomp filter of the runner.
+#include <cstdint>
 #include "engine/runner/sandbox.h"
 
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 // static_guard.cpp — writable PT_LOAD segments via dl_iterate_phdr, RELRO excluded.
+#include <cstdint>
 #include "engine/runner/static_guard.h"
 
 #include <link.h>
