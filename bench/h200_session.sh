@@ -16,17 +16,13 @@ step() { echo "== $* ($(date +%T))"; }
   grep "kevin 0" "$OUT/configure.log"
   step "build"
   cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
-  step "sandbox probe"
-  for flag in "" "--no-sandbox"; do
-    timeout 120 build/bin/kevin eval --task tests/fixtures/tasks/vector_add.py --candidate tests/fixtures/kernels/cuda/good_vector_add.cu --backend cuda --json $flag 2>&1 | tail -2 | cut -c1-600
-  done
   step "ctest"
-  timeout 300 ctest --test-dir build -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
-  tail -15 "$OUT/ctest.log"
-  grep -E "cuda (correct|wrong_answer|rejected|runtime_error|timeout):" "$OUT/ctest.log"
-  step "demo"
-  timeout 200 scripts/demo build 2>&1 | tail -16
+  timeout 240 ctest --test-dir build -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
+  tail -12 "$OUT/ctest.log"
+  grep -E "^  cuda [a-z_]+: [0-9]+|Failure|FAILED|got [a-z_]+ \(" "$OUT/ctest.log" | head -30
   step "bench"
-  timeout 400 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
+  timeout 300 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
+  step "demo"
+  timeout 120 scripts/demo build 2>&1 | tail -16
   step "done"
 } 2>&1 | tee "$OUT/session.log"
