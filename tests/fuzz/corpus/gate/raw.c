@@ -1,0 +1,1 @@
+R"xyz(never closed
