@@ -20,4 +20,10 @@ fs::path cache_dir(const std::string& flag) {
   return fs::temp_directory_path() / "kevin-cache";
 }
 
+fs::path tasks_dir(const std::string& flag) {
+  if (!flag.empty()) return fs::absolute(flag);
+  if (const char* env = std::getenv("KEVIN_TASKS_DIR"); env && *env) return fs::absolute(env);
+  return KEVIN_DEFAULT_TASKS_DIR;
+}
+
 }  // namespace kevin::cli

@@ -14,4 +14,7 @@ std::filesystem::path share_dir();
 // --cache-dir if given, else $KEVIN_CACHE_DIR, else $XDG_CACHE_HOME/kevin, else ~/.cache/kevin.
 std::filesystem::path cache_dir(const std::string& flag);
 
+// --tasks if given, else $KEVIN_TASKS_DIR, else the tasks/ folder of the source tree.
+std::filesystem::path tasks_dir(const std::string& flag);
+
 }  // namespace kevin::cli

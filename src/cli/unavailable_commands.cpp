@@ -19,10 +19,6 @@ void add_worker_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "worker", "run a remote GPU evaluation worker",
                           "arrives with the environment server");
 }
-void add_tasks_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "tasks", "list, show and check tasks",
-                          "arrives with the task suite");
-}
 void add_report_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "report", "tables and HTML report of a run",
                           "arrives with multi-turn rollouts");

@@ -122,6 +122,25 @@ Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadli
   return parse_json(reply);
 }
 
+Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task) {
+  KEVIN_ASSIGN_OR_RETURN(Json reply, exchange(request, sys::Deadline::after(options_.prepare_timeout)));
+  if (!reply.value("ok", false)) {
+    const std::string error = reply.value("error", "unknown error");
+    if (reply.value("task_error", false)) return invalid_argument("task " + task.string() + ": " + error);
+    return internal_error("reference worker: " + error + "\n" + reply.value("traceback", ""));
+  }
+  return reply;
+}
+
+Result<Json> ReferenceWorker::describe(const fs::path& task, const std::string& backend) {
+  return call({{"op", "describe"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task);
+}
+
+Result<std::vector<std::string>> ReferenceWorker::check(const fs::path& task, const std::string& backend) {
+  KEVIN_ASSIGN_OR_RETURN(Json reply, call({{"op", "check"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task));
+  return reply.value("flags", std::vector<std::string>{});
+}
+
 Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
   const Json request = {{"op", "prepare"},
                         {"task", fs::absolute(r.task).string()},
@@ -132,12 +151,7 @@ Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
                         {"baseline", r.baseline},
                         {"timing", {{"budget_ms", r.timing_budget_ms}, {"warmup", r.warmup},
                                     {"min_calls", r.min_calls}, {"max_calls", r.max_calls}}}};
-  KEVIN_ASSIGN_OR_RETURN(Json reply, exchange(request, sys::Deadline::after(options_.prepare_timeout)));
-  if (!reply.value("ok", false)) {
-    const std::string error = reply.value("error", "unknown error");
-    if (reply.value("task_error", false)) return invalid_argument("task " + r.task.string() + ": " + error);
-    return internal_error("reference worker: " + error + "\n" + reply.value("traceback", ""));
-  }
+  KEVIN_RETURN_IF_ERROR(call(request, r.task).status());
   return engine::load_reference(r.out_dir);
 }
 

@@ -51,8 +51,18 @@ class ReferenceWorker {
   // kInvalidArgument with the task's error.
   Result<engine::ReferenceSet> prepare(const PrepareRequest& request);
 
+  // The task's ABI argument list at `backend`'s sizes (no data written): the worker's reply
+  // with "inputs", "scalar_names", "scalars", "outputs", "family", "has_cpu_sizes".
+  Result<Json> describe(const std::filesystem::path& task, const std::string& backend);
+
+  // Degeneracy checks of a task on `backend` (docs/tasks.md): the list of flags raised,
+  // empty when the task is sound.
+  Result<std::vector<std::string>> check(const std::filesystem::path& task, const std::string& backend);
+
  private:
   Result<Json> exchange(const Json& request, sys::Deadline deadline);
+  // exchange() plus the worker's error conventions: task errors → kInvalidArgument.
+  Result<Json> call(const Json& request, const std::filesystem::path& task);
 
   WorkerOptions options_;
   std::string python_, torch_version_;

@@ -1,0 +1,207 @@
+// tasks_command.cpp — `kevin tasks list|show|check|split`: the task suite as users and
+// models see it.
+#include <CLI/CLI.hpp>
+
+#include <iomanip>
+#include <ostream>
+
+#include "cli/app.h"
+#include "cli/paths.h"
+#include "core/file.h"
+#include "tasks/problem.h"
+#include "tasks/reference_worker.h"
+#include "tasks/suite.h"
+
+namespace kevin::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TasksArgs {
+  std::string dir, suite, split, python;
+  std::string backend;  // set by the chosen subcommand's --backend (show: cuda, check: cpu)
+  std::vector<std::string> names;
+  double holdout = 0.1;
+  bool json = false, write = false;
+};
+
+Result<tasks::ReferenceWorker> start_worker(const TasksArgs& a) {
+  tasks::WorkerOptions w;
+  w.script = share_dir() / "reference_worker.py";
+  if (!a.python.empty()) w.python_override = a.python;
+  return tasks::ReferenceWorker::start(w);
+}
+
+// The tasks the command applies to: named ones, else the suite filter, else all.
+Result<std::vector<tasks::TaskInfo>> selected(const TasksArgs& a, const std::vector<tasks::TaskInfo>& all) {
+  std::vector<tasks::TaskInfo> out;
+  if (!a.names.empty()) {
+    for (const auto& n : a.names) {
+      KEVIN_ASSIGN_OR_RETURN(tasks::TaskInfo t, tasks::resolve_task(all, n));
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  for (const auto& t : all) {
+    if (a.suite.empty() || t.suite == a.suite) out.push_back(t);
+  }
+  if (out.empty()) return not_found("no tasks in suite '" + a.suite + "'");
+  return out;
+}
+
+int fail(std::ostream& err, const char* what, const Status& s) {
+  err << "kevin tasks " << what << ": " << s.message() << "\n";
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
+int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
+  const fs::path root = tasks_dir(a.dir);
+  auto all = tasks::discover_tasks(root);
+  if (!all.is_ok()) return fail(err, "list", all.status());
+  auto splits = tasks::load_splits(root);
+  if (!splits.is_ok()) return fail(err, "list", splits.status());
+  auto chosen = selected(a, *all);
+  if (!chosen.is_ok()) return fail(err, "list", chosen.status());
+  Json rows = Json::array();
+  for (const auto& t : *chosen) {
+    const std::string split = splits->split_of(t.id);
+    if (!a.split.empty() && split != a.split) continue;
+    if (a.json) {
+      rows.push_back({{"id", t.id}, {"suite", t.suite}, {"family", t.family}, {"split", split}, {"path", t.path.string()}});
+    } else {
+      out << std::left << std::setw(52) << t.id << std::setw(18) << t.family << (split.empty() ? "-" : split) << "\n";
+    }
+  }
+  if (a.json) out << dump_json(rows, 1) << "\n";
+  return kExitOk;
+}
+
+int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
+  auto all = tasks::discover_tasks(tasks_dir(a.dir));
+  if (!all.is_ok()) return fail(err, "show", all.status());
+  if (a.names.size() != 1) {
+    err << "kevin tasks show: give exactly one task id\n";
+    return kExitUsage;
+  }
+  auto task = tasks::resolve_task(*all, a.names[0]);
+  if (!task.is_ok()) return fail(err, "show", task.status());
+  auto source = read_file(task->path);
+  if (!source.is_ok()) return fail(err, "show", source.status());
+  auto worker = start_worker(a);
+  if (!worker.is_ok()) return fail(err, "show", worker.status());
+  auto reply = worker->describe(task->path, a.backend);
+  if (!reply.is_ok()) return fail(err, "show", reply.status());
+  auto args = tasks::argument_list_from_json(*reply);
+  if (!args.is_ok()) return fail(err, "show", args.status());
+  if (a.json) {
+    Json j = tasks::to_json(*args);
+    j["id"] = task->id;
+    j["family"] = task->family;
+    j["backend"] = a.backend;
+    j["problem"] = tasks::problem_statement(*task, *source, *args, a.backend);
+    out << dump_json(j, 1) << "\n";
+  } else {
+    out << tasks::problem_statement(*task, *source, *args, a.backend);
+  }
+  return kExitOk;
+}
+
+int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
+  auto all = tasks::discover_tasks(tasks_dir(a.dir));
+  if (!all.is_ok()) return fail(err, "check", all.status());
+  auto chosen = selected(a, *all);
+  if (!chosen.is_ok()) return fail(err, "check", chosen.status());
+  auto worker = start_worker(a);
+  if (!worker.is_ok()) return fail(err, "check", worker.status());
+  size_t flagged = 0, broken = 0;
+  Json rows = Json::array();
+  for (const auto& t : *chosen) {
+    auto flags = worker->check(t.path, a.backend);
+    Json row = {{"id", t.id}};
+    if (!flags.is_ok()) {
+      ++broken;
+      row["error"] = flags.status().message();
+    } else {
+      row["flags"] = *flags;
+      flagged += !flags->empty();
+    }
+    if (a.json) {
+      rows.push_back(row);
+    } else if (!flags.is_ok()) {
+      out << "ERROR " << t.id << ": " << flags.status().message() << "\n";
+    } else if (flags->empty()) {
+      out << "ok    " << t.id << "\n";
+    } else {
+      for (const auto& f : *flags) out << "FLAG  " << t.id << ": " << f << "\n";
+    }
+  }
+  if (a.json) out << dump_json(rows, 1) << "\n";
+  err << "kevin tasks check: " << chosen->size() << " tasks on " << a.backend << ", " << flagged << " flagged, "
+      << broken << " broken\n";
+  return flagged + broken == 0 ? kExitOk : kExitFailure;
+}
+
+int run_split(const TasksArgs& a, std::ostream& out, std::ostream& err) {
+  const fs::path root = tasks_dir(a.dir);
+  auto all = tasks::discover_tasks(root);
+  if (!all.is_ok()) return fail(err, "split", all.status());
+  const tasks::Splits s = tasks::make_splits(*all, a.holdout);
+  out << s.train.size() << " train, " << s.holdout.size() << " holdout (stratified by suite and family)\n";
+  for (const auto& id : s.holdout) out << "  holdout " << id << "\n";
+  if (a.write) {
+    const Status st = write_file_atomic(root / "splits.json", dump_json(tasks::to_json(s), 1) + "\n");
+    if (!st.is_ok()) return fail(err, "split", st);
+    out << "wrote " << (root / "splits.json").string() << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_tasks_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<TasksArgs>();
+  CLI::App* tasks = app.add_subcommand("tasks", "list, show, check and split the task suite");
+  tasks->require_subcommand(1);
+  tasks->add_option("--tasks", args->dir, "task folder: suites of .py files (default: the shipped tasks/)");
+  tasks->add_option("--python", args->python, "Python interpreter with PyTorch (also KEVIN_PYTHON)");
+  // --tasks and --python may also follow the action: `kevin tasks list --tasks DIR`.
+  tasks->fallthrough();
+  const auto backend_option = [](CLI::App* sub, std::shared_ptr<std::string> value) {
+    sub->add_option("--backend", *value, "sizes to use: cuda (full) or cpu (KEVIN_CPU_SIZES)")
+        ->check(CLI::IsMember({"cuda", "cpu"}))
+        ->default_str(*value);
+  };
+  auto show_backend = std::make_shared<std::string>("cuda");
+  auto check_backend = std::make_shared<std::string>("cpu");
+  CLI::App* list = tasks->add_subcommand("list", "list task ids with family and split")->fallthrough();
+  list->add_option("--suite", args->suite, "only this suite (e.g. level1)");
+  list->add_option("--split", args->split, "only train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));
+  list->add_flag("--json", args->json, "JSON output");
+  list->callback([args, &action] { action = [args](std::ostream& o, std::ostream& e) { return run_list(*args, o, e); }; });
+
+  CLI::App* show = tasks->add_subcommand("show", "print a task as the model sees it, with its ABI argument list")->fallthrough();
+  show->add_option("id", args->names, "task id, file stem or path")->required();
+  show->add_flag("--json", args->json, "JSON output");
+  backend_option(show, show_backend);
+  show->callback([args, show_backend, &action] {
+    args->backend = *show_backend;
+    action = [args](std::ostream& o, std::ostream& e) { return run_show(*args, o, e); };
+  });
+
+  CLI::App* check = tasks->add_subcommand("check", "flag degenerate tasks (constant/zero/identity/bf16 outputs pass, ignored inputs, NaN)")->fallthrough();
+  check->add_option("ids", args->names, "task ids (default: all, or --suite)");
+  check->add_option("--suite", args->suite, "only this suite");
+  check->add_flag("--json", args->json, "JSON output");
+  backend_option(check, check_backend);
+  check->callback([args, check_backend, &action] {
+    args->backend = *check_backend;
+    action = [args](std::ostream& o, std::ostream& e) { return run_check(*args, o, e); };
+  });
+
+  CLI::App* split = tasks->add_subcommand("split", "compute the stratified train/holdout split")->fallthrough();
+  split->add_option("--holdout", args->holdout, "holdout fraction per (suite, family)")->check(CLI::Range(0.0, 1.0));
+  split->add_flag("--write", args->write, "write <tasks>/splits.json");
+  split->callback([args, &action] { action = [args](std::ostream& o, std::ostream& e) { return run_split(*args, o, e); }; });
+}
+
+}  // namespace kevin::cli

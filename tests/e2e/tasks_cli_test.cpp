@@ -1,0 +1,103 @@
+// tasks_cli_test.cpp — `kevin tasks` on the shipped suite and on a folder in KernelBench's
+// own layout (tests/fixtures/kernelbench_suite: problems written here in that format, one
+// with non-tensor constructor arguments, one returning a tuple), and a CPU end-to-end sample
+// of the shipped suite (the bundled examples).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/file.h"
+#include "kevin_cli.h"
+#include "sys/tempdir.h"
+
+namespace kevin::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+std::string cache_flag() { return (fs::path(KEVIN_BUILD_DIR) / "test-cache").string(); }
+fs::path kb_suite() { return source_dir() / "tests/fixtures/kernelbench_suite"; }
+
+TEST(TasksCli, ListShowsEveryShippedTaskWithItsSplit) {
+  const KevinRun run = run_kevin({"tasks", "list", "--json"});
+  ASSERT_EQ(run.code, 0) << run.output;
+  auto rows = parse_json(run.output.substr(run.output.find('[')));
+  ASSERT_TRUE(rows.is_ok()) << run.output;
+  ASSERT_GE(rows->size(), 120u);
+  std::map<std::string, int> splits;
+  for (const auto& r : *rows) ++splits[r["split"].get<std::string>()];
+  EXPECT_EQ(splits[""], 0) << "every shipped task is in train or holdout";
+  EXPECT_GT(splits["holdout"], 0);
+  const KevinRun holdout = run_kevin({"tasks", "list", "--split", "holdout", "--suite", "level2"});
+  EXPECT_EQ(holdout.code, 0);
+  EXPECT_NE(holdout.output.find("level2/"), std::string::npos);
+  EXPECT_EQ(holdout.output.find("level1/"), std::string::npos);
+}
+
+TEST(TasksCli, ShowPrintsSourceAndAbiArguments) {
+  const KevinRun run = run_kevin({"tasks", "show", "level2/013_conv2d_hardswish_groupnorm_scale", "--backend", "cpu"});
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("class Model"), std::string::npos);
+  EXPECT_NE(run.output.find("inputs[0]   x"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("parameter (state_dict)"), std::string::npos);
+  EXPECT_NE(run.output.find("scalars[0]"), std::string::npos);
+  EXPECT_NE(run.output.find("outputs[0]"), std::string::npos);
+  EXPECT_NE(run.output.find("float32[4, 6, 31, 31]"), std::string::npos) << "CPU sizes apply";
+  const KevinRun missing = run_kevin({"tasks", "show", "no_such_task"});
+  EXPECT_EQ(missing.code, 2);
+}
+
+TEST(TasksCli, CheckPassesTheShippedSuiteOnCpu) {
+  const KevinRun run = run_kevin({"tasks", "check"}, 1200);
+  EXPECT_EQ(run.code, 0) << run.output.substr(0, 6000);
+  EXPECT_NE(run.output.find(" 0 flagged, 0 broken"), std::string::npos) << run.output.substr(0, 6000);
+}
+
+TEST(TasksCli, CheckFlagsDegenerateTasks) {
+  auto dir = sys::TempDir::create("kevin-degenerate-");
+  ASSERT_TRUE(dir.is_ok());
+  ASSERT_TRUE(write_file_atomic(dir->path() / "suite/mean_softmax.py",
+      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+      "    def forward(self, x, y):\n        return torch.softmax(x, dim=-1).mean(dim=-1) + 0 * y.sum()\n"
+      "def get_inputs():\n    return [torch.rand(64, 64), torch.randn(64, 64)]\n"
+      "def get_init_inputs():\n    return []\n").is_ok());
+  const KevinRun run = run_kevin({"tasks", "check", "--tasks", dir->path().string()});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("constant:"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("ignores_input: replacing forward argument 1"), std::string::npos) << run.output;
+}
+
+TEST(KernelBenchLayout, FolderWorksAsASuiteUnchanged) {
+  const KevinRun list = run_kevin({"tasks", "list", "--tasks", kb_suite().string()});
+  ASSERT_EQ(list.code, 0) << list.output;
+  for (const char* id : {"level1/1_Scaled_Difference", "level1/2_Pointwise_Conv_With_Init_Args", "level1/3_Row_Min_Max_Tuple"}) {
+    EXPECT_NE(list.output.find(id), std::string::npos) << id;
+  }
+  const KevinRun check = run_kevin({"tasks", "check", "--tasks", kb_suite().string()});
+  EXPECT_EQ(check.code, 0) << check.output;
+  const KevinRun show = run_kevin({"tasks", "show", "3_Row_Min_Max_Tuple", "--tasks", kb_suite().string(), "--json"});
+  ASSERT_EQ(show.code, 0) << show.output;
+  auto j = parse_json(show.output.substr(show.output.find('{')));
+  ASSERT_TRUE(j.is_ok());
+  EXPECT_EQ((*j)["outputs"].size(), 2u) << "a tuple result gives two outputs";
+  for (const char* stem : {"2_Pointwise_Conv_With_Init_Args", "3_Row_Min_Max_Tuple"}) {
+    const KevinRun eval = run_kevin({"eval", "--task", (kb_suite() / "level1" / (std::string(stem) + ".py")).string(),
+                                     "--candidate", (kb_suite() / "solutions" / (std::string(stem) + ".cpp")).string(),
+                                     "--backend", "cpu", "--json", "--cache-dir", cache_flag()});
+    ASSERT_EQ(eval.code, 0) << eval.output;
+    const auto docs = json_lines(eval.output);
+    ASSERT_EQ(docs.size(), 1u);
+    EXPECT_EQ(docs[0]["verdict"], "correct") << stem << ": " << docs[0]["feedback"];
+  }
+}
+
+TEST(Examples, CpuSolutionsOfShippedTasksAreCorrect) {
+  const KevinRun run = run_kevin({"eval", "--batch", (source_dir() / "examples/demo-cpu.jsonl").string(), "--backend", "cpu",
+                                  "--cache-dir", cache_flag()}, 1200);
+  ASSERT_EQ(run.code, 0) << run.output.substr(0, 4000);
+  const auto docs = json_lines(run.output);
+  ASSERT_GE(docs.size(), 10u);
+  for (const auto& d : docs) EXPECT_EQ(d["verdict"], "correct") << d["candidate"] << ": " << d["feedback"];
+}
+
+}  // namespace
+}  // namespace kevin::e2e
