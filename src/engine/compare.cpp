@@ -81,22 +81,32 @@ void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin
 
 }  // namespace
 
-CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
-                             Tolerance tol) {
+size_t chunk_parts(uint64_t count) {
   constexpr uint64_t kChunk = uint64_t{1} << 20;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t parts = std::min<uint64_t>(hw, std::max<uint64_t>(1, count / kChunk));
-  std::vector<CompareStats> partial(parts);
+  return static_cast<size_t>(std::min<uint64_t>(hw, std::max<uint64_t>(1, count / kChunk)));
+}
+
+size_t parallel_chunks(uint64_t count, const std::function<void(uint64_t, uint64_t, size_t)>& fn) {
+  const size_t parts = chunk_parts(count);
+  if (parts == 1) {
+    fn(0, count, 0);
+    return 1;
+  }
   std::vector<std::thread> threads;
-  for (uint64_t p = 0; p < parts; ++p) {
-    const uint64_t begin = count * p / parts, end = count * (p + 1) / parts;
-    if (parts == 1) {
-      compare_range(out, ref, dtype, begin, end, tol, &partial[p]);
-    } else {
-      threads.emplace_back(compare_range, out, ref, dtype, begin, end, tol, &partial[p]);
-    }
+  for (size_t p = 0; p < parts; ++p) {
+    threads.emplace_back(fn, count * p / parts, count * (p + 1) / parts, p);
   }
   for (auto& t : threads) t.join();
+  return parts;
+}
+
+CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
+                             Tolerance tol) {
+  std::vector<CompareStats> partial(chunk_parts(count));
+  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
+    compare_range(out, ref, dtype, begin, end, tol, &partial[part]);
+  });
   CompareStats total;
   total.count = count;
   for (const auto& s : partial) {
@@ -113,17 +123,30 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
   return total;
 }
 
-double l1_distance(const void* a, const void* b, DType dtype, uint64_t count) {
-  const auto d = static_cast<int32_t>(dtype);
+namespace {
+
+double l1_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end) {
   double sum = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const double x = runner::load_as_double(a, d, i), y = runner::load_as_double(b, d, i);
+  for (uint64_t i = begin; i < end; ++i) {
+    const double x = runner::load_as_double(a, dtype, i), y = runner::load_as_double(b, dtype, i);
     if (!std::isfinite(x) || !std::isfinite(y)) {
       if (!(std::isnan(x) && std::isnan(y)) && x != y) return INFINITY;
       continue;
     }
     sum += std::fabs(x - y);
   }
+  return sum;
+}
+
+}  // namespace
+
+double l1_distance(const void* a, const void* b, DType dtype, uint64_t count) {
+  std::vector<double> partial(chunk_parts(count));
+  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
+    partial[part] = l1_range(a, b, static_cast<int32_t>(dtype), begin, end);
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
   return sum;
 }
 

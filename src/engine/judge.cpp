@@ -120,10 +120,17 @@ Fingerprint fingerprint_outputs(const uint8_t* base, const OutputSet& outs, uint
   uint64_t index = 0;
   for (size_t i = 0; i < outs.specs.size(); ++i) {
     const auto n = static_cast<uint64_t>(outs.specs[i].numel());
-    const auto p = runner::host_fingerprint(base + outs.layout.offsets[i],
-                                            static_cast<int32_t>(outs.specs[i].dtype), n, seed, index);
-    f.weighted += p.weighted_sum;
-    f.abs += p.abs_sum;
+    const auto dtype = static_cast<int32_t>(outs.specs[i].dtype);
+    const auto elem = dtype_size(outs.specs[i].dtype);
+    std::vector<runner::Fingerprint> partial(chunk_parts(n));
+    parallel_chunks(n, [&](uint64_t begin, uint64_t end, size_t part) {
+      partial[part] = runner::host_fingerprint(base + outs.layout.offsets[i] + begin * elem, dtype, end - begin,
+                                               seed, index + begin);
+    });
+    for (const auto& p : partial) {
+      f.weighted += p.weighted_sum;
+      f.abs += p.abs_sum;
+    }
     index += n;
   }
   return f;
