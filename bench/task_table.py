@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# task_table.py — measures the shipped task suite on a GPU for docs/tasks.md: PyTorch eager
+# time (the reference worker's own timing protocol), torch.compile time, and input/parameter
+# and output sizes. Results are appended to a JSON-lines file one task at a time, so a run cut
+# short by its time limit resumes where it stopped; --markdown renders the table.
+# Usage: python3 bench/task_table.py --out results.jsonl [--suite level1] [--no-compile]
+#        python3 bench/task_table.py --out results.jsonl --markdown > table.md
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "src", "tasks"))
+import reference_worker as rw  # noqa: E402  (the worker's loading, building and timing code)
+import torch  # noqa: E402
+
+MIB = 1 << 20
+
+
+def tensor_bytes(values):
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+def measure(path, compile_too, timing):
+    dev = torch.device("cuda", 0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    module = rw.load_task(path, "cuda")
+    models, arg_sets = [], []
+    for seed in (1, 2, 3):
+        model, args = rw.build(module, seed, dev)
+        models.append(model)
+        arg_sets.append(args)
+    with torch.no_grad():
+        outs = rw.as_outputs(models[0](*arg_sets[0]))
+    row = {
+        "task": os.path.relpath(path, os.path.join(ROOT, "tasks"))[:-3],
+        "family": getattr(module, "KEVIN_FAMILY", ""),
+        "inputs_mib": (tensor_bytes(arg_sets[0]) + tensor_bytes(list(models[0].state_dict().values()))) / MIB,
+        "outputs_mib": tensor_bytes(outs) / MIB,
+        "eager_ms": rw.time_eager(models, arg_sets, dev, timing)["median_ms"],
+    }
+    if compile_too:
+        t0 = time.time()
+        compiled = [torch.compile(m) for m in models]
+        with torch.no_grad():
+            for c, a in zip(compiled, arg_sets):
+                c(*a)
+        torch.cuda.synchronize()
+        row["compile_build_s"] = time.time() - t0
+        row["compile_ms"] = rw.time_eager(compiled, arg_sets, dev, timing)["median_ms"]
+    del models, arg_sets, outs
+    torch.cuda.empty_cache()
+    return row
+
+
+def render(rows):
+    print("| task | family | eager ms | torch.compile ms | inputs+params MiB | outputs MiB |")
+    print("|---|---|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: r["task"]):
+        if "error" in r:
+            print(f"| {r['task']} | | error: {r['error']} | | | |")
+            continue
+        comp = f"{r['compile_ms']:.3f}" if "compile_ms" in r else "-"
+        print(f"| {r['task']} | {r['family']} | {r['eager_ms']:.3f} | {comp} | {r['inputs_mib']:.1f} | {r['outputs_mib']:.1f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--suite", default="level*")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    done = {}
+    if os.path.exists(args.out):
+        for line in open(args.out):
+            if line.strip():
+                row = json.loads(line)
+                done[row["task"]] = row
+    if args.markdown:
+        render(done.values())
+        return
+    timing = {"budget_ms": 500.0, "warmup": 3, "min_calls": 10, "max_calls": 50}
+    for path in sorted(glob.glob(os.path.join(ROOT, "tasks", args.suite, "*.py"))):
+        name = os.path.relpath(path, os.path.join(ROOT, "tasks"))[:-3]
+        if name in done and ("compile_ms" in done[name] or args.no_compile):
+            continue
+        try:
+            row = measure(path, not args.no_compile, timing)
+        except Exception as exc:  # noqa: BLE001 — record and go on
+            row = {"task": name, "error": f"{type(exc).__name__}: {exc}"}
+        with open(args.out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
