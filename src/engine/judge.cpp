@@ -146,8 +146,13 @@ class Evaluation {
 
   // Runs correctness then timing; returns the final decision.
   Result<Decision> run(const fs::path& object);
-  // What the candidate printed (after run()).
-  std::string printed() const { return session_ ? session_->captured_output() : ""; }
+  // What the candidate printed; then lets the runner exit (or kills it).
+  std::string finish() {
+    if (!session_) return "";
+    std::string printed = session_->captured_output();
+    session_->finish();
+    return printed;
+  }
 
  private:
   Result<std::optional<Decision>> check_call(RunnerSession& s, size_t set, const char* stage,
@@ -428,7 +433,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
 
   Evaluation evaluation(config_, ref, &result);
   KEVIN_ASSIGN_OR_RETURN(Decision d, evaluation.run(build.object));
-  result.runner_output = evaluation.printed();
+  result.runner_output = evaluation.finish();
   return finish(std::move(d));
 }
 
