@@ -2,8 +2,14 @@
 #include <cstdint>
 #include "tasks/reference_provider.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <random>
 
 #include "core/file.h"
@@ -31,6 +37,31 @@ std::vector<uint64_t> secret_seeds(int count) {
     seeds.push_back(((uint64_t{os_random()} << 32) | os_random()) & ((uint64_t{1} << 62) - 1));
   }
   return seeds;
+}
+
+// Holds an exclusive lock on `path` (created if missing) for its lifetime, so only one
+// process prepares a given seed set at a time; the others wait and then reuse it.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// Puts `fresh` in place of `target` atomically: readers see the old or the new directory,
+// never none. The old contents end up at `fresh` (removed by the caller).
+Status swap_in(const fs::path& fresh, const fs::path& target) {
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) return Status::ok();
+  if (errno == ENOENT && ::rename(fresh.c_str(), target.c_str()) == 0) return Status::ok();
+  return io_error("cannot store reference data in " + target.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace
@@ -61,6 +92,9 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const 
                               .hex_digest();
   const fs::path root = options_.cache_dir / "reference";
   const fs::path dir = root / key;
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  FileLock other_processes(root / (key + ".lock"));
   if (options_.seed_ttl.count() > 0 && fresh(dir / "meta.json", options_.seed_ttl)) {
     if (auto cached = engine::load_reference(dir); cached.is_ok() && cached->baseline) return cached;
   }
@@ -82,8 +116,6 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const 
     }
   }
 
-  std::error_code ec;
-  fs::create_directories(root, ec);
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
   KEVIN_ASSIGN_OR_RETURN(sys::TempDir staging, sys::TempDir::create("prep-", root));
   PrepareRequest req;
@@ -106,12 +138,9 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const 
     (void)write_file_atomic(baseline_file, dump_json(engine::to_json(*ref.baseline)));
   }
   KEVIN_RETURN_IF_ERROR(write_file_atomic(staging.path() / "meta.json", dump_json(engine::reference_meta_json(ref))));
-  // Swap the new seed set in: readers of the old directory keep their open mappings.
-  const fs::path old = root / ("old-" + key + "-" + std::to_string(::getpid()));
-  fs::rename(dir, old, ec);
-  fs::rename(staging.path(), dir, ec);
-  if (ec) return io_error("cannot store reference data in " + dir.string() + ": " + ec.message());
-  fs::remove_all(old, ec);
+  // Swap the new seed set in; evaluations that mapped the old files keep their mappings, and
+  // the staging TempDir removes the old set on destruction.
+  KEVIN_RETURN_IF_ERROR(swap_in(staging.path(), dir));
   ref.dir = dir;
   return ref;
 }
