@@ -1,0 +1,151 @@
+// openai_client.cpp — request building, libcurl transport, retries and reply parsing.
+#include "policy/openai_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "core/json.h"
+#include "core/log.h"
+
+namespace kevin::policy {
+namespace {
+
+size_t append_body(char* data, size_t size, size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+void global_init() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)done;
+}
+
+bool retryable(long status) { return status == 0 || status == 429 || status >= 500; }
+
+}  // namespace
+
+OpenAIClient::OpenAIClient(OpenAIConfig config) : config_(std::move(config)) {
+  global_init();
+  if (!config_.api_key_env.empty()) {
+    if (const char* key = std::getenv(config_.api_key_env.c_str()); key != nullptr) api_key_ = key;
+  }
+  while (!config_.base_url.empty() && config_.base_url.back() == '/') config_.base_url.pop_back();
+}
+
+std::string OpenAIClient::request_body(const std::vector<ChatMessage>& messages, const GenerationParams& p) const {
+  Json msgs = Json::array();
+  for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+  Json body = {{"model", config_.model}, {"messages", msgs}, {"temperature", p.temperature},
+               {"top_p", p.top_p}, {"max_tokens", p.max_tokens}, {"stream", false}};
+  if (!p.stop.empty()) body["stop"] = p.stop;
+  return dump_json(body);
+}
+
+Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
+  auto doc = parse_json(body);
+  if (!doc.is_ok()) return invalid_argument("the server's reply is not JSON: " + body.substr(0, 200));
+  const Json& j = *doc;
+  if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
+      !j["choices"][0].is_object()) {
+    return invalid_argument("the server's reply has no choices: " + body.substr(0, 200));
+  }
+  const Json& choice = j["choices"][0];
+  const Json message = choice.value("message", Json::object());
+  if (!message.is_object()) return invalid_argument("the server's reply has a malformed message");
+  Generation g;
+  const auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
+  g.content = message.contains("content") ? text(message["content"]) : "";
+  g.reasoning = message.contains("reasoning_content") ? text(message["reasoning_content"])
+                : message.contains("reasoning")       ? text(message["reasoning"])
+                                                      : "";
+  g.finish_reason = choice.contains("finish_reason") ? text(choice["finish_reason"]) : "";
+  if (j.contains("usage") && j["usage"].is_object()) {
+    const Json& u = j["usage"];
+    if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer()) g.prompt_tokens = u["prompt_tokens"];
+    if (u.contains("completion_tokens") && u["completion_tokens"].is_number_integer()) {
+      g.completion_tokens = u["completion_tokens"];
+    }
+  }
+  split_inline_reasoning(&g);
+  return g;
+}
+
+OpenAIClient::Attempt OpenAIClient::post(const std::string& body) const {
+  Attempt a;
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) {
+    a.transport = "curl_easy_init failed";
+    return a;
+  }
+  const std::string url = config_.base_url + "/chat/completions";
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  if (!api_key_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + api_key_).c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
+  const CURLcode rc = curl_easy_perform(curl);
+  if (rc == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
+  } else {
+    a.transport = curl_easy_strerror(rc);
+    if (rc == CURLE_OPERATION_TIMEDOUT) a.transport = "timed out after " + std::to_string(config_.timeout.count()) + " ms";
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return a;
+}
+
+Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    slots_cv_.wait(lock, [this] { return in_flight_ < config_.max_concurrency; });
+    ++in_flight_;
+  }
+  struct Release {
+    OpenAIClient* c;
+    ~Release() {
+      std::lock_guard<std::mutex> lock(c->mu_);
+      --c->in_flight_;
+      c->slots_cv_.notify_one();
+    }
+  } release{this};
+
+  const std::string body = request_body(messages, params);
+  thread_local std::mt19937 rng{std::random_device{}()};
+  auto wait = config_.backoff;
+  const auto start = std::chrono::steady_clock::now();
+  Attempt last;
+  for (int attempt = 0; attempt <= config_.max_retries; ++attempt) {
+    last = post(body);
+    if (last.status == 200) {
+      auto g = parse_reply(last.body);
+      if (g.is_ok()) g->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      return g;
+    }
+    if (!retryable(last.status)) {
+      return invalid_argument("the server refused the request (HTTP " + std::to_string(last.status) + "): " +
+                              last.body.substr(0, 300));
+    }
+    if (attempt == config_.max_retries) break;
+    const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, static_cast<int>(wait.count() / 4))(rng));
+    KEVIN_LOG(warn) << name() << ": " << (last.status ? "HTTP " + std::to_string(last.status) : last.transport)
+                    << "; retrying in " << (wait + jitter).count() << " ms";
+    std::this_thread::sleep_for(wait + jitter);
+    wait = std::min(wait * 2, std::chrono::milliseconds(16000));
+  }
+  const std::string why = last.status ? "HTTP " + std::to_string(last.status) + ": " + last.body.substr(0, 300) : last.transport;
+  if (last.status == 0 && last.transport.rfind("timed out", 0) == 0) return deadline_exceeded(name() + ": " + why);
+  return unavailable(name() + ": gave up after " + std::to_string(config_.max_retries + 1) + " attempts: " + why);
+}
+
+}  // namespace kevin::policy
