@@ -10,8 +10,10 @@ namespace kevin::engine {
 
 class DeviceGate {
  public:
+  // Shared access (correctness runs); waits while timing holds the device or waits for it.
   void lock_shared();
   void unlock_shared();
+  // Exclusive access (timing); waits for running correctness calls to finish.
   void lock();
   void unlock();
 
