@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -52,7 +53,21 @@ namespace {
 void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin, uint64_t end,
                    Tolerance tol, CompareStats* s) {
   const auto d = static_cast<int32_t>(dtype);
+  const size_t elem = dtype_size(dtype);
+  const bool exact = !is_floating(dtype);
   for (uint64_t i = begin; i < end; ++i) {
+    if (exact) {
+      // Integers and booleans compare bit for bit (doubles would merge values above 2^53).
+      if (std::memcmp(static_cast<const uint8_t*>(out) + i * elem, static_cast<const uint8_t*>(ref) + i * elem, elem) != 0) {
+        if (s->first_bad < 0) {
+          s->first_bad = static_cast<int64_t>(i);
+          s->first_got = runner::load_as_double(out, d, i);
+          s->first_expected = runner::load_as_double(ref, d, i);
+        }
+        ++s->mismatches;
+      }
+      continue;
+    }
     const double got = runner::load_as_double(out, d, i);
     const double want = runner::load_as_double(ref, d, i);
     bool bad;
@@ -125,7 +140,8 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
 
 namespace {
 
-double l1_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end) {
+// Σ |a−b|^power over [begin, end) (power 1 or 2); +inf when non-finite values differ.
+double distance_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end, int power) {
   double sum = 0;
   for (uint64_t i = begin; i < end; ++i) {
     const double x = runner::load_as_double(a, dtype, i), y = runner::load_as_double(b, dtype, i);
@@ -133,21 +149,30 @@ double l1_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uin
       if (!(std::isnan(x) && std::isnan(y)) && x != y) return INFINITY;
       continue;
     }
-    sum += std::fabs(x - y);
+    const double d = std::fabs(x - y);
+    sum += power == 1 ? d : d * d;
   }
+  return sum;
+}
+
+double distance_sum(const void* a, const void* b, DType dtype, uint64_t count, int power) {
+  std::vector<double> partial(chunk_parts(count));
+  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
+    partial[part] = distance_range(a, b, static_cast<int32_t>(dtype), begin, end, power);
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
   return sum;
 }
 
 }  // namespace
 
 double l1_distance(const void* a, const void* b, DType dtype, uint64_t count) {
-  std::vector<double> partial(chunk_parts(count));
-  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
-    partial[part] = l1_range(a, b, static_cast<int32_t>(dtype), begin, end);
-  });
-  double sum = 0;
-  for (double p : partial) sum += p;
-  return sum;
+  return distance_sum(a, b, dtype, count, 1);
+}
+
+double l2_distance(const void* a, const void* b, DType dtype, uint64_t count) {
+  return std::sqrt(distance_sum(a, b, dtype, count, 2));
 }
 
 std::string multi_index(int64_t flat, const std::vector<int64_t>& shape) {

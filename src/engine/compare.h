@@ -51,6 +51,9 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
 // Uses several threads for large buffers.
 double l1_distance(const void* a, const void* b, DType dtype, uint64_t count);
 
+// Euclidean (L2) distance between two buffers of the same dtype (+inf if non-finite differs).
+double l2_distance(const void* a, const void* b, DType dtype, uint64_t count);
+
 // Calls fn(begin, end, part) over `parts` contiguous slices of [0, count) on that many
 // threads (one slice, inline, for small counts); returns the number of parts used.
 // fn must only touch state owned by its part.

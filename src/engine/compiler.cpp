@@ -74,13 +74,24 @@ Result<BuildResult> load_entry(const fs::path& dir, const std::string& key) {
 }  // namespace
 
 uint64_t parse_ptxas_gmem(std::string_view log) {
+  // Only ptxas's own lines count (candidate text can reach the log through #warning), and
+  // the sum saturates instead of overflowing.
+  constexpr uint64_t kMax = uint64_t{1} << 62;
   uint64_t total = 0;
-  size_t pos = 0;
-  while ((pos = log.find(" bytes gmem", pos)) != std::string_view::npos) {
-    size_t start = pos;
-    while (start > 0 && log[start - 1] >= '0' && log[start - 1] <= '9') --start;
-    if (start < pos) total += std::stoull(std::string(log.substr(start, pos - start)));
-    pos += 11;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(start, end - start);
+    const size_t at = line.find(" bytes gmem");
+    if (line.rfind("ptxas info", 0) == 0 && at != std::string_view::npos) {
+      size_t digits = at;
+      while (digits > 0 && line[digits - 1] >= '0' && line[digits - 1] <= '9') --digits;
+      uint64_t value = 0;
+      for (size_t i = digits; i < at; ++i) value = std::min(kMax, value * 10 + static_cast<uint64_t>(line[i] - '0'));
+      total = std::min(kMax, total + value);
+    }
+    start = end + 1;
   }
   return total;
 }
@@ -179,8 +190,11 @@ Result<BuildResult> CompileDriver::build(std::string_view source) const {
   for (const auto& f : flags()) argv.push_back(f);
   argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), src.filename().string(), "-o",
                            "candidate.so"});
+  // The compiler sees untrusted source (an #include of /proc/self/environ would echo its
+  // environment into the feedback), so it gets only what it needs: no keys, no tokens.
+  const std::vector<std::string> env = sys::current_environment({"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
   KEVIN_ASSIGN_OR_RETURN(auto run, sys::run_command(argv, sys::Deadline::after(config_.timeout),
-                                                    1 << 20, work.path()));
+                                                    1 << 20, work.path(), env));
   BuildResult result;
   result.key = key;
   result.compile_ms = run.wall_ms;

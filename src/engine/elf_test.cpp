@@ -69,7 +69,8 @@ TEST(SymbolGate, Decisions) {
   ElfSymbols big{{}, {"kevin_forward"}, kMaxWritableStaticBytes + 1};
   EXPECT_EQ(check_symbols(big, Backend::kCpu, 0)->rule, "static_storage_too_large");
   ElfSymbols device_big{{}, {"kevin_forward"}, 0};
-  EXPECT_EQ(check_symbols(device_big, Backend::kCuda, kMaxWritableStaticBytes + 1)->rule, "static_storage_too_large");
+  EXPECT_EQ(check_symbols(device_big, Backend::kCuda, kMaxDeviceGlobalBytes + 1)->rule, "static_storage_too_large");
+  EXPECT_FALSE(check_symbols(device_big, Backend::kCuda, 4096).has_value()) << "small counters are fine";
 }
 
 }  // namespace

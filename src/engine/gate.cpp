@@ -254,6 +254,49 @@ std::string strip_comments_and_strings(std::string_view src) {
   return out;
 }
 
+namespace {
+
+// Undoes the two translation phases that could hide a directive from a line-based scan:
+// backslash-newline splices, and the %: / %:%: digraphs for # and ##.
+std::string normalise_directives(std::string_view src) {
+  std::string out;
+  out.reserve(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] == '\\' && i + 1 < src.size() && (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n'))) {
+      i += src[i + 1] == '\r' ? 2u : 1u;
+      continue;
+    }
+    if (src[i] == '%' && i + 1 < src.size() && src[i + 1] == ':') {
+      out += '#';
+      ++i;
+      continue;
+    }
+    out += src[i];
+  }
+  return out;
+}
+
+std::optional<Rejection> check_pragma_operators(std::string_view code) {
+  size_t at = 0;
+  if (has_identifier(code, "_Pragma", &at) || has_identifier(code, "__pragma", &at)) {
+    return Rejection{"compiler_flag_override", "_Pragma at line " + std::to_string(line_of(code, at)) +
+                                                   ": pragmas are not allowed through the operator form"};
+  }
+  for (std::string_view attr : {"gnu::optimize", "gnu::target", "gnu::constructor", "gnu::destructor",
+                                "gnu::section", "gnu::alias", "gnu::ifunc", "gnu::init_priority",
+                                "gnu::__optimize__", "gnu::__target__", "gnu::__section__", "gnu::__constructor__"}) {
+    const size_t pos = code.find(attr);
+    if (pos != std::string_view::npos) {
+      const bool flags = attr.find("optimize") != std::string_view::npos || attr.find("target") != std::string_view::npos;
+      return Rejection{flags ? "compiler_flag_override" : "banned_construct",
+                       "[[" + std::string(attr) + "]] at line " + std::to_string(line_of(code, pos)) + " is not allowed"};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Rejection> check_source(std::string_view source, Backend backend) {
   if (source.size() > kMaxSourceBytes) {
     return Rejection{"source_too_large", "the source is " + std::to_string(source.size()) +
@@ -262,15 +305,17 @@ std::optional<Rejection> check_source(std::string_view source, Backend backend) 
   if (!is_valid_utf8(source)) {
     return Rejection{"source_not_utf8", "the source is not valid UTF-8 text"};
   }
-  const std::string code = strip_comments_and_strings(source);
+  const std::string normalised = normalise_directives(source);
+  const std::string code = strip_comments_and_strings(normalised);
   if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
     return Rejection{"source_empty", "the source contains no code"};
   }
   if (source.find('\0') != std::string_view::npos) {
     return Rejection{"source_not_utf8", "the source contains NUL bytes"};
   }
-  if (auto r = check_includes(code, source, backend)) return r;
+  if (auto r = check_includes(code, normalised, backend)) return r;
   if (auto r = check_constructs(code, backend)) return r;
+  if (auto r = check_pragma_operators(code)) return r;
   if (!has_identifier(code, "kevin_forward")) {
     return Rejection{"missing_entry_point",
                      "no definition of extern \"C\" int kevin_forward(const kevin_args*) found"};

@@ -50,6 +50,15 @@ TEST(Gate, FlagOverridesAndLoadTimeCode) {
   EXPECT_EQ(rule_of("#pragma unroll\nint kevin_forward;"), "");
 }
 
+TEST(Gate, HiddenDirectivesAndPragmaForms) {
+  EXPECT_EQ(rule_of("%:include \"/proc/self/environ\"\nint kevin_forward;"), "include_not_allowed") << "digraph";
+  EXPECT_EQ(rule_of("#inc\\\nlude <cublas_v2.h>\nint kevin_forward;"), "include_not_allowed") << "line splice";
+  EXPECT_EQ(rule_of("_Pragma(\"GCC optimize(\\\"fast-math\\\")\")\nint kevin_forward;"), "compiler_flag_override");
+  EXPECT_EQ(rule_of("[[gnu::optimize(\"Ofast\")]] int kevin_forward;"), "compiler_flag_override");
+  EXPECT_EQ(rule_of("[[gnu::constructor]] static void f() {}\nint kevin_forward;"), "banned_construct");
+  EXPECT_EQ(rule_of("int x = 7 % 3;\nint kevin_forward;"), "") << "a modulo is not a digraph";
+}
+
 TEST(Gate, HostAssemblyBannedOnCpuOnly) {
   const char* src = "int kevin_forward(){ asm volatile(\"syscall\"); return 0; }";
   EXPECT_EQ(rule_of(src, Backend::kCpu), "banned_construct");

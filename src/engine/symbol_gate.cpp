@@ -95,10 +95,10 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
                      "writable static host storage of " + std::to_string(symbols.writable_bytes) +
                          " bytes exceeds the 64 MiB limit"};
   }
-  if (device_global_bytes > kMaxWritableStaticBytes) {
+  if (device_global_bytes > kMaxDeviceGlobalBytes) {
     return Rejection{"static_storage_too_large",
                      "__device__ global storage of " + std::to_string(device_global_bytes) +
-                         " bytes exceeds the 64 MiB limit (use args->workspace)"};
+                         " bytes exceeds the 1 MiB limit (use args->workspace for scratch space)"};
   }
   return std::nullopt;
 }

@@ -17,6 +17,9 @@
 namespace kevin::engine {
 
 inline constexpr uint64_t kMaxWritableStaticBytes = 64ull << 20;
+// __device__ globals are not reset between calls (host statics are), so they are kept small:
+// enough for counters and flags, too small to cache outputs of realistic size.
+inline constexpr uint64_t kMaxDeviceGlobalBytes = 1ull << 20;
 
 // True if a candidate for `backend` may import `symbol` (version suffix already removed).
 bool import_allowed(const std::string& symbol, Backend backend);

@@ -132,12 +132,15 @@ SharedMemory::~SharedMemory() {
 }
 
 Result<SharedMemory> SharedMemory::create(const std::string& name, size_t size) {
-  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return io_error(std::string("memfd_create: ") + std::strerror(errno));
   Fd owned(fd);
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     return io_error("cannot size shared memory to " + std::to_string(size) + " bytes: " +
                     std::strerror(errno));
+  }
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    return io_error(std::string("cannot seal shared memory: ") + std::strerror(errno));
   }
   return map_fd(owned.release(), size, true);
 }

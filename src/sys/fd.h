@@ -67,7 +67,9 @@ class SharedMemory {
   SharedMemory& operator=(const SharedMemory&) = delete;
   ~SharedMemory();
 
-  // Creates a region of `size` bytes (rounded up to a page; size 0 allowed).
+  // Creates a region of `size` bytes (rounded up to a page; size 0 allowed). Its size is
+  // sealed: whoever else holds the descriptor cannot shrink or grow it (which would make
+  // our mapping fault).
   static Result<SharedMemory> create(const std::string& name, size_t size);
   // Maps an existing memfd/file descriptor (taking ownership) of `size` bytes; read-only
   // when `writable` is false.

@@ -100,15 +100,19 @@ Result<Child> spawn(const SpawnOptions& options) {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  for (const auto& [child_fd, parent_fd] : options.fds) {
-    if (child_fd == parent_fd) {
-      // dup2 onto itself keeps O_CLOEXEC set; go through a spare descriptor instead.
-      posix_spawn_file_actions_adddup2(&actions, parent_fd, 1000 + child_fd);
-      posix_spawn_file_actions_adddup2(&actions, 1000 + child_fd, child_fd);
-      posix_spawn_file_actions_addclose(&actions, 1000 + child_fd);
-    } else {
-      posix_spawn_file_actions_adddup2(&actions, parent_fd, child_fd);
-    }
+  // Two passes: first copy every source to a spare high descriptor, then onto its target.
+  // Mapping directly could overwrite a source that a later mapping still needs (a parent fd
+  // 5 meant for child fd 6 would be gone after dup2(x, 5)); going through a copy also clears
+  // O_CLOEXEC when source and target are the same number.
+  constexpr int kSpare = 900;
+  for (size_t i = 0; i < options.fds.size(); ++i) {
+    posix_spawn_file_actions_adddup2(&actions, options.fds[i].second, kSpare + static_cast<int>(i));
+  }
+  for (size_t i = 0; i < options.fds.size(); ++i) {
+    posix_spawn_file_actions_adddup2(&actions, kSpare + static_cast<int>(i), options.fds[i].first);
+  }
+  for (size_t i = 0; i < options.fds.size(); ++i) {
+    posix_spawn_file_actions_addclose(&actions, kSpare + static_cast<int>(i));
   }
   if (options.cwd) posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
   posix_spawnattr_setpgroup(&attr, 0);
@@ -162,13 +166,14 @@ fs::path executable_dir() {
 }
 
 Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
-                                  size_t max_output, const std::optional<fs::path>& cwd) {
+                                  size_t max_output, const std::optional<fs::path>& cwd,
+                                  const std::optional<std::vector<std::string>>& env) {
   KEVIN_ASSIGN_OR_RETURN(Pipe out, make_pipe());
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   Fd devnull_fd(devnull);
   SpawnOptions options;
   options.argv = argv;
-  options.env = current_environment();
+  options.env = env ? *env : current_environment();
   options.fds = {{0, devnull}, {1, out.write.get()}, {2, out.write.get()}};
   options.cwd = cwd;
   const auto start = Clock::now();

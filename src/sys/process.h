@@ -87,9 +87,12 @@ struct CommandResult {
   bool timed_out = false;
   double wall_ms = 0;
 };
+// `env` replaces the environment when given (e.g. to keep secrets away from a compiler
+// that processes untrusted source); otherwise the child inherits ours.
 Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
                                   size_t max_output = 1 << 20,
-                                  const std::optional<std::filesystem::path>& cwd = std::nullopt);
+                                  const std::optional<std::filesystem::path>& cwd = std::nullopt,
+                                  const std::optional<std::vector<std::string>>& env = std::nullopt);
 
 // Finds `name` on PATH; nullopt if absent.
 std::optional<std::filesystem::path> find_program(const std::string& name);

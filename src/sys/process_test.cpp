@@ -5,6 +5,9 @@
 
 #include "sys/fd.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace kevin::sys {
 namespace {
 using namespace std::chrono_literals;
@@ -66,6 +69,39 @@ TEST(Process, ChildKilledOnDestruction) {
 TEST(Process, FindsProgramsOnPath) {
   EXPECT_TRUE(find_program("sh").has_value());
   EXPECT_FALSE(find_program("definitely-not-a-program-kevin").has_value());
+}
+
+}  // namespace
+}  // namespace kevin::sys
+
+namespace kevin::sys {
+namespace {
+
+// Regression: mapping parent fd A to child fd B where B is another mapping's source must not
+// clobber that source (child fd 6 once received the file meant for fd 5).
+TEST(Process, CrossingDescriptorMappingsKeepTheirSources) {
+  auto a = make_pipe();
+  auto b = make_pipe();
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  // Put the two read ends on 50 and 51 (free numbers), then ask for them crossed in the child.
+  ASSERT_EQ(::dup3(a->read.get(), 50, O_CLOEXEC), 50);
+  ASSERT_EQ(::dup3(b->read.get(), 51, O_CLOEXEC), 51);
+  ASSERT_EQ(::write(a->write.get(), "A", 1), 1);
+  ASSERT_EQ(::write(b->write.get(), "B", 1), 1);
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "head -c1 /dev/fd/50; head -c1 /dev/fd/51"};
+  o.env = current_environment();
+  auto out = make_pipe();
+  ASSERT_TRUE(out.is_ok());
+  o.fds = {{1, out->write.get()}, {50, 51}, {51, 50}};
+  auto child = spawn(o);
+  ASSERT_TRUE(child.is_ok());
+  out->write.reset();
+  std::string got;
+  ASSERT_TRUE(read_until_eof(out->read.get(), 16, Deadline::after(std::chrono::seconds(10)), &got).is_ok());
+  EXPECT_EQ(got, "BA");
+  ::close(50);
+  ::close(51);
 }
 
 }  // namespace

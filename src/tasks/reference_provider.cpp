@@ -67,6 +67,7 @@ Status swap_in(const fs::path& fresh, const fs::path& target) {
 }  // namespace
 
 Result<ReferenceWorker*> ReferenceProvider::worker() {
+  if (worker_ && !worker_->alive()) worker_.reset();
   if (!worker_) {
     KEVIN_ASSIGN_OR_RETURN(ReferenceWorker w, ReferenceWorker::start(options_.worker));
     worker_.emplace(std::move(w));

@@ -116,10 +116,19 @@ std::string ReferenceWorker::device_name(const std::string& backend, int ordinal
 }
 
 Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadline) {
+  // Any failure here leaves the channel out of step (a late reply would answer the next
+  // request), so the worker is stopped; the provider starts a fresh one next time.
+  const auto fail = [this](const Status& s) {
+    child_.kill_and_reap();
+    return s;
+  };
   const std::string line = dump_json(request) + "\n";
-  KEVIN_RETURN_IF_ERROR(sys::write_all(to_worker_.get(), line.data(), line.size(), deadline));
-  KEVIN_ASSIGN_OR_RETURN(std::string reply, read_line(from_worker_.get(), &pending_, deadline));
-  return parse_json(reply);
+  if (Status s = sys::write_all(to_worker_.get(), line.data(), line.size(), deadline); !s.is_ok()) return fail(s);
+  auto reply = read_line(from_worker_.get(), &pending_, deadline);
+  if (!reply.is_ok()) return fail(reply.status());
+  auto doc = parse_json(*reply);
+  if (!doc.is_ok() || !doc->is_object()) return fail(internal_error("the reference worker sent a malformed reply"));
+  return doc;
 }
 
 Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task) {

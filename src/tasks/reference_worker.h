@@ -43,6 +43,8 @@ class ReferenceWorker {
   static Result<ReferenceWorker> start(const WorkerOptions& options);
 
   const std::string& python() const { return python_; }
+  // False once the worker has exited or was stopped after a failed exchange.
+  bool alive() const { return child_.running(); }
   const std::string& torch_version() const { return torch_version_; }
   // Name of CUDA device `ordinal` as PyTorch reports it ("cpu" for the CPU backend).
   std::string device_name(const std::string& backend, int ordinal) const;

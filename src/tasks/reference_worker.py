@@ -32,9 +32,16 @@ class TaskError(Exception):
     """The task file itself is broken (raises, returns unsupported values...)."""
 
 
+# Replies go to a private copy of the original stdout; fd 1 then points at stderr, so a task
+# that prints (from Python or from C code) cannot interleave text with the protocol.
+_protocol = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+
 def reply(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    _protocol.write(json.dumps(obj) + "\n")
+    _protocol.flush()
 
 
 def device_for(backend, ordinal):
@@ -193,7 +200,7 @@ def time_eager(models, arg_sets, dev, timing):
         models[k](*arg_sets[k])
         return (time.perf_counter() - t0) * 1000.0
 
-    with torch.no_grad():
+    with torch.no_grad(), (torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext()):
         sets = len(models)
         probe = [one(k % sets, True) for k in range(max(3, timing.get("warmup", 3)))]
         per_call = max(sorted(probe)[len(probe) // 2], 1e-3)

@@ -31,8 +31,9 @@ using Clock = std::chrono::steady_clock;
 
 struct TensorSlot {
   int32_t dtype;
-  std::vector<int64_t> shape, strides;
-  uint64_t offset, bytes;
+  std::vector<int64_t> shape, strides;          // the harness's own copy
+  std::vector<int64_t> view_shape, view_strides;  // what the candidate sees (it could write them)
+  uint64_t offset, bytes, numel;
 };
 
 Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
@@ -46,6 +47,10 @@ Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
     KEVIN_ASSIGN_OR_RETURN(s.bytes, json_get<uint64_t>(t, "bytes"));
     s.strides.assign(s.shape.size(), 1);
     for (size_t d = s.shape.size(); d-- > 1;) s.strides[d - 1] = s.strides[d] * s.shape[d];
+    s.numel = 1;
+    for (int64_t d : s.shape) s.numel *= static_cast<uint64_t>(d);
+    s.view_shape = s.shape;
+    s.view_strides = s.strides;
     slots.push_back(std::move(s));
   }
   return slots;
@@ -63,6 +68,9 @@ class Runner {
   // One invocation on input set `set` with fresh poison; returns the candidate's code.
   int invoke(size_t set, uint32_t poison, bool flush, bool stage_outputs, double* wall_ms,
              Status* device_error);
+  // Rebuilds every structure the candidate can reach (kevin_args, tensor views, shape and
+  // stride arrays) from the harness's copies, so nothing it scribbled there survives.
+  void reset_views();
   std::vector<uint64_t> input_hashes();
 
   std::unique_ptr<Device> device_;
@@ -72,7 +80,7 @@ class Runner {
   uint8_t* out_base_ = nullptr;
   uint64_t out_bytes_ = 0;
   void* workspace_ = nullptr;
-  std::vector<std::vector<double>> scalars_;
+  std::vector<std::vector<double>> scalars_, scalar_views_;
   std::vector<std::vector<kevin_tensor>> in_views_;
   std::vector<kevin_tensor> out_views_;
   std::vector<kevin_args> args_;
@@ -117,23 +125,11 @@ Status Runner::init(const Json& cmd, Json* reply) {
   KEVIN_ASSIGN_OR_RETURN(workspace_, device_->alloc(device_->workspace_bytes()));
   KEVIN_ASSIGN_OR_RETURN(staging_, sys::SharedMemory::map_fd(kStagingFd, out_bytes_, true));
 
-  in_views_.assign(sets, {});
-  for (const auto& o : outputs_) {
-    out_views_.push_back({out_base_ + o.offset, o.dtype, static_cast<int32_t>(o.shape.size()),
-                          o.shape.data(), o.strides.data()});
-  }
-  for (size_t k = 0; k < sets; ++k) {
-    for (const auto& in : inputs_) {
-      in_views_[k].push_back({set_base_[k] + in.offset, in.dtype, static_cast<int32_t>(in.shape.size()),
-                              in.shape.data(), in.strides.data()});
-    }
-  }
-  for (size_t k = 0; k < sets; ++k) {
-    args_.push_back({in_views_[k].data(), static_cast<int32_t>(inputs_.size()), out_views_.data(),
-                     static_cast<int32_t>(outputs_.size()), scalars_[k].data(),
-                     static_cast<int32_t>(scalars_[k].size()), workspace_,
-                     device_->workspace_bytes(), device_->stream()});
-  }
+  in_views_.assign(sets, std::vector<kevin_tensor>(inputs_.size()));
+  out_views_.assign(outputs_.size(), kevin_tensor{});
+  args_.assign(sets, kevin_args{});
+  scalar_views_ = scalars_;
+  reset_views();
   KEVIN_RETURN_IF_ERROR(device_->synchronize());
 
   if (sandbox) {
@@ -163,6 +159,24 @@ Status Runner::init(const Json& cmd, Json* reply) {
   return Status::ok();
 }
 
+void Runner::reset_views() {
+  const auto view = [](TensorSlot& t, uint8_t* base) {
+    t.view_shape = t.shape;
+    t.view_strides = t.strides;
+    return kevin_tensor{base + t.offset, t.dtype, static_cast<int32_t>(t.shape.size()), t.view_shape.data(),
+                        t.view_strides.data()};
+  };
+  for (size_t i = 0; i < outputs_.size(); ++i) out_views_[i] = view(outputs_[i], out_base_);
+  for (size_t k = 0; k < set_base_.size(); ++k) {
+    // Input slots are shared by all sets, so every set's views point at the same fresh arrays.
+    for (size_t i = 0; i < inputs_.size(); ++i) in_views_[k][i] = view(inputs_[i], set_base_[k]);
+    scalar_views_[k] = scalars_[k];
+    args_[k] = {in_views_[k].data(), static_cast<int32_t>(inputs_.size()), out_views_.data(),
+                static_cast<int32_t>(outputs_.size()), scalar_views_[k].data(), static_cast<int32_t>(scalars_[k].size()),
+                workspace_, device_->workspace_bytes(), device_->stream()};
+  }
+}
+
 std::vector<uint64_t> Runner::input_hashes() {
   std::vector<uint64_t> h;
   for (uint8_t* base : set_base_) h.push_back(device_->hash(base, set_bytes_));
@@ -172,6 +186,7 @@ std::vector<uint64_t> Runner::input_hashes() {
 int Runner::invoke(size_t set, uint32_t poison, bool flush, bool stage_outputs, double* wall_ms,
                    Status* device_error) {
   guard_->restore();
+  reset_views();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     device_->fill32(out_base_ + outputs_[i].offset, harness::poison_word(outputs_[i].dtype, poison),
                     (outputs_[i].bytes + 3) / 4 * 4);
@@ -239,11 +254,9 @@ Status Runner::time(const Json& cmd, Json* reply) {
     const size_t slot = i - warmup;
     uint64_t index = 0;
     for (size_t o = 0; o < outputs_.size(); ++o) {
-      int64_t numel = 1;
-      for (int64_t d : outputs_[o].shape) numel *= d;
-      device_->fingerprint(out_base_ + outputs_[o].offset, outputs_[o].dtype,
-                           static_cast<uint64_t>(numel), weights_seed, index, slot);
-      index += static_cast<uint64_t>(numel);
+      device_->fingerprint(out_base_ + outputs_[o].offset, outputs_[o].dtype, outputs_[o].numel, weights_seed,
+                           index, slot);
+      index += outputs_[o].numel;
     }
   }
   KEVIN_RETURN_IF_ERROR(device_->synchronize());

@@ -101,16 +101,22 @@ Status install_seccomp(SandboxReport* report) {
                  SCMP_SYS(tkill), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
                  SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
                  SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(link), SCMP_SYS(linkat),
-                 SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(truncate)}) {
+                 SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(truncate),
+                 SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(mknod), SCMP_SYS(mknodat),
+                 SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
+                 SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(name_to_handle_at),
+                 SCMP_SYS(open_by_handle_at)}) {
     add(SCMP_ACT_ERRNO(EACCES), nr);
   }
-  const uint64_t kWriteFlags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, kWriteFlags, O_WRONLY));
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, O_RDWR, O_RDWR));
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_WRONLY, O_WRONLY));
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_RDWR, O_RDWR));
-  add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+  // Opens: read-only only. Each rule tests one way of asking for write access.
+  const struct {
+    uint64_t mask, value;
+  } kWriteModes[] = {{O_ACCMODE, O_WRONLY}, {O_ACCMODE, O_RDWR}, {O_CREAT, O_CREAT}, {O_TRUNC, O_TRUNC},
+                     {O_APPEND, O_APPEND}};
+  for (const auto& m : kWriteModes) {
+    add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, m.mask, m.value));
+    add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, m.mask, m.value));
+  }
   add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat2));
   add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
   add(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(pkey_mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
@@ -122,6 +128,8 @@ Status install_seccomp(SandboxReport* report) {
   const auto self = static_cast<scmp_datum_t>(::getpid());
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
   if (rc != 0) {
     seccomp_release(ctx);
     return internal_error(std::string("seccomp rule: ") + std::strerror(-rc));

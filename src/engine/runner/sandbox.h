@@ -5,8 +5,8 @@
 //   apply_limits()      CPU time, file size (output flood), core dumps, descriptors;
 //   install_seccomp()   last, before the candidate is loaded: kills the process on
 //                       execve/fork/ptrace/namespace calls; refuses new threads, sockets,
-//                       writable opens, executable mappings, signals to other processes and
-//                       limit changes.
+//                       opens for writing, truncation, io_uring, pidfds, executable mappings,
+//                       signals to other processes and limit changes.
 // docs/sandbox.md lists what is enforced where.
 #pragma once
 
