@@ -140,8 +140,8 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
 
 namespace {
 
-// Σ |a−b|^power over [begin, end) (power 1 or 2); +inf when non-finite values differ.
-double distance_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end, int power) {
+// Σ (a−b)² over [begin, end); +inf when non-finite values differ.
+double squared_distance_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end) {
   double sum = 0;
   for (uint64_t i = begin; i < end; ++i) {
     const double x = runner::load_as_double(a, dtype, i), y = runner::load_as_double(b, dtype, i);
@@ -149,30 +149,21 @@ double distance_range(const void* a, const void* b, int32_t dtype, uint64_t begi
       if (!(std::isnan(x) && std::isnan(y)) && x != y) return INFINITY;
       continue;
     }
-    const double d = std::fabs(x - y);
-    sum += power == 1 ? d : d * d;
+    sum += (x - y) * (x - y);
   }
-  return sum;
-}
-
-double distance_sum(const void* a, const void* b, DType dtype, uint64_t count, int power) {
-  std::vector<double> partial(chunk_parts(count));
-  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
-    partial[part] = distance_range(a, b, static_cast<int32_t>(dtype), begin, end, power);
-  });
-  double sum = 0;
-  for (double p : partial) sum += p;
   return sum;
 }
 
 }  // namespace
 
-double l1_distance(const void* a, const void* b, DType dtype, uint64_t count) {
-  return distance_sum(a, b, dtype, count, 1);
-}
-
 double l2_distance(const void* a, const void* b, DType dtype, uint64_t count) {
-  return std::sqrt(distance_sum(a, b, dtype, count, 2));
+  std::vector<double> partial(chunk_parts(count));
+  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
+    partial[part] = squared_distance_range(a, b, static_cast<int32_t>(dtype), begin, end);
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return std::sqrt(sum);
 }
 
 std::string multi_index(int64_t flat, const std::vector<int64_t>& shape) {

@@ -47,11 +47,8 @@ struct CompareStats {
 CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
                              Tolerance tol);
 
-// L1 distance between two buffers of the same dtype (non-finite pairs count as +inf).
-// Uses several threads for large buffers.
-double l1_distance(const void* a, const void* b, DType dtype, uint64_t count);
-
-// Euclidean (L2) distance between two buffers of the same dtype (+inf if non-finite differs).
+// Euclidean (L2) distance between two buffers of the same dtype (+inf where non-finite values
+// differ). Uses several threads for large buffers.
 double l2_distance(const void* a, const void* b, DType dtype, uint64_t count);
 
 // Calls fn(begin, end, part) over `parts` contiguous slices of [0, count) on that many
