@@ -3,12 +3,15 @@
 # time (the reference worker's own timing protocol), torch.compile time, and input/parameter
 # and output sizes. Results are appended to a JSON-lines file one task at a time, so a run cut
 # short by its time limit resumes where it stopped; --markdown renders the table.
-# Usage: python3 bench/task_table.py --out results.jsonl [--suite level1] [--no-compile]
+# --warm-jobs N first compiles every task in N parallel processes (no timing), filling
+# inductor's on-disk caches so that the serial, timed pass spends little time compiling.
+# Usage: python3 bench/task_table.py --out results.jsonl [--suite level1] [--no-compile] [--warm-jobs 8]
 #        python3 bench/task_table.py --out results.jsonl --markdown > table.md
 import argparse
 import glob
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -57,6 +60,25 @@ def measure(path, compile_too, timing):
     return row
 
 
+def warm_compile(path):
+    dev = torch.device("cuda", 0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model, args = rw.build(rw.load_task(path, "cuda"), 1, dev)
+    with torch.no_grad():
+        torch.compile(model)(*args)
+    torch.cuda.synchronize()
+
+
+def warm_in_parallel(paths, jobs, suite):
+    procs = [subprocess.Popen([sys.executable, __file__, "--out", os.devnull, "--suite", suite,
+                               "--compile-only", f"{k}/{jobs}"]) for k in range(jobs)]
+    t0 = time.time()
+    codes = [p.wait() for p in procs]
+    print(f"warm compile of {len(paths)} tasks in {jobs} processes: {time.time() - t0:.0f} s, exit codes {codes}",
+          flush=True)
+
+
 def render(rows):
     print("| task | family | eager ms | torch.compile ms | inputs+params MiB | outputs MiB |")
     print("|---|---|---:|---:|---:|---:|")
@@ -74,7 +96,18 @@ def main():
     ap.add_argument("--suite", default="level*")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--warm-jobs", type=int, default=0)
+    ap.add_argument("--compile-only", metavar="K/N", help="internal: compile shard K of N, time nothing")
     args = ap.parse_args()
+    paths = sorted(glob.glob(os.path.join(ROOT, "tasks", args.suite, "*.py")))
+    if args.compile_only:
+        k, n = map(int, args.compile_only.split("/"))
+        for path in paths[k::n]:
+            try:
+                warm_compile(path)
+            except Exception as exc:  # noqa: BLE001 — the timed pass records the error
+                print(f"{path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
     done = {}
     if os.path.exists(args.out):
         for line in open(args.out):
@@ -85,7 +118,9 @@ def main():
         render(done.values())
         return
     timing = {"budget_ms": 500.0, "warmup": 3, "min_calls": 10, "max_calls": 50}
-    for path in sorted(glob.glob(os.path.join(ROOT, "tasks", args.suite, "*.py"))):
+    if args.warm_jobs > 0 and not args.no_compile:
+        warm_in_parallel(paths, args.warm_jobs, args.suite)
+    for path in paths:
         name = os.path.relpath(path, os.path.join(ROOT, "tasks"))[:-3]
         if name in done and ("compile_ms" in done[name] or args.no_compile):
             continue

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -78,6 +80,12 @@ Decision from_lost_runner(const RunnerSession::Reply& r, const std::string& prin
                            " (" + how + ")",
                        printed);
 }
+
+// The judge's private copy of one output set.
+struct OutputCopy {
+  std::unique_ptr<uint8_t[]> data;
+  uint64_t size = 0;
+};
 
 // Expected outputs and host-side views of one output set.
 struct OutputSet {
@@ -156,7 +164,7 @@ class Evaluation {
 
  private:
   Result<std::optional<Decision>> check_call(RunnerSession& s, size_t set, const char* stage,
-                                             std::vector<uint8_t>* keep);
+                                             OutputCopy* got);
   std::optional<Decision> compare_set(const uint8_t* got, size_t set);
   Result<Decision> time(RunnerSession& s);
 
@@ -197,8 +205,19 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, size_t set) 
   return std::nullopt;
 }
 
+// Outputs can be gigabytes: copying (and first-touching) them on one core would dominate
+// the correctness phase, so the buffer is left uninitialised and filled on all cores.
+void copy_parallel(const uint8_t* from, uint64_t bytes, OutputCopy* to) {
+  if (to->size != bytes) {
+    to->data.reset(new uint8_t[bytes]);
+    to->size = bytes;
+  }
+  parallel_chunks(bytes, [&](uint64_t begin, uint64_t end, size_t) { std::memcpy(to->data.get() + begin, from + begin, end - begin); });
+}
+
 Result<std::optional<Decision>> Evaluation::check_call(RunnerSession& s, size_t set, const char* stage,
-                                                       std::vector<uint8_t>* keep) {
+                                                       OutputCopy* got) {
+  // `got` receives the candidate's output: a private copy of the staging area.
   const Json cmd = {{"cmd", "call"}, {"set", set}, {"poison", static_cast<uint32_t>(rng_())}};
   SharedDeviceLock shared(config_.gate);
   KEVIN_ASSIGN_OR_RETURN(auto reply, s.request(cmd, sys::Deadline::after(config_.call_timeout)));
@@ -219,12 +238,19 @@ Result<std::optional<Decision>> Evaluation::check_call(RunnerSession& s, size_t 
         VerdictKind::kWrongAnswer, "inputs modified",
         "Your kernel modified its input tensors, which are read-only; outputs must be written only to args->outputs."});
   }
-  if (auto d = compare_set(s.staging(), set)) return std::optional<Decision>(*d);
-  if (keep != nullptr) keep->assign(s.staging(), s.staging() + outs_.layout.set_bytes);
+  // A private copy first: candidate code still running in the runner (a host callback) could
+  // rewrite the shared staging area between the comparison and the fingerprint.
+  copy_parallel(s.staging(), outs_.layout.set_bytes, got);
+  if (auto d = compare_set(got->data.get(), set)) return std::optional<Decision>(*d);
   return std::optional<Decision>();
 }
 
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
 Result<Decision> Evaluation::run(const fs::path& object) {
+  const auto load_start = Clock::now();
   const SetLayout in_layout = layout_of(ref_.input_tensors());
   KEVIN_ASSIGN_OR_RETURN(view_.inputs, map_readonly(ref_.inputs_file(), ref_.num_sets * in_layout.set_bytes));
   KEVIN_ASSIGN_OR_RETURN(view_.expected, map_readonly(ref_.expected_file(), ref_.num_sets * outs_.layout.set_bytes));
@@ -272,23 +298,26 @@ Result<Decision> Evaluation::run(const fs::path& object) {
     return runtime_error("the process running the kernel reported inputs that differ from the ones sent", "");
   }
 
+  result_->phases.load_ms = ms_since(load_start);
+
   // Correctness: every set once, then set 0 again under a different poison.
+  const auto check_start = Clock::now();
   weights_seed_ = rng_();
-  std::vector<uint8_t> first, again;
+  // Output buffers are reused across calls: first-touching gigabytes each time is not free.
+  OutputCopy first, got;
   for (size_t k = 0; k < ref_.num_sets; ++k) {
-    std::vector<uint8_t> kept;
-    KEVIN_ASSIGN_OR_RETURN(auto bad, check_call(session, k, "the correctness check", &kept));
+    KEVIN_ASSIGN_OR_RETURN(auto bad, check_call(session, k, "the correctness check", k == 0 ? &first : &got));
     if (bad) return *bad;
-    own_prints_.push_back(fingerprint_outputs(kept.data(), outs_, weights_seed_));
-    if (k == 0) first = std::move(kept);
+    own_prints_.push_back(fingerprint_outputs(k == 0 ? first.data.get() : got.data.get(), outs_, weights_seed_));
   }
-  KEVIN_ASSIGN_OR_RETURN(auto bad_again, check_call(session, 0, "the determinism check", &again));
+  KEVIN_ASSIGN_OR_RETURN(auto bad_again, check_call(session, 0, "the determinism check", &got));
   if (bad_again) return *bad_again;
+  const uint8_t* again = got.data.get();
   for (size_t i = 0; i < outs_.specs.size(); ++i) {
     const auto& spec = outs_.specs[i];
     const uint64_t off = outs_.layout.offsets[i];
     const auto n = static_cast<uint64_t>(spec.numel());
-    const CompareStats agree = compare_buffers(again.data() + off, first.data() + off, spec.dtype, n,
+    const CompareStats agree = compare_buffers(again + off, first.data.get() + off, spec.dtype, n,
                                                config_.tolerance.for_dtype(spec.dtype));
     if (!agree.ok()) {
       return Decision{VerdictKind::kWrongAnswer, "nondeterministic",
@@ -296,10 +325,14 @@ Result<Decision> Evaluation::run(const fs::path& object) {
                           std::to_string(agree.mismatches) + " elements of output " + std::to_string(i) +
                           " differ): it depends on uninitialised memory, a race, or state kept between calls."};
     }
-    const double d = l2_distance(again.data() + off, first.data() + off, spec.dtype, n);
+    const double d = l2_distance(again + off, first.data.get() + off, spec.dtype, n);
     nondeterminism_l2_ = std::sqrt(nondeterminism_l2_ * nondeterminism_l2_ + d * d);
   }
-  return time(session);
+  result_->phases.check_ms = ms_since(check_start);
+  const auto time_start = Clock::now();
+  auto timed = time(session);
+  result_->phases.time_ms = ms_since(time_start);
+  return timed;
 }
 
 Result<Decision> Evaluation::time(RunnerSession& s) {
@@ -405,6 +438,9 @@ Json to_json(const EvalResult& r) {
             {"max_rel_error", opt(r.max_rel_error)},
             {"device", r.device_name},
             {"total_ms", r.total_ms},
+            {"phases_ms",
+             {{"prepare", r.phases.prepare_ms}, {"load", r.phases.load_ms}, {"check", r.phases.check_ms},
+              {"time", r.phases.time_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
   if (r.timing) j["timing"] = to_json(*r.timing);
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
@@ -422,7 +458,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
     result.verdict = d.kind;
     result.reason = d.reason;
     result.feedback = d.feedback;
-    result.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    result.total_ms = ms_since(start);
     if (d.kind != VerdictKind::kCorrect) result.speedup.reset();
     return result;
   };
@@ -444,6 +480,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
   if (!symbols.is_ok()) return finish(rejected({"import_not_allowed", "the built object is unreadable: " + symbols.status().message()}));
   if (auto r = check_symbols(*symbols, config_.backend, build.device_global_bytes)) return finish(rejected(*r));
 
+  result.phases.prepare_ms = ms_since(start);
   Evaluation evaluation(config_, ref, &result);
   Result<Decision> decided = internal_error("not run");
   try {

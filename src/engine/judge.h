@@ -59,6 +59,11 @@ struct EvalResult {
   std::vector<std::string> sandbox_enforced, sandbox_skipped;
   std::string device_name;
   double total_ms = 0;
+  // Where total_ms went: gate+compile+symbol gate, runner start and upload, correctness
+  // calls with the judge's comparisons, timed calls. Unreached phases stay 0.
+  struct Phases {
+    double prepare_ms = 0, load_ms = 0, check_ms = 0, time_ms = 0;
+  } phases;
 
   bool correct() const { return verdict == VerdictKind::kCorrect; }
 };

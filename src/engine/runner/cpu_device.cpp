@@ -51,6 +51,7 @@ class CpuDevice final : public Device {
     std::memcpy(dst, src, bytes);
     return Status::ok();
   }
+  void pin_host(void*, size_t) override {}  // host memory is the device's own
   Status download_async(void* dst, const void* src, size_t bytes) override {
     return download(dst, src, bytes);
   }

@@ -95,6 +95,7 @@ class CudaDevice final : public Device {
  public:
   explicit CudaDevice(int ordinal) : ordinal_(ordinal) {}
   ~CudaDevice() override {
+    for (void* p : pinned_) cudaHostUnregister(p);
     for (void* p : blocks_) cudaFree(p);
   }
 
@@ -123,6 +124,11 @@ class CudaDevice final : public Device {
     fingerprint(flush_, 0, 16, 1, 0, 0);
     mark_start();
     mark_end();
+    // The implicit streams are created on first use; create them now, outside the sandbox,
+    // so a candidate that launches there gets its off-stream verdict rather than a driver
+    // stuck on a refused system call.
+    fill32_kernel<<<1, 1, 0, cudaStreamLegacy>>>(static_cast<uint32_t*>(flush_), 0, 1);
+    fill32_kernel<<<1, 1, 0, cudaStreamPerThread>>>(static_cast<uint32_t*>(flush_), 0, 1);
     return synchronize();
   }
 
@@ -139,6 +145,13 @@ class CudaDevice final : public Device {
   }
   Status download(void* dst, const void* src, size_t bytes) override {
     return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "download");
+  }
+  void pin_host(void* host, size_t bytes) override {
+    if (bytes > 0 && cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+      pinned_.push_back(host);
+    } else {
+      cudaGetLastError();  // not sticky; clear it so the next check does not see it
+    }
   }
   Status download_async(void* dst, const void* src, size_t bytes) override {
     return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
@@ -197,7 +210,7 @@ class CudaDevice final : public Device {
   std::string name_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, end_ = nullptr;
-  std::vector<void*> blocks_;
+  std::vector<void*> blocks_, pinned_;
   void* flush_ = nullptr;
   size_t flush_bytes_ = 0;
   unsigned flush_round_ = 0;

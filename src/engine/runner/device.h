@@ -31,6 +31,9 @@ class Device {
   virtual Result<void*> alloc(size_t bytes) = 0;
   virtual Status upload(void* dst, const void* src, size_t bytes) = 0;
   virtual Status download(void* dst, const void* src, size_t bytes) = 0;
+  // Page-locks host memory the harness downloads into many times, so those copies run at
+  // DMA speed. Best effort: on failure (or on CPU) copies stay pageable and correct.
+  virtual void pin_host(void* host, size_t bytes) = 0;
   // Queues a device-to-host copy on the harness stream (ordered after work on that stream
   // only); complete after synchronize().
   virtual Status download_async(void* dst, const void* src, size_t bytes) = 0;

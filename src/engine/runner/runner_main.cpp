@@ -124,6 +124,7 @@ Status Runner::init(const Json& cmd, Json* reply) {
   out_base_ = static_cast<uint8_t*>(out);
   KEVIN_ASSIGN_OR_RETURN(workspace_, device_->alloc(device_->workspace_bytes()));
   KEVIN_ASSIGN_OR_RETURN(staging_, sys::SharedMemory::map_fd(kStagingFd, out_bytes_, true));
+  device_->pin_host(staging_.data(), staging_.size());
 
   in_views_.assign(sets, std::vector<kevin_tensor>(inputs_.size()));
   out_views_.assign(outputs_.size(), kevin_tensor{});
