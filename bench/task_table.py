@@ -16,9 +16,15 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "src", "tasks"))
-import reference_worker as rw  # noqa: E402  (the worker's loading, building and timing code)
-import torch  # noqa: E402
+rw = torch = None  # imported by import_torch(): --markdown runs without PyTorch
+
+
+def import_torch():
+    global rw, torch
+    sys.path.insert(0, os.path.join(ROOT, "src", "tasks"))
+    import reference_worker  # the worker's loading, building and timing code
+    import torch as torch_module
+    rw, torch = reference_worker, torch_module
 
 MIB = 1 << 20
 
@@ -101,6 +107,7 @@ def main():
     args = ap.parse_args()
     paths = sorted(glob.glob(os.path.join(ROOT, "tasks", args.suite, "*.py")))
     if args.compile_only:
+        import_torch()
         k, n = map(int, args.compile_only.split("/"))
         for path in paths[k::n]:
             try:
@@ -117,6 +124,7 @@ def main():
     if args.markdown:
         render(done.values())
         return
+    import_torch()
     timing = {"budget_ms": 500.0, "warmup": 3, "min_calls": 10, "max_calls": 50}
     if args.warm_jobs > 0 and not args.no_compile:
         warm_in_parallel(paths, args.warm_jobs, args.suite)
