@@ -16,9 +16,8 @@
 #include "cli/paths.h"
 #include "core/file.h"
 #include "core/log.h"
-#include "engine/judge.h"
+#include "env/evaluator.h"
 #include "sys/cuda_probe.h"
-#include "tasks/reference_provider.h"
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
@@ -33,60 +32,28 @@ struct EvalArgs {
   bool json = false, table = false, fresh_seeds = false, no_sandbox = false;
 };
 
-// Everything an evaluation needs, built once per command.
-struct Context {
-  engine::Backend backend;
-  std::unique_ptr<tasks::ReferenceProvider> provider;
-  std::unique_ptr<engine::CompileDriver> compiler;
-  std::unique_ptr<engine::Judge> judge;
-  engine::DeviceGate gate;
-};
-
-Result<std::unique_ptr<Context>> make_context(const EvalArgs& a) {
-  auto ctx = std::make_unique<Context>();
+// The engine for this command's flags.
+Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) {
+  env::EngineOptions o;
   if (a.backend == "auto") {
-    ctx->backend = sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
+    o.backend = sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
   } else {
-    ctx->backend = *engine::backend_from_name(a.backend);
+    o.backend = *engine::backend_from_name(a.backend);
   }
-  if (ctx->backend == engine::Backend::kCuda) {
-    std::string why;
-    const int n = sys::cuda_device_count(&why);
-    if (n == 0) return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
-    if (a.device >= n) return invalid_argument("--device " + std::to_string(a.device) + ": only " + std::to_string(n) + " CUDA devices");
-  }
-  KEVIN_ASSIGN_OR_RETURN(auto tolerance, engine::ToleranceProfile::parse(a.tolerance));
-  const fs::path cache = cache_dir(a.cache);
-  tasks::ProviderOptions p;
-  p.cache_dir = cache;
-  p.worker.script = share_dir() / "reference_worker.py";
-  if (!a.python.empty()) p.worker.python_override = a.python;
-  p.num_sets = a.seeds;
-  p.seed_ttl = a.fresh_seeds ? std::chrono::seconds(0) : std::chrono::seconds(3600);
-  p.timing_budget_ms = a.timing_budget_ms;
-  p.max_calls = a.max_timed_calls;
-  ctx->provider = std::make_unique<tasks::ReferenceProvider>(p);
-
-  engine::CompilerConfig c;
-  c.backend = ctx->backend;
-  c.cache_dir = cache;
-  c.abi_include_dir = share_dir();
-  KEVIN_ASSIGN_OR_RETURN(auto driver, engine::CompileDriver::create(c));
-  ctx->compiler = std::make_unique<engine::CompileDriver>(std::move(driver));
-
-  engine::EvalConfig e;
-  e.backend = ctx->backend;
-  e.device = a.device;
-  e.tolerance = tolerance;
-  e.runner_path = runner_path();
-  e.sandbox = !a.no_sandbox;
-  e.max_timed_calls = a.max_timed_calls;
-  e.timing_budget_ms = a.timing_budget_ms;
-  e.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.call_timeout_s * 1000));
-  e.gate = &ctx->gate;
-  if (!fs::exists(e.runner_path)) return not_found("kevin-runner not found next to kevin: " + e.runner_path.string());
-  ctx->judge = std::make_unique<engine::Judge>(*ctx->compiler, e);
-  return ctx;
+  o.device = a.device;
+  o.cache_dir = cache_dir(a.cache);
+  o.share_dir = share_dir();
+  o.runner_path = runner_path();
+  o.python = a.python;
+  o.seeds = a.seeds;
+  o.fresh_seeds = a.fresh_seeds;
+  o.tolerance = a.tolerance;
+  o.sandbox = !a.no_sandbox;
+  o.call_timeout_s = a.call_timeout_s;
+  o.timing_budget_ms = a.timing_budget_ms;
+  o.max_timed_calls = a.max_timed_calls;
+  o.jobs = a.jobs;
+  return env::EngineEvaluator::create(o);
 }
 
 std::string ms(const std::optional<double>& v, int precision = 4) {
@@ -126,18 +93,18 @@ void print_human(std::ostream& out, const std::string& task, const engine::EvalR
 
 Result<std::string> read_candidate(const fs::path& path) { return read_file(path, size_t{64} << 20); }
 
-int eval_single(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream& err) {
+int eval_single(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, std::ostream& err) {
   auto source = read_candidate(a.candidate);
   if (!source.is_ok()) {
     err << "kevin eval: " << source.status().message() << "\n";
     return kExitUsage;
   }
-  auto ref = ctx.provider->get(a.task, engine::backend_name(ctx.backend), a.device);
+  auto ref = ev.reference(a.task);
   if (!ref.is_ok()) {
     err << "kevin eval: " << ref.status().message() << "\n";
     return kExitFailure;
   }
-  auto result = ctx.judge->evaluate(*source, *ref);
+  auto result = ev.judge(*source, *ref);
   if (!result.is_ok()) {
     err << "kevin eval: evaluation failed: " << result.status().message() << "\n";
     return kExitFailure;
@@ -199,7 +166,7 @@ void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::v
   }
 }
 
-int eval_batch(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream& err) {
+int eval_batch(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, std::ostream& err) {
   auto pairs_or = read_pairs(a.batch);
   if (!pairs_or.is_ok()) {
     err << "kevin eval: " << a.batch << ": " << pairs_or.status().message() << "\n";
@@ -215,7 +182,7 @@ int eval_batch(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream&
   for (const auto& p : pairs) {
     if (!p.error.empty() || refs.count(p.task)) continue;
     KEVIN_LOG(info) << "reference for " << p.task.stem().string();
-    refs.emplace(p.task, ctx.provider->get(p.task, engine::backend_name(ctx.backend), a.device));
+    refs.emplace(p.task, ev.reference(p.task));
   }
 
   std::mutex out_mu;
@@ -245,7 +212,7 @@ int eval_batch(const EvalArgs& a, Context& ctx, std::ostream& out, std::ostream&
           errors[i] = ref.status().message();
         } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
           errors[i] = source.status().message();
-        } else if (auto r = ctx.judge->evaluate(*source, *ref); !r.is_ok()) {
+        } else if (auto r = ev.judge(*source, *ref); !r.is_ok()) {
           errors[i] = "evaluation failed: " + r.status().message();
         } else {
           results[i] = std::move(r).value();
@@ -295,12 +262,12 @@ void add_eval_command(CLI::App& app, Action& action) {
         return kExitUsage;
       }
       (void)sub;
-      auto ctx = make_context(*args);
-      if (!ctx.is_ok()) {
-        err << "kevin eval: " << ctx.status().message() << "\n";
-        return ctx.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+      auto ev = make_evaluator(*args);
+      if (!ev.is_ok()) {
+        err << "kevin eval: " << ev.status().message() << "\n";
+        return ev.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
       }
-      return args->batch.empty() ? eval_single(*args, **ctx, out, err) : eval_batch(*args, **ctx, out, err);
+      return args->batch.empty() ? eval_single(*args, **ev, out, err) : eval_batch(*args, **ev, out, err);
     };
   });
 }

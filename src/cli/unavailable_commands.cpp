@@ -3,10 +3,6 @@
 
 namespace kevin::cli {
 
-void add_run_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "run", "optimise tasks with a model over several turns",
-                          "arrives with multi-turn rollouts");
-}
 void add_train_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "train", "train a policy with multi-turn GRPO",
                           "arrives with the trainer");
@@ -18,10 +14,6 @@ void add_serve_command(CLI::App& app, Action& action) {
 void add_worker_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "worker", "run a remote GPU evaluation worker",
                           "arrives with the environment server");
-}
-void add_report_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "report", "tables and HTML report of a run",
-                          "arrives with multi-turn rollouts");
 }
 
 }  // namespace kevin::cli

@@ -35,4 +35,21 @@ int cuda_device_count(std::string* why) {
   return cached;
 }
 
+std::string cuda_device_name(int ordinal) {
+  if (ordinal < 0 || ordinal >= cuda_device_count()) return "";
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (lib == nullptr) return "";
+  using GetFn = int (*)(int*, int);
+  using NameFn = int (*)(char*, int, int);
+  auto get = reinterpret_cast<GetFn>(dlsym(lib, "cuDeviceGet"));
+  auto name = reinterpret_cast<NameFn>(dlsym(lib, "cuDeviceGetName"));
+  int device = 0;
+  char buffer[256] = {};
+  if (get == nullptr || name == nullptr || get(&device, ordinal) != 0 ||
+      name(buffer, static_cast<int>(sizeof buffer) - 1, device) != 0) {
+    return "";
+  }
+  return buffer;
+}
+
 }  // namespace kevin::sys

@@ -10,4 +10,7 @@ namespace kevin::sys {
 // device. The answer is computed once per process.
 int cuda_device_count(std::string* why = nullptr);
 
+// The driver's name for device `ordinal` ("NVIDIA H200"); "" when there is no such device.
+std::string cuda_device_name(int ordinal);
+
 }  // namespace kevin::sys

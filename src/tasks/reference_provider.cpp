@@ -75,6 +75,12 @@ Result<ReferenceWorker*> ReferenceProvider::worker() {
   return &*worker_;
 }
 
+Result<Json> ReferenceProvider::describe(const fs::path& task, const std::string& backend) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
+  return w->describe(task, backend);
+}
+
 std::string ReferenceProvider::python() const {
   std::lock_guard<std::mutex> lock(mu_);
   return worker_ ? worker_->python() : "";

@@ -34,6 +34,10 @@ class ReferenceProvider {
   // kFailedPrecondition (no interpreter with torch).
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend, int device);
 
+  // The task's ABI argument list at `backend`'s sizes (ReferenceWorker::describe), through
+  // the same worker process. Errors as get().
+  Result<Json> describe(const std::filesystem::path& task, const std::string& backend);
+
   // The interpreter in use, once the worker has started ("" before).
   std::string python() const;
 

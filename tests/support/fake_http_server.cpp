@@ -13,7 +13,11 @@
 
 namespace kevin::testing {
 
-FakeHttpServer::FakeHttpServer(std::vector<FakeReply> script) : script_(script.begin(), script.end()) {
+FakeHttpServer::FakeHttpServer(std::vector<FakeReply> script) : script_(script.begin(), script.end()) { start(); }
+
+FakeHttpServer::FakeHttpServer(Handler handler) : handler_(std::move(handler)) { start(); }
+
+void FakeHttpServer::start() {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -108,7 +112,7 @@ void FakeHttpServer::serve(int fd) {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(req);
     }
-    const FakeReply reply = next_reply();
+    const FakeReply reply = handler_ ? handler_(req) : next_reply();
     if (reply.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.delay_ms));
     if (reply.drop) break;
     const std::string response = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\nContent-Type: application/json\r\n"

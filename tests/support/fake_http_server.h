@@ -1,5 +1,6 @@
 // fake_http_server.h — a tiny HTTP/1.1 server on 127.0.0.1 for tests of HTTP clients: each
-// request gets the next scripted reply (status, body, delay, or a dropped connection), and
+// request gets the next scripted reply (status, body, delay, or a dropped connection) or the
+// reply a handler computes from it, and
 // every request is recorded for assertions. One thread per connection; stopped (and joined)
 // on destruction.
 #pragma once
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,6 +32,9 @@ class FakeHttpServer {
   // Listens on an ephemeral loopback port. Replies are served in order; when the script is
   // exhausted the last reply repeats.
   explicit FakeHttpServer(std::vector<FakeReply> script);
+  // Every request is answered by `handler` (called concurrently from connection threads).
+  using Handler = std::function<FakeReply(const RecordedRequest&)>;
+  explicit FakeHttpServer(Handler handler);
   ~FakeHttpServer();
   FakeHttpServer(const FakeHttpServer&) = delete;
   FakeHttpServer& operator=(const FakeHttpServer&) = delete;
@@ -40,6 +45,7 @@ class FakeHttpServer {
   void push(FakeReply reply);
 
  private:
+  void start();
   void accept_loop();
   void serve(int fd);
   FakeReply next_reply();
@@ -50,6 +56,7 @@ class FakeHttpServer {
   std::thread acceptor_;
   mutable std::mutex mu_;
   std::deque<FakeReply> script_;
+  Handler handler_;
   FakeReply last_;
   std::vector<RecordedRequest> requests_;
   std::vector<std::thread> workers_;

@@ -1,0 +1,390 @@
+// run_command.cpp — `kevin run`: a model optimises tasks over several turns (rollout module)
+// into a run directory (config.json, run.db, trajectories.jsonl, best/, metrics.json), and
+// `kevin run --resume RUN_DIR` finishes a run that was stopped. Wiring only.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <iomanip>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "cli/app.h"
+#include "cli/paths.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "core/version.h"
+#include "env/evaluator.h"
+#include "policy/scripted_policy.h"
+#include "report/metrics.h"
+#include "rollout/progress.h"
+#include "rollout/rollout.h"
+#include "sys/cuda_probe.h"
+#include "tasks/suite.h"
+#if defined(KEVIN_HAVE_CURL)
+#include "policy/openai_client.h"
+#endif
+
+namespace kevin::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> tasks;
+  std::string tasks_dir, split, out, resume;
+  int trajectories = 16, turns = 8, budget = 0;
+  std::string allocations, search = "none";
+  int beam_width = 4, beam_rounds = 2;
+  std::string llm, model, api_key_env = "OPENAI_API_KEY", policy;
+  double temperature = 0.9, top_p = 1.0, request_timeout_s = 600;
+  int max_tokens = 16384, max_concurrency = 64, context_tokens = 24000, parallel = 16;
+  std::vector<std::string> stop;
+  double gamma = 0.4;
+  std::string returns = "sum", advantages = "group";
+  double speedup_cap = 0;
+  // engine
+  std::string backend = "auto", tolerance = "default", python, cache;
+  int device = 0, seeds = 5, jobs = 0;
+  double call_timeout_s = 20;
+  bool no_sandbox = false;
+};
+
+// A usage problem (exit 2) or a failure of the job (exit 1), with its message.
+struct Failure {
+  int code;
+  std::string message;
+};
+Failure usage(const std::string& m) { return {kExitUsage, m}; }
+Failure failure(const std::string& m) { return {kExitFailure, m}; }
+
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::stringstream in(v);
+    for (std::string item; std::getline(in, item, ',');) {
+      if (!item.empty()) out.push_back(item);
+    }
+  }
+  return out;
+}
+
+// --tasks entries: a folder of tasks (a suite or a folder of suites), a suite name of the
+// tasks folder, or a task id / file stem / .py path; --split then keeps train or holdout.
+Result<std::vector<tasks::TaskInfo>> select_tasks(const RunArgs& a) {
+  const fs::path root = tasks_dir(a.tasks_dir);
+  std::vector<tasks::TaskInfo> out;
+  std::set<std::string> seen;
+  const auto add = [&](const tasks::TaskInfo& t) {
+    if (seen.insert(t.path.string()).second) out.push_back(t);
+  };
+  std::optional<std::vector<tasks::TaskInfo>> all;
+  for (const auto& spec : split_list(a.tasks)) {
+    if (fs::is_directory(spec)) {
+      KEVIN_ASSIGN_OR_RETURN(auto found, tasks::discover_tasks(spec));
+      for (const auto& t : found) add(t);
+      continue;
+    }
+    if (!all) {
+      KEVIN_ASSIGN_OR_RETURN(auto found, tasks::discover_tasks(root));
+      all = std::move(found);
+    }
+    bool suite = false;
+    for (const auto& t : *all) {
+      if (t.suite == spec) {
+        add(t);
+        suite = true;
+      }
+    }
+    if (suite) continue;
+    KEVIN_ASSIGN_OR_RETURN(tasks::TaskInfo t, tasks::resolve_task(*all, spec));
+    add(t);
+  }
+  if (!a.split.empty()) {
+    KEVIN_ASSIGN_OR_RETURN(tasks::Splits splits, tasks::load_splits(root));
+    std::vector<tasks::TaskInfo> kept;
+    for (const auto& t : out) {
+      if (splits.split_of(t.id) == a.split) kept.push_back(t);
+    }
+    out = std::move(kept);
+  }
+  if (out.empty()) return not_found("--tasks selected no task");
+  return out;
+}
+
+Json task_list_json(const std::vector<tasks::TaskInfo>& list) {
+  Json j = Json::array();
+  for (const auto& t : list) j.push_back({{"id", t.id}, {"suite", t.suite}, {"family", t.family}, {"path", fs::absolute(t.path).string()}});
+  return j;
+}
+
+Result<std::vector<tasks::TaskInfo>> task_list_from_json(const Json& j) {
+  std::vector<tasks::TaskInfo> out;
+  if (!j.is_array()) return invalid_argument("config.json: \"tasks\" must be a list");
+  for (const auto& t : j) {
+    tasks::TaskInfo info;
+    KEVIN_ASSIGN_OR_RETURN(info.id, json_get<std::string>(t, "id"));
+    KEVIN_ASSIGN_OR_RETURN(info.suite, json_get<std::string>(t, "suite"));
+    KEVIN_ASSIGN_OR_RETURN(info.family, json_get<std::string>(t, "family"));
+    KEVIN_ASSIGN_OR_RETURN(std::string path, json_get<std::string>(t, "path"));
+    info.path = path;
+    if (!fs::exists(info.path)) return not_found("task file of " + info.id + " is gone: " + path);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
+  rollout::RolloutConfig c;
+  if (!a.allocations.empty() && a.budget == 0) return invalid_argument("--allocations needs --budget");
+  if (a.budget > 0) {
+    if (a.search == "beam") return invalid_argument("--budget and --search beam do not combine");
+    c.allocations.clear();
+    if (a.allocations.empty()) {
+      c.allocations = rollout::budget_allocations(a.budget);
+    } else {
+      for (const auto& label : split_list({a.allocations})) {
+        KEVIN_ASSIGN_OR_RETURN(rollout::Allocation al, rollout::parse_allocation(label));
+        if (al.trajectories * al.turns != a.budget) {
+          return invalid_argument("allocation " + label + " does not spend the budget of " + std::to_string(a.budget));
+        }
+        c.allocations.push_back(al);
+      }
+    }
+  } else {
+    c.allocations = {{a.trajectories, a.turns}};
+  }
+  c.beam = a.search == "beam";
+  c.beam_config = {a.beam_width, a.beam_rounds};
+  if (c.beam && a.beam_width > a.trajectories) return invalid_argument("--beam-width exceeds --trajectories");
+  c.generation.temperature = a.temperature;
+  c.generation.top_p = a.top_p;
+  c.generation.max_tokens = a.max_tokens;
+  c.generation.stop = a.stop;
+  c.prompt.context_tokens = static_cast<size_t>(a.context_tokens);
+  c.gamma = a.gamma;
+  c.return_mode = *reward::return_mode_from_name(a.returns);
+  c.advantage_mode = *reward::advantage_mode_from_name(a.advantages);
+  if (a.speedup_cap > 0) c.score.speedup_cap = a.speedup_cap;
+  c.parallel = a.parallel;
+  return c;
+}
+
+Result<Json> policy_json(const RunArgs& a) {
+  if (!a.policy.empty()) {
+    if (a.policy.rfind("scripted:", 0) != 0) return invalid_argument("--policy: expected scripted:FILE");
+    const fs::path file = a.policy.substr(9);
+    if (!fs::exists(file)) return not_found("--policy: no such file: " + file.string());
+    return Json{{"kind", "scripted"}, {"file", fs::absolute(file).string()}};
+  }
+  if (a.llm.empty() || a.model.empty()) return invalid_argument("give --llm URL and --model NAME (or --policy scripted:FILE)");
+  return Json{{"kind", "openai"},           {"url", a.llm},
+              {"model", a.model},           {"api_key_env", a.api_key_env},
+              {"timeout_s", a.request_timeout_s}, {"max_concurrency", a.max_concurrency}};
+}
+
+Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
+  KEVIN_ASSIGN_OR_RETURN(std::string kind, json_get<std::string>(p, "kind"));
+  if (kind == "scripted") {
+    KEVIN_ASSIGN_OR_RETURN(std::string file, json_get<std::string>(p, "file"));
+    KEVIN_ASSIGN_OR_RETURN(auto scripted, policy::ScriptedPolicy::load(file));
+    return std::unique_ptr<policy::Policy>(std::move(scripted));
+  }
+#if defined(KEVIN_HAVE_CURL)
+  policy::OpenAIConfig c;
+  KEVIN_ASSIGN_OR_RETURN(c.base_url, json_get<std::string>(p, "url"));
+  KEVIN_ASSIGN_OR_RETURN(c.model, json_get<std::string>(p, "model"));
+  KEVIN_ASSIGN_OR_RETURN(c.api_key_env, json_get<std::string>(p, "api_key_env"));
+  KEVIN_ASSIGN_OR_RETURN(double timeout_s, json_get<double>(p, "timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(c.max_concurrency, json_get<int>(p, "max_concurrency"));
+  c.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  return std::unique_ptr<policy::Policy>(std::make_unique<policy::OpenAIClient>(c));
+#else
+  return failed_precondition("this kevin was built without libcurl: no OpenAI-compatible client");
+#endif
+}
+
+Result<Json> engine_json(const RunArgs& a) {
+  std::string backend = a.backend;
+  if (backend == "auto") backend = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
+  return Json{{"backend", backend},     {"device", a.device},       {"seeds", a.seeds},
+              {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
+              {"cache_dir", cache_dir(a.cache).string()}, {"sandbox", !a.no_sandbox},
+              {"call_timeout_s", a.call_timeout_s}};
+}
+
+Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const Json& e) {
+  env::EngineOptions o;
+  KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
+  o.backend = *engine::backend_from_name(backend);
+  KEVIN_ASSIGN_OR_RETURN(o.device, json_get<int>(e, "device"));
+  KEVIN_ASSIGN_OR_RETURN(o.seeds, json_get<int>(e, "seeds"));
+  KEVIN_ASSIGN_OR_RETURN(o.tolerance, json_get<std::string>(e, "tolerance"));
+  KEVIN_ASSIGN_OR_RETURN(o.jobs, json_get<int>(e, "jobs"));
+  KEVIN_ASSIGN_OR_RETURN(o.python, json_get<std::string>(e, "python"));
+  KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
+  KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));
+  KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
+  o.cache_dir = cache;
+  o.share_dir = share_dir();
+  o.runner_path = runner_path();
+  return env::EngineEvaluator::create(o);
+}
+
+std::string default_run_dir() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::ostringstream o;
+  o << "runs/" << std::put_time(&local, "%Y%m%d-%H%M%S");
+  return o.str();
+}
+
+// A new run: resolves the arguments into RUN_DIR/config.json (what --resume reads back).
+Result<fs::path> create_run(const RunArgs& a) {
+  KEVIN_ASSIGN_OR_RETURN(auto selected, select_tasks(a));
+  KEVIN_ASSIGN_OR_RETURN(auto rollout, rollout_config(a));
+  KEVIN_ASSIGN_OR_RETURN(Json policy, policy_json(a));
+  KEVIN_ASSIGN_OR_RETURN(Json engine, engine_json(a));
+  const fs::path dir = a.out.empty() ? fs::path(default_run_dir()) : fs::path(a.out);
+  if (fs::exists(dir / "run.db")) {
+    return already_exists(dir.string() + " already holds a run; continue it with kevin run --resume " + dir.string());
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
+  const Json config = {{"kevin_version", version_string()}, {"tasks", task_list_json(selected)},
+                       {"policy", policy}, {"engine", engine}, {"rollout", rollout::to_json(rollout)}};
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(dir / "config.json", dump_json(config, 1) + "\n"));
+  return dir;
+}
+
+Failure as_failure(const Status& s) {
+  const bool use = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
+                   s.code() == StatusCode::kAlreadyExists;
+  return {use ? kExitUsage : kExitFailure, s.message()};
+}
+
+// Runs (or continues) the run in `dir` to completion and writes its outputs.
+std::optional<Failure> execute(const fs::path& dir, std::ostream& out, std::ostream& err) {
+  auto text = read_file(dir / "config.json");
+  if (!text.is_ok()) return usage(dir.string() + " is not a run directory (no readable config.json)");
+  auto config = parse_json(*text);
+  if (!config.is_ok() || !config->is_object()) return failure(dir.string() + "/config.json is not valid JSON");
+  auto selected = task_list_from_json(config->value("tasks", Json()));
+  if (!selected.is_ok()) return as_failure(selected.status());
+  auto rollout_cfg = rollout::rollout_config_from_json(config->value("rollout", Json::object()));
+  if (!rollout_cfg.is_ok()) return failure("config.json: " + rollout_cfg.status().message());
+  auto policy = make_policy(config->value("policy", Json::object()));
+  if (!policy.is_ok()) return as_failure(policy.status());
+  auto evaluator = make_evaluator(config->value("engine", Json::object()));
+  if (!evaluator.is_ok()) return as_failure(evaluator.status());
+  auto store = rollout::RunStore::open(dir / "run.db");
+  if (!store.is_ok()) return failure(store.status().message());
+
+  rollout_cfg->prompt.backend = (*evaluator)->backend();
+  rollout_cfg->prompt.device_name = (*evaluator)->device_name();
+  rollout::Progress progress;
+  Status status;
+  KEVIN_LOG(info) << "run " << dir.string() << ": " << selected->size() << " tasks, policy " << (*policy)->name()
+                  << ", " << (*evaluator)->backend() << " on " << (*evaluator)->device_name();
+  {
+    rollout::ProgressDisplay display(&progress, &err, ::isatty(STDERR_FILENO) == 1);
+    rollout::Rollout rollout(*rollout_cfg, policy->get(), evaluator->get(), &*store, &progress);
+    status = rollout.run(*selected);
+  }
+  const std::string ext = (*evaluator)->backend() == "cuda" ? "cu" : "cpp";
+  auto written = rollout::write_run_outputs(*store, *rollout_cfg, dir, ext);
+  if (!written.is_ok()) return failure("writing outputs: " + written.status().message());
+  if (Status m = report::write_metrics_file(dir); !m.is_ok()) return failure("writing metrics: " + m.message());
+  if (!status.is_ok()) {
+    return failure(status.message() + "\n" + std::to_string(*written) + " finished turns are kept; continue with: kevin run --resume " +
+                   dir.string());
+  }
+  out << "run complete: " << *written << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
+      << "report: kevin report " << dir.string() << "\n";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& action) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* sub = app.add_subcommand("run", "optimise tasks with a model over several turns (multi-turn rollouts)");
+  sub->add_option("--tasks", a->tasks, "tasks: suite names, task ids, .py files or task folders (comma-separated or repeated)");
+  sub->add_option("--tasks-dir", a->tasks_dir, "folder of suites that names refer to (default: the shipped tasks/)");
+  sub->add_option("--split", a->split, "keep only the train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));
+  sub->add_option("--trajectories,-m", a->trajectories, "parallel trajectories per task")->check(CLI::Range(1, 4096));
+  sub->add_option("--turns,-n", a->turns, "turns per trajectory")->check(CLI::Range(1, 256));
+  sub->add_option("--budget", a->budget, "compare allocations of this many kernels per task (16x8, 32x4, 128x1 for 128)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--allocations", a->allocations, "with --budget: the allocations to compare, e.g. 16x8,32x4,128x1");
+  sub->add_option("--search", a->search, "none, or beam (keep the best trajectories after each round of turns)")
+      ->check(CLI::IsMember({"none", "beam"}));
+  sub->add_option("--beam-width", a->beam_width, "beam: trajectories kept after each round")->check(CLI::Range(1, 4096));
+  sub->add_option("--beam-rounds", a->beam_rounds, "beam: rounds of --turns turns")->check(CLI::Range(1, 1000));
+  sub->add_option("--llm", a->llm, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1");
+  sub->add_option("--model", a->model, "model name sent to the server");
+  sub->add_option("--api-key-env", a->api_key_env, "environment variable holding the API key");
+  sub->add_option("--policy", a->policy, "scripted:FILE (responses from a JSONL script) instead of --llm");
+  sub->add_option("--temperature", a->temperature, "sampling temperature")->check(CLI::Range(0.0, 5.0));
+  sub->add_option("--top-p", a->top_p, "nucleus sampling")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-tokens", a->max_tokens, "tokens per response")->check(CLI::Range(1, 1 << 22));
+  sub->add_option("--stop", a->stop, "stop sequence (repeatable)");
+  sub->add_option("--request-timeout", a->request_timeout_s, "seconds one generation may take")->check(CLI::PositiveNumber);
+  sub->add_option("--max-concurrency", a->max_concurrency, "generation requests in flight")->check(CLI::Range(1, 4096));
+  sub->add_option("--context-tokens", a->context_tokens, "prompt budget; oldest turns are dropped beyond it")
+      ->check(CLI::Range(1000, 1 << 22));
+  sub->add_option("--parallel", a->parallel, "trajectories advancing at once")->check(CLI::Range(1, 4096));
+  sub->add_option("--gamma", a->gamma, "discount of the returns")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--returns", a->returns, "sum or max")->check(CLI::IsMember({"sum", "max"}));
+  sub->add_option("--advantages", a->advantages, "group, per_turn or leave_one_out")
+      ->check(CLI::IsMember({"group", "per_turn", "leave_one_out"}));
+  sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  sub->add_option("--device", a->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64));
+  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL");
+  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
+  sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
+  sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
+  sub->add_option("--resume", a->resume, "continue the run in this directory (its config.json decides everything)");
+  sub->callback([a, sub, &action] {
+    action = [a, sub](std::ostream& out, std::ostream& err) {
+      fs::path dir;
+      if (!a->resume.empty()) {
+        for (const CLI::Option* o : sub->get_options()) {
+          if (o->count() > 0 && o->get_name() != "--resume") {
+            err << "kevin run: --resume takes every setting from the run's config.json; drop " << o->get_name() << "\n";
+            return kExitUsage;
+          }
+        }
+        dir = a->resume;
+      } else {
+        if (a->tasks.empty()) {
+          err << "kevin run: give --tasks (or --resume RUN_DIR); see kevin run --help\n";
+          return kExitUsage;
+        }
+        auto created = create_run(*a);
+        if (!created.is_ok()) {
+          const Failure f = as_failure(created.status());
+          err << "kevin run: " << f.message << "\n";
+          return f.code;
+        }
+        dir = *created;
+      }
+      if (auto f = execute(dir, out, err)) {
+        err << "kevin run: " << f->message << "\n";
+        return f->code;
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace kevin::cli

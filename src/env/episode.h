@@ -1,0 +1,66 @@
+// episode.h — one episode of the kernel-writing environment (DESIGN.md §1, §8): a task, and
+// turns in which an action (a candidate kernel and its summary, or a response that held no
+// usable kernel) is judged into a verdict, feedback and score. The rollout module and the
+// environment server drive episodes; prompts and response parsing live with the policy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/verdict.h"
+#include "env/evaluator.h"
+#include "reward/reward.h"
+
+namespace kevin::env {
+
+// What the model submitted in one turn.
+struct Action {
+  bool parsed = false;      // false: the response held no usable kernel
+  std::string code;         // the candidate source (when parsed)
+  std::string summary;      // the model's summary of its changes
+  std::string parse_error;  // why nothing could be used (when !parsed)
+};
+
+// One judged turn.
+struct TurnOutcome {
+  std::string code, summary;
+  VerdictKind verdict = VerdictKind::kParseError;
+  std::string reason;    // short cause or rejecting rule
+  std::string feedback;  // the text the model sees next turn
+  std::optional<engine::EvalResult> eval;  // absent for parse errors and restored turns
+  std::optional<double> speedup;           // when correct
+  double score = 0;
+  bool correct() const { return verdict == VerdictKind::kCorrect; }
+};
+
+// The feedback a model receives for a response without a usable kernel.
+std::string parse_error_feedback(const std::string& why);
+
+class Episode {
+ public:
+  // `evaluator` is borrowed and must outlive the episode.
+  Episode(tasks::TaskInfo task, std::string problem, Evaluator* evaluator, reward::ScoreConfig score = {})
+      : task_(std::move(task)), problem_(std::move(problem)), evaluator_(evaluator), score_(score) {}
+
+  // Judges `action` and appends the turn. An error Status (the harness failed) appends
+  // nothing, so the same action can be retried.
+  Result<TurnOutcome> step(const Action& action);
+  // Appends a turn judged earlier (resuming a stored run) without judging it again.
+  void restore(TurnOutcome turn) { turns_.push_back(std::move(turn)); }
+
+  const tasks::TaskInfo& task() const { return task_; }
+  const std::string& problem() const { return problem_; }
+  const std::vector<TurnOutcome>& turns() const { return turns_; }
+  // Fastest correct speedup so far (0 when nothing is correct yet).
+  double best_speedup() const;
+
+ private:
+  tasks::TaskInfo task_;
+  std::string problem_;
+  Evaluator* evaluator_;
+  reward::ScoreConfig score_;
+  std::vector<TurnOutcome> turns_;
+};
+
+}  // namespace kevin::env

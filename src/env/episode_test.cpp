@@ -1,0 +1,85 @@
+// episode_test.cpp — Episode over the fake evaluator: verdicts, scores, parse errors,
+// harness failures and restored turns.
+#include "env/episode.h"
+
+#include <gtest/gtest.h>
+
+#include "core/file.h"
+#include "env/fake_evaluator.h"
+#include "sys/tempdir.h"
+
+namespace kevin::env {
+namespace {
+
+class EpisodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("episode-");
+    ASSERT_TRUE(dir.is_ok());
+    dir_.emplace(std::move(dir).value());
+    task_ = {"suite/add", "suite", "elementwise", dir_->path() / "add.py"};
+    ASSERT_TRUE(write_file_atomic(task_.path, "class Model: pass\n").is_ok());
+  }
+  Action kernel(const std::string& directive) { return {true, "// fake: " + directive + "\n", "summary", ""}; }
+
+  std::optional<sys::TempDir> dir_;
+  tasks::TaskInfo task_;
+  FakeEvaluator fake_;
+};
+
+TEST_F(EpisodeTest, ScoresFollowTheVerdicts) {
+  Episode e(task_, "problem", &fake_);
+  auto wrong = e.step(kernel("wrong_answer"));
+  ASSERT_TRUE(wrong.is_ok());
+  EXPECT_EQ(wrong->verdict, VerdictKind::kWrongAnswer);
+  EXPECT_EQ(wrong->score, 0);
+  auto fast = e.step(kernel("correct speedup=2.5"));
+  ASSERT_TRUE(fast.is_ok());
+  EXPECT_TRUE(fast->correct());
+  EXPECT_DOUBLE_EQ(fast->score, 0.3 + 2.5);
+  auto slow = e.step(kernel("correct speedup=0.5"));
+  ASSERT_TRUE(slow.is_ok());
+  EXPECT_DOUBLE_EQ(slow->score, 0.8);
+  EXPECT_DOUBLE_EQ(e.best_speedup(), 2.5);
+  EXPECT_EQ(e.turns().size(), 3u);
+  EXPECT_EQ(e.turns()[1].summary, "summary");
+}
+
+TEST_F(EpisodeTest, ParseErrorsAreTurnsWithHelpfulFeedbackAndNoEvaluation) {
+  Episode e(task_, "problem", &fake_);
+  auto t = e.step({false, "", "", "no fenced code block was found."});
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->verdict, VerdictKind::kParseError);
+  EXPECT_NE(t->feedback.find("no fenced code block"), std::string::npos);
+  EXPECT_NE(t->feedback.find("```cuda"), std::string::npos);
+  EXPECT_FALSE(t->eval.has_value());
+  EXPECT_EQ(fake_.calls(), 0);
+}
+
+TEST_F(EpisodeTest, HarnessFailuresAppendNothing) {
+  Episode e(task_, "problem", &fake_);
+  auto t = e.step(kernel("harness_error"));
+  EXPECT_FALSE(t.is_ok());
+  EXPECT_TRUE(e.turns().empty());
+}
+
+TEST_F(EpisodeTest, RestoredTurnsCountWithoutEvaluation) {
+  Episode e(task_, "problem", &fake_);
+  TurnOutcome done;
+  done.verdict = VerdictKind::kCorrect;
+  done.speedup = 1.7;
+  e.restore(done);
+  EXPECT_DOUBLE_EQ(e.best_speedup(), 1.7);
+  EXPECT_EQ(fake_.calls(), 0);
+}
+
+TEST(FakeEvaluator, ProblemNamesTheTaskAndMissingFilesAreErrors) {
+  FakeEvaluator fake;
+  tasks::TaskInfo missing{"s/x", "s", "f", "/nonexistent/x.py"};
+  EXPECT_FALSE(fake.problem(missing).is_ok());
+  auto r = fake.evaluate(missing, "// fake: no_such_verdict\n");
+  EXPECT_FALSE(r.is_ok());
+}
+
+}  // namespace
+}  // namespace kevin::env

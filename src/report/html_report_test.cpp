@@ -1,0 +1,159 @@
+// html_report_test.cpp — the HTML page: self-contained, escaped, with charts, config fields and
+// links to the best kernels; and the SVG charts' axes, ticks and legend.
+#include "report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include "core/file.h"
+#include "report/format.h"
+#include "report/svg_chart.h"
+#include "report/test_records.h"
+#include "sys/tempdir.h"
+
+namespace kevin::report {
+namespace {
+namespace fs = std::filesystem;
+using testing::rows_of;
+using testing::trajectory_records;
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class HtmlReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("kevin-report-html-");
+    ASSERT_TRUE(dir.is_ok()) << dir.status().to_string();
+    dir_ = std::move(dir).value();
+    run_ = dir_.path() / "run";
+    ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(testing::two_task_records())).is_ok());
+  }
+  std::string report_at(const fs::path& out_file, const Metrics& metrics) {
+    EXPECT_TRUE(write_html_report(run_, metrics, out_file).is_ok());
+    return read_file(out_file).value_or("");
+  }
+  Metrics two_tasks() const { return compute_metrics(rows_of(testing::two_task_records())); }
+
+  sys::TempDir dir_;
+  fs::path run_;
+};
+
+TEST_F(HtmlReport, SelfContainedPageWithChartsAndTables) {
+  const std::string html = report_at(run_ / "report.html", two_tasks());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<svg"), 4u) << "speedup and correctness vs turns and vs k";
+  EXPECT_EQ(occurrences(html, "</svg>"), 4u);
+  EXPECT_EQ(occurrences(html, "<table"), occurrences(html, "</table>"));
+  for (const char* absent : {"<script", "<link", "src=", "@import", "url("}) {
+    EXPECT_EQ(html.find(absent), std::string::npos) << absent;
+  }
+  for (const char* expected : {"Allocation <code>3x3</code>", "Speedup vs turns", "Correctness vs samples k",
+                               "geometric-mean best speedup <b>1.00x</b>", "<code>lvl/a</code>", "83.3%",
+                               "No config.json in the run folder."}) {
+    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+  }
+}
+
+TEST_F(HtmlReport, EscapesEveryRecordString) {
+  std::vector<Json> records = trajectory_records("<script>alert(1)</script>", "<b>x</b>", 0, {{"correct", 1.0}});
+  const Json config = {{"model", "<script>evil()</script>"}, {"turns", 8}, {"temperature", 0.9}, {"beam", false},
+                       {"nested", {{"a", 1}}}, {"note", nullptr}};
+  ASSERT_TRUE(write_file_atomic(run_ / "config.json", dump_json(config)).is_ok());
+  const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(records)));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;evil()&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
+  for (const char* expected : {"<code>turns</code></td><td>8</td>", "<code>temperature</code></td><td>0.9</td>",
+                               "<code>beam</code></td><td>false</td>", "<code>note</code></td><td>null</td>"}) {
+    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(html.find("<code>nested</code>"), std::string::npos) << "only scalar fields are shown";
+}
+
+TEST_F(HtmlReport, MalformedConfigIsNotedNotFatal) {
+  ASSERT_TRUE(write_file_atomic(run_ / "config.json", "{\"model\": ").is_ok());
+  EXPECT_NE(report_at(run_ / "report.html", two_tasks()).find("config.json is unusable: malformed JSON"), std::string::npos);
+  ASSERT_TRUE(write_file_atomic(run_ / "config.json", "[1, 2]").is_ok());
+  EXPECT_NE(report_at(run_ / "report.html", two_tasks()).find("config.json is unusable: not a JSON object"), std::string::npos);
+}
+
+TEST_F(HtmlReport, LinksBestKernelsRelativeToTheReport) {
+  ASSERT_TRUE(write_file_atomic(run_ / "best" / "lvl" / "a.cu", "__global__ void k() {}").is_ok());
+  ASSERT_TRUE(write_file_atomic(run_ / "best" / "lvl" / "b.cpp", "void k() {}").is_ok());
+  const std::string beside = report_at(run_ / "report.html", two_tasks());
+  EXPECT_NE(beside.find("<a href=\"best/lvl/a.cu\">kernel</a>"), std::string::npos);
+  EXPECT_NE(beside.find("<a href=\"best/lvl/b.cpp\">kernel</a>"), std::string::npos);
+  const std::string elsewhere = report_at(dir_.path() / "reports" / "r.html", two_tasks());
+  EXPECT_NE(elsewhere.find("<a href=\"../run/best/lvl/a.cu\">kernel</a>"), std::string::npos);
+}
+
+TEST_F(HtmlReport, MissingKernelAndUnsafeTaskIdsGetNoLink) {
+  ASSERT_TRUE(write_file_atomic(dir_.path() / "secret.cu", "x").is_ok());
+  const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(
+      trajectory_records("../../secret", "1x1", 0, {{"correct", 1.0}}))));
+  EXPECT_EQ(html.find("<a href"), std::string::npos);
+  EXPECT_NE(html.find("<td>—</td>"), std::string::npos);
+}
+
+TEST_F(HtmlReport, EmptyRunSaysSo) {
+  EXPECT_NE(report_at(run_ / "report.html", Metrics{}).find("No turns recorded."), std::string::npos);
+}
+
+TEST_F(HtmlReport, UnwritableOutputIsAnError) {
+  ASSERT_TRUE(write_file_atomic(dir_.path() / "file", "x").is_ok());
+  EXPECT_FALSE(write_html_report(run_, two_tasks(), dir_.path() / "file" / "report.html").is_ok());
+}
+
+TEST(HtmlChart, AxesTicksLabelsAndLegend) {
+  Chart chart{"Speedup <vs> turns", "turns", "mean speedup", YScale::kSpeedup,
+              {{"best@k", {{1, 0.5}, {2, 1.7}, {3, 2.3}}, false}, {"avg&k", {{1, 0.2}, {2, 0.4}, {3, 0.9}}, true}}};
+  const std::string svg = render_svg_chart(chart);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("Speedup &lt;vs&gt; turns"), std::string::npos);
+  EXPECT_NE(svg.find(">avg&amp;k</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">turns</text>"), std::string::npos);
+  EXPECT_NE(svg.find("rotate(-90)\" text-anchor=\"middle\">mean speedup</text>"), std::string::npos);
+  // Largest value 2.3: step 2.3/4 → 0.625 → nice 1, so y ticks 0x, 1x, 2x, 3x.
+  for (const char* tick : {">0x</text>", ">1x</text>", ">2x</text>", ">3x</text>"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">4x</text>"), std::string::npos);
+  for (const char* tick : {">1</text>", ">2</text>", ">3</text>"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(occurrences(svg, "<polyline"), 2u);
+  EXPECT_EQ(occurrences(svg, "stroke-dasharray"), 2u) << "the dashed series and its legend sample";
+  EXPECT_EQ(occurrences(svg, "<circle"), 6u);
+  EXPECT_NE(svg.find("<title>best@k at 2: 1.70x</title>"), std::string::npos);
+}
+
+TEST(HtmlChart, FractionScaleAndManyPoints) {
+  ChartSeries s{"best@k", {}, false};
+  for (int k = 1; k <= 100; ++k) s.points.push_back({static_cast<double>(k), k / 100.0});
+  const std::string svg = render_svg_chart({"Correctness", "k", "correct", YScale::kFraction, {s}});
+  for (const char* tick : {">0%</text>", ">50%</text>", ">100%</text>", ">1</text>", ">10</text>", ">100</text>"}) {
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  }
+  EXPECT_EQ(svg.find(">5</text>"), std::string::npos) << "x ticks thinned to a 10 step";
+  EXPECT_EQ(svg.find("<circle"), std::string::npos) << "no markers on dense series";
+}
+
+TEST(HtmlChart, DegenerateChartsStillRender) {
+  const std::string empty = render_svg_chart({"Nothing", "k", "speedup", YScale::kSpeedup, {}});
+  EXPECT_NE(empty.find("</svg>"), std::string::npos);
+  EXPECT_EQ(empty.find("nan"), std::string::npos);
+  const std::string single = render_svg_chart({"One", "k", "speedup", YScale::kSpeedup, {{"s", {{1, 0}}, false}}});
+  EXPECT_EQ(single.find("nan"), std::string::npos);
+  EXPECT_EQ(single.find("inf"), std::string::npos);
+  EXPECT_NE(single.find(">1</text>"), std::string::npos);
+}
+
+TEST(HtmlEscape, EscapesMarkupCharacters) {
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("plain"), "plain");
+}
+
+}  // namespace
+}  // namespace kevin::report

@@ -1,0 +1,456 @@
+// rollout.cpp — the trajectory scheduler: a queue of trajectory segments served by a pool of
+// threads, per-(allocation, task) groups that open the next beam round when a round ends,
+// and the turn itself (prompt → generation → parse → judge → record → store).
+#include "rollout/rollout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "core/file.h"
+#include "core/log.h"
+#include "core/sha256.h"
+#include "env/episode.h"
+#include "policy/response_parser.h"
+
+namespace kevin::rollout {
+namespace fs = std::filesystem;
+
+Result<Allocation> parse_allocation(const std::string& text) {
+  const auto x = text.find('x');
+  Allocation a;
+  try {
+    size_t used_m = 0, used_n = 0;
+    if (x == std::string::npos) throw std::invalid_argument("no x");
+    a.trajectories = std::stoi(text.substr(0, x), &used_m);
+    a.turns = std::stoi(text.substr(x + 1), &used_n);
+    if (used_m != x || used_n != text.size() - x - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    return invalid_argument("allocation '" + text + "': expected TRAJECTORIESxTURNS, e.g. 16x8");
+  }
+  if (a.trajectories < 1 || a.turns < 1) return invalid_argument("allocation '" + text + "': both numbers must be >= 1");
+  return a;
+}
+
+std::vector<Allocation> budget_allocations(int kernels) {
+  std::vector<Allocation> out;
+  for (int turns : {8, 4, 1}) {
+    if (kernels >= turns && kernels % turns == 0) out.push_back({kernels / turns, turns});
+  }
+  return out;
+}
+
+Json to_json(const RolloutConfig& c) {
+  Json allocations = Json::array();
+  for (const auto& a : c.allocations) allocations.push_back(a.label());
+  Json j = {{"allocations", allocations},
+            {"search", c.beam ? "beam" : "none"},
+            {"beam_width", c.beam_config.width},
+            {"beam_rounds", c.beam_config.rounds},
+            {"temperature", c.generation.temperature},
+            {"top_p", c.generation.top_p},
+            {"max_tokens", c.generation.max_tokens},
+            {"stop", c.generation.stop},
+            {"context_tokens", c.prompt.context_tokens},
+            {"max_feedback_chars", c.prompt.max_feedback_chars},
+            {"max_summary_chars", c.max_summary_chars},
+            {"correct_bonus", c.score.correct_bonus},
+            {"speedup_cap", c.score.speedup_cap ? Json(*c.score.speedup_cap) : Json()},
+            {"gamma", c.gamma},
+            {"returns", c.return_mode == reward::ReturnMode::kDiscountedSum ? "sum" : "max"},
+            {"parallel", c.parallel}};
+  switch (c.advantage_mode) {
+    case reward::AdvantageMode::kGroup: j["advantages"] = "group"; break;
+    case reward::AdvantageMode::kPerTurn: j["advantages"] = "per_turn"; break;
+    case reward::AdvantageMode::kLeaveOneOut: j["advantages"] = "leave_one_out"; break;
+  }
+  return j;
+}
+
+Result<RolloutConfig> rollout_config_from_json(const Json& j) {
+  RolloutConfig c;
+  c.allocations.clear();
+  KEVIN_ASSIGN_OR_RETURN(auto labels, json_get<std::vector<std::string>>(j, "allocations"));
+  for (const auto& l : labels) {
+    KEVIN_ASSIGN_OR_RETURN(Allocation a, parse_allocation(l));
+    c.allocations.push_back(a);
+  }
+  if (c.allocations.empty()) return invalid_argument("config: no allocations");
+  KEVIN_ASSIGN_OR_RETURN(std::string search, json_get<std::string>(j, "search"));
+  c.beam = search == "beam";
+  KEVIN_ASSIGN_OR_RETURN(c.beam_config.width, json_get<int>(j, "beam_width"));
+  KEVIN_ASSIGN_OR_RETURN(c.beam_config.rounds, json_get<int>(j, "beam_rounds"));
+  KEVIN_ASSIGN_OR_RETURN(c.generation.temperature, json_get<double>(j, "temperature"));
+  KEVIN_ASSIGN_OR_RETURN(c.generation.top_p, json_get<double>(j, "top_p"));
+  KEVIN_ASSIGN_OR_RETURN(c.generation.max_tokens, json_get<int>(j, "max_tokens"));
+  KEVIN_ASSIGN_OR_RETURN(c.generation.stop, json_get<std::vector<std::string>>(j, "stop"));
+  KEVIN_ASSIGN_OR_RETURN(c.prompt.context_tokens, json_get<size_t>(j, "context_tokens"));
+  KEVIN_ASSIGN_OR_RETURN(c.prompt.max_feedback_chars, json_get<size_t>(j, "max_feedback_chars"));
+  KEVIN_ASSIGN_OR_RETURN(c.max_summary_chars, json_get<size_t>(j, "max_summary_chars"));
+  KEVIN_ASSIGN_OR_RETURN(c.score.correct_bonus, json_get<double>(j, "correct_bonus"));
+  if (j.contains("speedup_cap") && !j["speedup_cap"].is_null()) {
+    KEVIN_ASSIGN_OR_RETURN(double cap, json_get<double>(j, "speedup_cap"));
+    c.score.speedup_cap = cap;
+  }
+  KEVIN_ASSIGN_OR_RETURN(c.gamma, json_get<double>(j, "gamma"));
+  KEVIN_ASSIGN_OR_RETURN(std::string returns, json_get<std::string>(j, "returns"));
+  KEVIN_ASSIGN_OR_RETURN(std::string advantages, json_get<std::string>(j, "advantages"));
+  const auto rm = reward::return_mode_from_name(returns);
+  const auto am = reward::advantage_mode_from_name(advantages);
+  if (!rm || !am) return invalid_argument("config: unknown returns/advantages mode");
+  c.return_mode = *rm;
+  c.advantage_mode = *am;
+  KEVIN_ASSIGN_OR_RETURN(c.parallel, json_get<int>(j, "parallel"));
+  return c;
+}
+
+namespace {
+
+// One (allocation, task): its trajectories' full histories and the current beam round.
+struct Group {
+  std::string label;
+  Allocation allocation;
+  tasks::TaskInfo task;
+  std::string problem;
+  int round = 0;
+  int pending = 0;                                   // segments of this round not yet done
+  std::map<int, std::vector<env::TurnOutcome>> histories;  // trajectory → every turn it has seen
+  std::vector<int> round_members;
+};
+
+// Turns [first_turn, end_turn) of one trajectory, which inherits `inherited` from `parent`.
+struct Segment {
+  Group* group = nullptr;
+  int trajectory = 0;
+  std::optional<int> parent;
+  int first_turn = 0, end_turn = 0;
+  std::vector<env::TurnOutcome> inherited;
+};
+
+env::TurnOutcome outcome_from_record(const Json& r) {
+  env::TurnOutcome t;
+  t.code = r.value("code", "");
+  t.summary = r.value("summary", "");
+  t.verdict = verdict_from_name(r.value("verdict", "")).value_or(VerdictKind::kParseError);
+  t.reason = r.value("reason", "");
+  t.feedback = r.value("feedback", "");
+  if (t.correct() && r.contains("speedup") && r["speedup"].is_number()) t.speedup = r["speedup"].get<double>();
+  t.score = r.value("score", 0.0);
+  return t;
+}
+
+Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
+
+void raise_best(std::atomic<double>& best, double value) {
+  double seen = best.load();
+  while (value > seen && !best.compare_exchange_weak(seen, value)) {
+  }
+}
+
+}  // namespace
+
+struct Rollout::Impl {
+  Impl(Rollout& owner, env::Evaluator* shared) : r(owner), evaluator(shared) {}
+
+  Rollout& r;
+  env::Evaluator* evaluator;  // identical kernels are judged once
+  std::map<TurnKey, Json> stored;
+  std::deque<Group> groups;  // stable addresses
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Segment> queue;
+  int active = 0;            // segments being run
+  bool stopping = false;
+  Status first_error;
+  std::set<std::string> judged;  // task id + code hash, for cached_eval
+
+  void enqueue_round(Group& g, std::vector<Segment> segments) {
+    g.pending = static_cast<int>(segments.size());
+    g.round_members.clear();
+    for (auto& s : segments) {
+      g.round_members.push_back(s.trajectory);
+      queue.push_back(std::move(s));
+    }
+  }
+
+  void start_group(Group& g) {
+    std::vector<Segment> first;
+    for (int t = 0; t < g.allocation.trajectories; ++t) {
+      first.push_back(Segment{&g, t, std::nullopt, 0, g.allocation.turns, {}});
+    }
+    enqueue_round(g, std::move(first));
+  }
+
+  // Called with mu held when the last segment of a round is done.
+  void close_round(Group& g) {
+    if (stopping || !r.config_.beam || g.round + 1 >= r.config_.beam_config.rounds) {
+      ++r.progress_->tasks_done;
+      return;
+    }
+    std::vector<int> ranked = g.round_members;
+    const auto stats = [&](int id) {
+      double best = 0;
+      int correct = 0;
+      for (const auto& t : g.histories[id]) {
+        if (t.correct()) {
+          best = std::max(best, t.speedup.value_or(0));
+          ++correct;
+        }
+      }
+      return std::make_pair(best, correct);
+    };
+    std::sort(ranked.begin(), ranked.end(), [&](int a, int b) {
+      const auto sa = stats(a), sb = stats(b);
+      if (sa != sb) return sa > sb;
+      return a < b;
+    });
+    const int m = g.allocation.trajectories, n = g.allocation.turns;
+    const int width = std::clamp(r.config_.beam_config.width, 1, m);
+    const int copies = std::max(1, m / width);
+    ++g.round;
+    std::vector<Segment> next;
+    for (int j = 0; j < m; ++j) {
+      const int parent = ranked[static_cast<size_t>(std::min(j / copies, width - 1))];
+      next.push_back(Segment{&g, g.round * m + j, parent, g.round * n, (g.round + 1) * n, g.histories[parent]});
+    }
+    enqueue_round(g, std::move(next));
+  }
+
+  void worker() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      cv.wait(lock, [&] { return !queue.empty() || active == 0; });
+      if (queue.empty()) return;  // nothing queued and nothing running: no more work can appear
+      Segment s = std::move(queue.front());
+      queue.pop_front();
+      if (stopping) {
+        cv.notify_all();
+        continue;
+      }
+      ++active;
+      lock.unlock();
+      std::vector<env::TurnOutcome> history;
+      Status st = run_segment(s, &history);
+      lock.lock();
+      --active;
+      if (!st.is_ok() && !stopping) {
+        stopping = true;
+        first_error = st;
+      }
+      Group& g = *s.group;
+      g.histories[s.trajectory] = std::move(history);
+      if (--g.pending == 0) close_round(g);
+      cv.notify_all();
+    }
+  }
+
+  Status run_segment(const Segment& s, std::vector<env::TurnOutcome>* history) {
+    const Group& g = *s.group;
+    env::Episode episode(g.task, g.problem, evaluator, r.config_.score);
+    for (const auto& t : s.inherited) episode.restore(t);
+    Status status;
+    for (int turn = s.first_turn; turn < s.end_turn; ++turn) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopping) break;
+      }
+      const TurnKey key{g.label, g.task.id, s.trajectory, turn};
+      if (auto it = stored.find(key); it != stored.end()) {
+        episode.restore(outcome_from_record(it->second));
+        note_judged(g.task.id, it->second.value("code", ""));
+        count_turn(episode.turns().back(), true);
+        continue;
+      }
+      status = run_turn(s, key, &episode);
+      if (!status.is_ok()) break;
+    }
+    *history = episode.turns();
+    return status;
+  }
+
+  // True when this task's run has judged `code` before.
+  bool note_judged(const std::string& task, const std::string& code) {
+    std::lock_guard<std::mutex> lock(mu);
+    return !judged.insert(task + "\n" + sha256_hex(code)).second;
+  }
+
+  void count_turn(const env::TurnOutcome& t, bool restored) {
+    ++r.progress_->turns_done;
+    if (restored) ++r.progress_->turns_restored;
+    if (t.correct()) {
+      ++r.progress_->correct;
+      raise_best(r.progress_->best_speedup, t.speedup.value_or(0));
+    }
+  }
+
+  Status run_turn(const Segment& s, const TurnKey& key, env::Episode* episode) {
+    const Group& g = *s.group;
+    std::vector<policy::TurnRecord> history;
+    for (const auto& t : episode->turns()) history.push_back({t.code, t.summary, t.feedback});
+    const policy::Prompt prompt = policy::build_prompt(g.problem, history, r.config_.prompt);
+
+    ++r.progress_->generating;
+    const auto gen_start = std::chrono::steady_clock::now();
+    auto generated = r.policy_->generate(prompt.messages, r.config_.generation);
+    const double generation_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gen_start).count();
+    --r.progress_->generating;
+    if (!generated.is_ok()) {
+      return Status(generated.status().code(), "policy " + r.policy_->name() + ": " + generated.status().message());
+    }
+    const policy::Generation& gen = *generated;
+    const policy::ParsedResponse parsed = policy::parse_response(gen.content, r.config_.max_summary_chars);
+    env::Action action{parsed.ok, parsed.code, parsed.summary, parsed.error};
+    if (!parsed.ok && gen.truncated()) {
+      action.parse_error = "the response was cut off at the token limit (" + std::to_string(r.config_.generation.max_tokens) +
+                           " tokens) before a complete code block; " + parsed.error;
+    }
+    const bool seen = parsed.ok && note_judged(g.task.id, parsed.code);
+    ++r.progress_->evaluating;
+    auto judged_turn = episode->step(action);
+    --r.progress_->evaluating;
+    if (!judged_turn.is_ok()) {
+      return Status(judged_turn.status().code(), g.task.id + ": evaluation failed: " + judged_turn.status().message());
+    }
+    const env::TurnOutcome& t = *judged_turn;
+    Json record = turn_record(s, key, prompt, gen, parsed, t);
+    record["generation_ms"] = gen.latency_ms > 0 ? gen.latency_ms : generation_ms;
+    record["cached_eval"] = seen;
+    KEVIN_RETURN_IF_ERROR(r.store_->put_turn(key, record));
+    count_turn(t, false);
+    return Status::ok();
+  }
+
+  static Json turn_record(const Segment& s, const TurnKey& key, const policy::Prompt& prompt, const policy::Generation& gen,
+                          const policy::ParsedResponse& parsed, const env::TurnOutcome& t) {
+    Json messages = Json::array();
+    for (const auto& m : prompt.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+    const std::string reasoning = gen.reasoning.empty() ? parsed.reasoning : gen.reasoning;
+    Json j = {{"task", key.task},
+              {"trajectory", key.trajectory},
+              {"turn", key.turn},
+              {"allocation", key.allocation},
+              {"parent", s.parent ? Json(*s.parent) : Json()},
+              {"prompt", messages},
+              {"prompt_estimated_tokens", prompt.estimated_tokens},
+              {"turns_dropped", prompt.turns_dropped},
+              {"response", gen.content},
+              {"reasoning_chars", reasoning.size()},
+              {"finish_reason", gen.finish_reason},
+              {"code", t.code},
+              {"summary", t.summary},
+              {"verdict", verdict_name(t.verdict)},
+              {"reason", t.reason},
+              {"feedback", t.feedback},
+              {"correct", t.correct()},
+              {"speedup", optional_number(t.speedup)},
+              {"score", t.score},
+              {"prompt_tokens", gen.prompt_tokens},
+              {"completion_tokens", gen.completion_tokens},
+              {"candidate_ms", Json()},
+              {"baseline_ms", Json()},
+              {"compile_ms", 0.0},
+              {"eval_ms", 0.0}};
+    if (t.eval) {
+      j["candidate_ms"] = optional_number(t.eval->candidate_ms);
+      j["baseline_ms"] = optional_number(t.eval->baseline_ms);
+      j["compile_ms"] = t.eval->compile_ms;
+      j["eval_ms"] = t.eval->total_ms;
+      j["cache_hit"] = t.eval->cache_hit;
+    }
+    return j;
+  }
+};
+
+Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks) {
+  env::SharingEvaluator sharing(evaluator_);
+  Impl impl(*this, &sharing);
+  KEVIN_ASSIGN_OR_RETURN(auto stored, store_->turns());
+  for (auto& [key, record] : stored) impl.stored.emplace(key, std::move(record));
+
+  const std::vector<Allocation> allocations =
+      config_.beam ? std::vector<Allocation>{config_.allocations.front()} : config_.allocations;
+  const size_t rounds = config_.beam ? static_cast<size_t>(std::max(1, config_.beam_config.rounds)) : 1;
+  for (const auto& task : tasks) {
+    KEVIN_ASSIGN_OR_RETURN(std::string problem, evaluator_->problem(task));
+    for (const auto& a : allocations) {
+      impl.groups.push_back(Group{config_.beam ? "beam" : a.label(), a, task, problem, 0, 0, {}, {}});
+      progress_->turns_total += static_cast<size_t>(a.trajectories) * static_cast<size_t>(a.turns) * rounds;
+      ++progress_->tasks_total;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    for (auto& g : impl.groups) impl.start_group(g);
+  }
+  std::vector<std::thread> pool;
+  for (int i = 0; i < std::max(1, config_.parallel); ++i) pool.emplace_back([&impl] { impl.worker(); });
+  for (auto& t : pool) t.join();
+  return impl.first_error;
+}
+
+Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,
+                                 const std::string& extension) {
+  KEVIN_ASSIGN_OR_RETURN(auto turns, store.turns());
+  // (allocation, task) → trajectory → its records in turn order.
+  std::map<std::pair<std::string, std::string>, std::map<int, std::vector<Json*>>> groups;
+  for (auto& [key, record] : turns) groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
+
+  std::map<std::string, const Json*> best;  // task → fastest correct record
+  for (auto& [group_key, trajectories] : groups) {
+    // Full lineage scores: a beam copy's turns follow its parent's earlier turns.
+    const auto lineage_scores = [&](int id, int before_turn, const auto& self) -> std::vector<double> {
+      std::vector<double> scores;
+      const auto found = trajectories.find(id);
+      if (found == trajectories.end() || found->second.empty()) return scores;  // parent not stored
+      const auto& own = found->second;
+      const Json& first = *own.front();
+      if (first.contains("parent") && first["parent"].is_number_integer()) {
+        scores = self(first["parent"].get<int>(), first.value("turn", 0), self);
+      }
+      for (const Json* r : own) {
+        if (r->value("turn", 0) < before_turn) scores.push_back(r->value("score", 0.0));
+      }
+      return scores;
+    };
+    std::vector<std::vector<double>> own_returns;
+    for (auto& [id, records] : trajectories) {
+      const std::vector<double> scores = lineage_scores(id, std::numeric_limits<int>::max(), lineage_scores);
+      const std::vector<double> returns = reward::turn_returns(scores, config.gamma, config.return_mode);
+      const size_t offset = scores.size() - records.size();
+      own_returns.emplace_back(returns.begin() + static_cast<std::ptrdiff_t>(offset), returns.end());
+    }
+    const auto advantages = reward::advantages(own_returns, config.advantage_mode);
+    size_t i = 0;
+    for (auto& [id, records] : trajectories) {
+      for (size_t t = 0; t < records.size(); ++t) {
+        (*records[t])["return"] = own_returns[i][t];
+        (*records[t])["advantage"] = advantages[i][t];
+        const Json& r = *records[t];
+        if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
+          const Json*& b = best[group_key.second];
+          if (b == nullptr || r.at("speedup").get<double>() > b->at("speedup").get<double>()) b = &r;
+        }
+      }
+      ++i;
+    }
+  }
+  std::string lines;
+  for (const auto& [key, record] : turns) lines += dump_json(record) + "\n";
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(run_dir / "trajectories.jsonl", lines));
+  for (const auto& [task, record] : best) {
+    const fs::path file = run_dir / "best" / (task + "." + extension);
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(file, record->value("code", "")));
+  }
+  return turns.size();
+}
+
+}  // namespace kevin::rollout

@@ -1,0 +1,72 @@
+// qwen2_config.cpp — config.json parsing and validation.
+#include "train/qwen2_config.h"
+
+#include "core/file.h"
+
+namespace kevin::train {
+
+int64_t Qwen2Config::parameter_count() const {
+  const int64_t kv = num_key_value_heads * head_dim();
+  const int64_t attention = hidden_size * hidden_size + hidden_size + 2 * (hidden_size * kv + kv) + hidden_size * hidden_size;
+  const int64_t mlp = 3 * hidden_size * intermediate_size;
+  const int64_t layer = attention + mlp + 2 * hidden_size;
+  const int64_t embeddings = vocab_size * hidden_size;
+  return embeddings * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * layer + hidden_size;
+}
+
+Result<Qwen2Config> qwen2_config_from_json(const Json& j) {
+  if (!j.is_object()) return invalid_argument("config.json: expected an object");
+  Qwen2Config c;
+  KEVIN_ASSIGN_OR_RETURN(c.vocab_size, json_get<int64_t>(j, "vocab_size"));
+  KEVIN_ASSIGN_OR_RETURN(c.hidden_size, json_get<int64_t>(j, "hidden_size"));
+  KEVIN_ASSIGN_OR_RETURN(c.intermediate_size, json_get<int64_t>(j, "intermediate_size"));
+  KEVIN_ASSIGN_OR_RETURN(c.num_hidden_layers, json_get<int64_t>(j, "num_hidden_layers"));
+  KEVIN_ASSIGN_OR_RETURN(c.num_attention_heads, json_get<int64_t>(j, "num_attention_heads"));
+  KEVIN_ASSIGN_OR_RETURN(c.num_key_value_heads, json_get_or<int64_t>(j, "num_key_value_heads", c.num_attention_heads));
+  KEVIN_ASSIGN_OR_RETURN(c.max_position_embeddings, json_get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
+  KEVIN_ASSIGN_OR_RETURN(c.rms_norm_eps, json_get_or<double>(j, "rms_norm_eps", c.rms_norm_eps));
+  KEVIN_ASSIGN_OR_RETURN(c.rope_theta, json_get_or<double>(j, "rope_theta", c.rope_theta));
+  KEVIN_ASSIGN_OR_RETURN(c.tie_word_embeddings, json_get_or<bool>(j, "tie_word_embeddings", false));
+  KEVIN_ASSIGN_OR_RETURN(c.torch_dtype, json_get_or<std::string>(j, "torch_dtype", c.torch_dtype));
+  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"vocab_size", c.vocab_size},
+                                {"hidden_size", c.hidden_size},
+                                {"intermediate_size", c.intermediate_size},
+                                {"num_hidden_layers", c.num_hidden_layers},
+                                {"num_attention_heads", c.num_attention_heads},
+                                {"num_key_value_heads", c.num_key_value_heads}}) {
+    if (v <= 0) return invalid_argument(std::string("config.json: ") + name + " must be positive");
+  }
+  if (c.hidden_size % c.num_attention_heads != 0) {
+    return invalid_argument("config.json: hidden_size is not a multiple of num_attention_heads");
+  }
+  if (c.num_attention_heads % c.num_key_value_heads != 0) {
+    return invalid_argument("config.json: num_attention_heads is not a multiple of num_key_value_heads");
+  }
+  if (c.head_dim() % 2 != 0) return invalid_argument("config.json: rotary embeddings need an even head size");
+  return c;
+}
+
+Json to_json(const Qwen2Config& c) {
+  return {{"architectures", {"Qwen2ForCausalLM"}},
+          {"model_type", "qwen2"},
+          {"vocab_size", c.vocab_size},
+          {"hidden_size", c.hidden_size},
+          {"intermediate_size", c.intermediate_size},
+          {"num_hidden_layers", c.num_hidden_layers},
+          {"num_attention_heads", c.num_attention_heads},
+          {"num_key_value_heads", c.num_key_value_heads},
+          {"max_position_embeddings", c.max_position_embeddings},
+          {"rms_norm_eps", c.rms_norm_eps},
+          {"rope_theta", c.rope_theta},
+          {"tie_word_embeddings", c.tie_word_embeddings},
+          {"hidden_act", "silu"},
+          {"torch_dtype", c.torch_dtype}};
+}
+
+Result<Qwen2Config> load_qwen2_config(const std::filesystem::path& model_dir) {
+  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(model_dir / "config.json"));
+  KEVIN_ASSIGN_OR_RETURN(Json j, parse_json(text));
+  return qwen2_config_from_json(j);
+}
+
+}  // namespace kevin::train
