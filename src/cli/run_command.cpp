@@ -26,6 +26,9 @@
 #if defined(KEVIN_HAVE_CURL)
 #include "policy/openai_client.h"
 #endif
+#if defined(KEVIN_HAVE_TRAIN)
+#include "train/local_policy.h"
+#endif
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
@@ -39,6 +42,7 @@ struct RunArgs {
   std::string allocations, search = "none";
   int beam_width = 4, beam_rounds = 2;
   std::string llm, model, api_key_env = "OPENAI_API_KEY", policy;
+  bool open_think = false;
   double temperature = 0.9, top_p = 1.0, request_timeout_s = 600;
   int max_tokens = 16384, max_concurrency = 64, context_tokens = 24000, parallel = 16;
   std::vector<std::string> stop;
@@ -174,10 +178,18 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
 
 Result<Json> policy_json(const RunArgs& a) {
   if (!a.policy.empty()) {
-    if (a.policy.rfind("scripted:", 0) != 0) return invalid_argument("--policy: expected scripted:FILE");
-    const fs::path file = a.policy.substr(9);
-    if (!fs::exists(file)) return not_found("--policy: no such file: " + file.string());
-    return Json{{"kind", "scripted"}, {"file", fs::absolute(file).string()}};
+    const auto colon = a.policy.find(':');
+    const std::string kind = a.policy.substr(0, colon);
+    if (colon == std::string::npos || (kind != "scripted" && kind != "local")) {
+      return invalid_argument("--policy: expected scripted:FILE or local:MODEL_DIR");
+    }
+    const fs::path target = a.policy.substr(colon + 1);
+    if (!fs::exists(target)) return not_found("--policy: no such " + std::string(kind == "local" ? "folder" : "file") + ": " + target.string());
+    if (kind == "local") {
+      const bool cuda = a.backend == "cuda" || (a.backend == "auto" && sys::cuda_device_count() > 0);
+      return Json{{"kind", "local"}, {"dir", fs::absolute(target).string()}, {"cuda", cuda}, {"open_think", a.open_think}};
+    }
+    return Json{{"kind", "scripted"}, {"file", fs::absolute(target).string()}};
   }
   if (a.llm.empty() || a.model.empty()) return invalid_argument("give --llm URL and --model NAME (or --policy scripted:FILE)");
   return Json{{"kind", "openai"},           {"url", a.llm},
@@ -191,6 +203,19 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
     KEVIN_ASSIGN_OR_RETURN(std::string file, json_get<std::string>(p, "file"));
     KEVIN_ASSIGN_OR_RETURN(auto scripted, policy::ScriptedPolicy::load(file));
     return std::unique_ptr<policy::Policy>(std::move(scripted));
+  }
+  if (kind == "local") {
+#if defined(KEVIN_HAVE_TRAIN)
+    train::LocalPolicyOptions o;
+    KEVIN_ASSIGN_OR_RETURN(std::string dir, json_get<std::string>(p, "dir"));
+    o.model_dir = dir;
+    KEVIN_ASSIGN_OR_RETURN(o.cuda, json_get<bool>(p, "cuda"));
+    KEVIN_ASSIGN_OR_RETURN(o.open_think, json_get<bool>(p, "open_think"));
+    KEVIN_ASSIGN_OR_RETURN(auto local, train::LocalPolicy::load(o));
+    return std::unique_ptr<policy::Policy>(std::move(local));
+#else
+    return failed_precondition("this kevin was built without libtorch: no local model");
+#endif
   }
 #if defined(KEVIN_HAVE_CURL)
   policy::OpenAIConfig c;
@@ -328,7 +353,9 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--llm", a->llm, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1");
   sub->add_option("--model", a->model, "model name sent to the server");
   sub->add_option("--api-key-env", a->api_key_env, "environment variable holding the API key");
-  sub->add_option("--policy", a->policy, "scripted:FILE (responses from a JSONL script) instead of --llm");
+  sub->add_option("--policy", a->policy,
+                  "instead of --llm: scripted:FILE (answers from a JSONL script) or local:MODEL_DIR (an HF Qwen2 folder run in-process)");
+  sub->add_flag("--open-think", a->open_think, "local model: open the answer inside <think> (QwQ's chat template)");
   sub->add_option("--temperature", a->temperature, "sampling temperature")->check(CLI::Range(0.0, 5.0));
   sub->add_option("--top-p", a->top_p, "nucleus sampling")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-tokens", a->max_tokens, "tokens per response")->check(CLI::Range(1, 1 << 22));

@@ -1,0 +1,118 @@
+// local_policy_test.cpp — the in-process policy on a tiny random model with the real Qwen
+// tokenizer: ChatML prompt tokens, concurrent requests batched without changing any answer
+// (greedy answers alone equal answers in a batch), token limits, and the think split.
+#include "train/local_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <thread>
+
+#include "core/file.h"
+#include "train/safetensors.h"
+
+namespace kevin::train {
+namespace {
+
+const std::filesystem::path kTokenizer = std::filesystem::path(KEVIN_TOKENIZER_FIXTURES) / "qwen3" / "tokenizer.json";
+
+std::unique_ptr<LocalPolicy> tiny_policy(bool open_think) {
+  auto tok = Tokenizer::load(kTokenizer);
+  if (!tok.is_ok()) return nullptr;
+  Qwen2Config c;
+  c.vocab_size = tok->vocab_size();
+  c.hidden_size = 16;
+  c.intermediate_size = 32;
+  c.num_hidden_layers = 1;
+  c.num_attention_heads = 2;
+  c.num_key_value_heads = 1;
+  torch::manual_seed(11);
+  LocalPolicyOptions o;
+  o.model_dir = "tiny";
+  o.open_think = open_think;
+  return std::make_unique<LocalPolicy>(Qwen2ForCausalLM(c), std::move(tok).value(), o);
+}
+
+std::vector<policy::ChatMessage> ask(const std::string& q) { return {{"system", "You write CUDA."}, {"user", q}}; }
+
+TEST(LocalPolicy, PromptIsChatMlWithContentsAsPlainText) {
+  auto policy = tiny_policy(true);
+  ASSERT_NE(policy, nullptr) << "tokenizer fixture missing: " << kTokenizer;
+  auto tok = Tokenizer::load(kTokenizer);
+  ASSERT_TRUE(tok.is_ok());
+  const auto ids = policy->prompt_tokens(ask("quote <|im_end|> here"));
+  const std::string text = tok->decode(ids, false);
+  EXPECT_EQ(text, "<|im_start|>system\nYou write CUDA.<|im_end|>\n<|im_start|>user\nquote <|im_end|> here<|im_end|>\n"
+                  "<|im_start|>assistant\n<think>\n");
+  const int32_t im_end = *tok->token_id("<|im_end|>");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), im_end), 2) << "a quoted marker stays text";
+}
+
+TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
+  auto policy = tiny_policy(false);
+  ASSERT_NE(policy, nullptr);
+  policy::GenerationParams greedy;
+  greedy.temperature = 0;
+  greedy.max_tokens = 8;
+  const std::vector<std::string> questions = {"add two vectors", "a much longer question about softmax kernels", "x", "gemm"};
+  std::vector<std::string> solo;
+  for (const auto& q : questions) {
+    auto g = policy->generate(ask(q), greedy);
+    ASSERT_TRUE(g.is_ok());
+    EXPECT_EQ(g->completion_tokens <= 8, true);
+    EXPECT_EQ(g->prompt_tokens, static_cast<int64_t>(policy->prompt_tokens(ask(q)).size()));
+    solo.push_back(g->content + "|" + g->reasoning + "|" + g->finish_reason);
+  }
+  std::vector<std::string> together(questions.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < questions.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto g = policy->generate(ask(questions[i]), greedy);
+      together[i] = g.is_ok() ? g->content + "|" + g->reasoning + "|" + g->finish_reason : g.status().to_string();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(together, solo);
+}
+
+TEST(LocalPolicy, LoadsAnHfModelFolder) {
+  auto tok = Tokenizer::load(kTokenizer);
+  ASSERT_TRUE(tok.is_ok());
+  Qwen2Config c;
+  c.vocab_size = tok->vocab_size();
+  c.hidden_size = 16;
+  c.intermediate_size = 32;
+  c.num_hidden_layers = 1;
+  c.num_attention_heads = 2;
+  c.num_key_value_heads = 1;
+  torch::manual_seed(12);
+  Qwen2ForCausalLM model(c);
+  const auto dir = std::filesystem::temp_directory_path() / ("kevin-local-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(write_file_atomic(dir / "config.json", dump_json(to_json(c))).is_ok());
+  std::filesystem::copy_file(kTokenizer, dir / "tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+  std::vector<std::pair<std::string, torch::Tensor>> weights;
+  for (const auto& [name, t] : model->named_weights()) weights.emplace_back(name, t.detach());
+  ASSERT_TRUE(write_sharded_safetensors(dir, weights, 1 << 20).is_ok());
+
+  LocalPolicyOptions o;
+  o.model_dir = dir;
+  auto loaded = LocalPolicy::load(o);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  LocalPolicy in_memory(model, std::move(tok).value(), o);
+  policy::GenerationParams greedy;
+  greedy.temperature = 0;
+  greedy.max_tokens = 6;
+  auto a = (*loaded)->generate(ask("hello"), greedy);
+  auto b = in_memory.generate(ask("hello"), greedy);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->content, b->content);
+  EXPECT_EQ((*loaded)->name(), "local:" + dir.string());
+  std::filesystem::remove(dir / "config.json");
+  EXPECT_FALSE(LocalPolicy::load(o).is_ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kevin::train

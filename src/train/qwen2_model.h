@@ -1,0 +1,112 @@
+// qwen2_model.h — the Qwen2 decoder (the QwQ-32B family) in libtorch: token embeddings,
+// per layer RMSNorm → grouped-query attention with q/k/v biases and rotary embeddings →
+// RMSNorm → SwiGLU MLP, a final RMSNorm and a tied or separate LM head. Parameter names are
+// HF transformers' (model.layers.0.self_attn.q_proj.weight, ...), so HF safetensors load
+// as they are. Attention uses scaled-dot-product attention on libtorch 2.x and a plain
+// matmul/softmax path on 1.13. A KV cache supports incremental decoding.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "train/qwen2_config.h"
+
+namespace kevin::train {
+
+// Keys and values of every layer for the positions seen so far ([B, kv_heads, S, head_dim]).
+struct KVCache {
+  std::vector<torch::Tensor> keys, values;
+  int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
+};
+
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(int64_t width, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RMSNorm);
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  explicit AttentionImpl(const Qwen2Config& c);
+  // x [B, T, H]; cos/sin [B, T, head_dim]; mask [B, 1, T, S] additive (0 / -inf), S = cached + T.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
+  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+
+ private:
+  int64_t heads_, kv_heads_, head_dim_;
+};
+TORCH_MODULE(Attention);
+
+class MLPImpl : public torch::nn::Module {
+ public:
+  explicit MLPImpl(const Qwen2Config& c);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+};
+TORCH_MODULE(MLP);
+
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit DecoderLayerImpl(const Qwen2Config& c);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
+  RMSNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
+  Attention self_attn{nullptr};
+  MLP mlp{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+class Qwen2BodyImpl : public torch::nn::Module {
+ public:
+  explicit Qwen2BodyImpl(const Qwen2Config& c);
+  torch::nn::Embedding embed_tokens{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  RMSNorm norm{nullptr};
+};
+TORCH_MODULE(Qwen2Body);
+
+class Qwen2ForCausalLMImpl : public torch::nn::Module {
+ public:
+  // Randomly initialised (normal, std 0.02, as HF's initializer_range default; norms at 1).
+  explicit Qwen2ForCausalLMImpl(Qwen2Config c);
+
+  // Logits [B, T, vocab] for `input_ids` [B, T]. `attention_mask` [B, S_total] (1 = token,
+  // 0 = padding; S_total = cached + T) may be undefined (no padding). With `cache`, the keys
+  // and values of these positions are appended to it. Positions count real tokens only, so
+  // left-padded batches match unpadded sequences.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {},
+                        KVCache* cache = nullptr);
+
+  // Copies `weights` (HF names) into the parameters. kInvalidArgument naming the tensor for a
+  // missing weight or a shape mismatch; unknown names are errors too (a wrong checkpoint).
+  // `lm_head.weight` may be absent when the embeddings are tied.
+  Status load_weights(const std::map<std::string, torch::Tensor>& weights);
+  // Every parameter by HF name (tied head not repeated).
+  std::vector<std::pair<std::string, torch::Tensor>> named_weights() const;
+
+  const Qwen2Config& config() const { return config_; }
+  Qwen2Body model{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // null when tied
+
+ private:
+  Qwen2Config config_;
+  torch::Tensor inv_freq_;
+};
+TORCH_MODULE(Qwen2ForCausalLM);
+
+// The rotary angles' cos and sin for `positions` [B, T]: [B, T, head_dim] each (HF's
+// rotate-half layout: the frequencies repeated twice).
+std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions, const torch::Tensor& inv_freq,
+                                                       torch::Dtype dtype);
+
+}  // namespace kevin::train
