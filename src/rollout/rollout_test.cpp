@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "core/file.h"
 #include "env/fake_evaluator.h"
@@ -210,6 +212,27 @@ TEST_F(RolloutTest, OutputsCarryReturnsAdvantagesAndTheBestKernel) {
   ASSERT_TRUE(best.is_ok());
   EXPECT_NE(best->find("speedup=2.0"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir_->path() / "best" / "suite" / "b.cu"));
+}
+
+TEST_F(RolloutTest, BudgetAllocationsAreSeparateGroups) {
+  config_.allocations = {{2, 2}, {4, 1}};
+  FunctionPolicy policy(script);
+  Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
+  ASSERT_TRUE(rollout.run({tasks_[1]}).is_ok());
+  auto turns = store_->turns();
+  ASSERT_TRUE(turns.is_ok());
+  std::map<std::string, int> per_allocation;
+  std::set<int> single_turn;
+  for (const auto& [key, r] : *turns) {
+    ++per_allocation[key.allocation];
+    EXPECT_EQ(r["allocation"], key.allocation);
+    if (key.allocation == "4x1") single_turn.insert(key.turn);
+  }
+  EXPECT_EQ(per_allocation["2x2"], 4);
+  EXPECT_EQ(per_allocation["4x1"], 4);
+  EXPECT_EQ(single_turn, std::set<int>{0});
+  EXPECT_EQ(progress_.tasks_total.load(), 2u);
+  EXPECT_EQ(progress_.turns_total.load(), 8u);
 }
 
 TEST_F(RolloutTest, HarnessFailuresStopTheRunAndAreReported) {
