@@ -26,6 +26,10 @@ struct Generation {
   int64_t prompt_tokens = -1;      // from the server's usage report; -1 if unknown
   int64_t completion_tokens = -1;
   double latency_ms = 0;
+  // Exact tokens and the sampler's log-probabilities, when the policy knows them (the
+  // in-process model does; HTTP servers do not): what a trainer needs from a rollout.
+  std::vector<int32_t> prompt_token_ids, completion_token_ids;
+  std::vector<float> completion_logprobs;
   bool truncated() const { return finish_reason == "length"; }
 };
 

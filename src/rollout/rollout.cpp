@@ -357,6 +357,11 @@ struct Rollout::Impl {
               {"baseline_ms", Json()},
               {"compile_ms", 0.0},
               {"eval_ms", 0.0}};
+    if (!gen.completion_token_ids.empty()) {
+      j["prompt_token_ids"] = gen.prompt_token_ids;
+      j["completion_token_ids"] = gen.completion_token_ids;
+      j["logprobs"] = gen.completion_logprobs;
+    }
     if (t.eval) {
       j["candidate_ms"] = optional_number(t.eval->candidate_ms);
       j["baseline_ms"] = optional_number(t.eval->baseline_ms);

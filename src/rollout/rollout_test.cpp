@@ -37,6 +37,9 @@ class FunctionPolicy final : public policy::Policy {
     g.finish_reason = "stop";
     g.prompt_tokens = 100;
     g.completion_tokens = 50;
+    g.prompt_token_ids = {1, 2, 3};
+    g.completion_token_ids = {4, 5};
+    g.completion_logprobs = {-0.5f, -0.25f};
     return g;
   }
   std::string name() const override { return "function"; }
@@ -126,6 +129,9 @@ TEST_F(RolloutTest, EveryTurnIsStoredWithItsFieldsAndHistory) {
     }
     EXPECT_EQ(r["prompt_tokens"], 100);
     EXPECT_EQ(r["completion_tokens"], 50);
+    EXPECT_EQ(r["prompt_token_ids"], Json({1, 2, 3}));
+    EXPECT_EQ(r["completion_token_ids"], Json({4, 5}));
+    EXPECT_EQ(r["logprobs"], Json({-0.5, -0.25}));
   }
   EXPECT_EQ(cached, 15 - 5);  // 15 parsed kernels, 5 distinct
 }

@@ -10,6 +10,7 @@
 #include "train/generate.h"
 #include "train/grpo.h"
 #include "train/qwen2_model.h"
+#include "train/test_configs.h"
 
 namespace kevin::train {
 namespace {
@@ -23,14 +24,7 @@ double reward_of(const std::vector<int32_t>& tokens) {
 
 TEST(GrpoLearning, RewardRisesOnAToyTask) {
   torch::manual_seed(1234);
-  Qwen2Config c;
-  c.vocab_size = 12;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  Qwen2ForCausalLM model(c);
+  Qwen2ForCausalLM model(tiny_qwen2(12, 32, 64));
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0));
   SamplingParams sampling;
   sampling.temperature = 1.0;

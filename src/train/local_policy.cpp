@@ -120,6 +120,9 @@ void LocalPolicy::run_batch(std::vector<std::shared_ptr<Request>> batch) {
     g.prompt_tokens = static_cast<int64_t>(batch[i]->prompt.size());
     g.completion_tokens = static_cast<int64_t>(sampled[i].tokens.size());
     g.latency_ms = ms;
+    g.prompt_token_ids = batch[i]->prompt;
+    g.completion_token_ids = sampled[i].tokens;
+    g.completion_logprobs = sampled[i].logprobs;
     batch[i]->result = Result<policy::Generation>(std::move(g));
   }
 }

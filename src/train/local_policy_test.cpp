@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/file.h"
+#include "train/test_configs.h"
 #include "train/safetensors.h"
 
 namespace kevin::train {
@@ -20,13 +21,7 @@ const std::filesystem::path kTokenizer = std::filesystem::path(KEVIN_TOKENIZER_F
 std::unique_ptr<LocalPolicy> tiny_policy(bool open_think) {
   auto tok = Tokenizer::load(kTokenizer);
   if (!tok.is_ok()) return nullptr;
-  Qwen2Config c;
-  c.vocab_size = tok->vocab_size();
-  c.hidden_size = 16;
-  c.intermediate_size = 32;
-  c.num_hidden_layers = 1;
-  c.num_attention_heads = 2;
-  c.num_key_value_heads = 1;
+  const Qwen2Config c = tiny_qwen2(tok->vocab_size(), 16, 32, 1, 2, 1);
   torch::manual_seed(11);
   LocalPolicyOptions o;
   o.model_dir = "tiny";
@@ -62,6 +57,9 @@ TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
     ASSERT_TRUE(g.is_ok());
     EXPECT_EQ(g->completion_tokens <= 8, true);
     EXPECT_EQ(g->prompt_tokens, static_cast<int64_t>(policy->prompt_tokens(ask(q)).size()));
+    EXPECT_EQ(g->prompt_token_ids, policy->prompt_tokens(ask(q)));
+    EXPECT_EQ(g->completion_token_ids.size(), static_cast<size_t>(g->completion_tokens));
+    EXPECT_EQ(g->completion_logprobs.size(), g->completion_token_ids.size());
     solo.push_back(g->content + "|" + g->reasoning + "|" + g->finish_reason);
   }
   std::vector<std::string> together(questions.size());
@@ -79,13 +77,7 @@ TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
 TEST(LocalPolicy, LoadsAnHfModelFolder) {
   auto tok = Tokenizer::load(kTokenizer);
   ASSERT_TRUE(tok.is_ok());
-  Qwen2Config c;
-  c.vocab_size = tok->vocab_size();
-  c.hidden_size = 16;
-  c.intermediate_size = 32;
-  c.num_hidden_layers = 1;
-  c.num_attention_heads = 2;
-  c.num_key_value_heads = 1;
+  const Qwen2Config c = tiny_qwen2(tok->vocab_size(), 16, 32, 1, 2, 1);
   torch::manual_seed(12);
   Qwen2ForCausalLM model(c);
   const auto dir = std::filesystem::temp_directory_path() / ("kevin-local-" + std::to_string(::getpid()));

@@ -6,19 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "train/generate.h"
+#include "train/test_configs.h"
 
 namespace kevin::train {
 namespace {
 
 Qwen2Config tiny(bool tied = false) {
-  Qwen2Config c;
-  c.vocab_size = 50;
-  c.hidden_size = 32;
-  c.intermediate_size = 48;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.rope_theta = 10000;
+  Qwen2Config c = tiny_qwen2(50, 32, 48);
   c.tie_word_embeddings = tied;
   return c;
 }
