@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # h200_session.sh — one device-machine session: configure against PyTorch's libtorch, build
 # with CUDA, run every test (GPU tests included), the demo and the engine benchmark, writing
-# logs under $OUT. Header-only/static build dependencies the GPU image lacks travel in .deps/
+# logs under $OUT, and the HF tokenizer fixture ($OUT/expected_hf.json) when `tokenizers` is
+# importable there. Header-only/static build dependencies the GPU image lacks travel in .deps/
 # (see docs/benchmarks.md). Usage on the device: bash bench/h200_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,7 @@ step() { echo "== $* ($(date +%T))"; }
   timeout 300 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
   step "demo"
   timeout 120 scripts/demo build 2>&1 | tail -16
+  step "tokenizer fixture (HF tokenizers, when the image has it)"
+  python3 dev/tokenizer/make_hf_fixture.py --out "$OUT/expected_hf.json" 2>&1 | tail -3 || true
   step "done"
 } 2>&1 | tee "$OUT/session.log"
