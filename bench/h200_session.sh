@@ -25,6 +25,8 @@ step() { echo "== $* ($(date +%T))"; }
   timeout 300 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
   step "demo"
   timeout 120 scripts/demo build 2>&1 | tail -16
+  step "kevin run smoke (scripted policy, CUDA backend)"
+  timeout 180 bench/run_smoke.sh build "$OUT/run-smoke" cuda 2>&1 | tail -12
   step "tokenizer fixture (HF tokenizers, when the image has it)"
   python3 dev/tokenizer/make_hf_fixture.py --out "$OUT/expected_hf.json" 2>&1 | tail -3 || true
   step "done"
