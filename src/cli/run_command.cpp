@@ -322,12 +322,15 @@ std::optional<Failure> execute(const fs::path& dir, std::ostream& out, std::ostr
   }
   const std::string ext = (*evaluator)->backend() == "cuda" ? "cu" : "cpp";
   auto written = rollout::write_run_outputs(*store, *rollout_cfg, dir, ext);
-  if (!written.is_ok()) return failure("writing outputs: " + written.status().message());
-  if (Status m = report::write_metrics_file(dir); !m.is_ok()) return failure("writing metrics: " + m.message());
+  Status outputs = written.is_ok() ? report::write_metrics_file(dir) : written.status();
   if (!status.is_ok()) {
-    return failure(status.message() + "\n" + std::to_string(*written) + " finished turns are kept; continue with: kevin run --resume " +
-                   dir.string());
+    // The run's own failure comes first; the finished turns stay in run.db either way.
+    std::string message = status.message() + "\n";
+    if (written.is_ok()) message += std::to_string(*written) + " finished turns are kept; ";
+    if (!outputs.is_ok() && written.is_ok() && *written > 0) message += "(metrics not written: " + outputs.message() + ") ";
+    return failure(message + "continue with: kevin run --resume " + dir.string());
   }
+  if (!outputs.is_ok()) return failure("writing outputs: " + outputs.message());
   out << "run complete: " << *written << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
       << "report: kevin report " << dir.string() << "\n";
   return std::nullopt;
