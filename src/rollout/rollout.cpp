@@ -4,6 +4,7 @@
 #include "rollout/rollout.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -23,17 +24,14 @@ namespace kevin::rollout {
 namespace fs = std::filesystem;
 
 Result<Allocation> parse_allocation(const std::string& text) {
+  const auto bad = [&] { return invalid_argument("allocation '" + text + "': expected TRAJECTORIESxTURNS, e.g. 16x8"); };
   const auto x = text.find('x');
+  if (x == std::string::npos) return bad();
   Allocation a;
-  try {
-    size_t used_m = 0, used_n = 0;
-    if (x == std::string::npos) throw std::invalid_argument("no x");
-    a.trajectories = std::stoi(text.substr(0, x), &used_m);
-    a.turns = std::stoi(text.substr(x + 1), &used_n);
-    if (used_m != x || used_n != text.size() - x - 1) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    return invalid_argument("allocation '" + text + "': expected TRAJECTORIESxTURNS, e.g. 16x8");
-  }
+  const char* end = text.data() + text.size();
+  const auto m = std::from_chars(text.data(), text.data() + x, a.trajectories);
+  const auto n = std::from_chars(text.data() + x + 1, end, a.turns);
+  if (m.ec != std::errc() || m.ptr != text.data() + x || n.ec != std::errc() || n.ptr != end) return bad();
   if (a.trajectories < 1 || a.turns < 1) return invalid_argument("allocation '" + text + "': both numbers must be >= 1");
   return a;
 }

@@ -9,8 +9,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +55,8 @@ struct RolloutConfig {
   size_t max_summary_chars = 2000;
   int parallel = 16;            // trajectories advancing at once
 };
+// The config as config.json stores it, and back; kInvalidArgument names a missing or
+// ill-typed key, an unknown mode or an empty allocation list.
 Json to_json(const RolloutConfig& c);
 Result<RolloutConfig> rollout_config_from_json(const Json& j);
 

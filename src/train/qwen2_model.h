@@ -23,6 +23,7 @@ struct KVCache {
   int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
 };
 
+// y = weight · x / sqrt(mean(x²) + eps), computed in fp32 and cast back to x's dtype.
 class RMSNormImpl : public torch::nn::Module {
  public:
   RMSNormImpl(int64_t width, double eps);
@@ -34,6 +35,8 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
+// Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
+// appends this call's keys/values to them (they are replaced, not modified in place).
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const Qwen2Config& c);
@@ -47,6 +50,7 @@ class AttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Attention);
 
+// SwiGLU: down(silu(gate(x)) · up(x)).
 class MLPImpl : public torch::nn::Module {
  public:
   explicit MLPImpl(const Qwen2Config& c);
@@ -55,6 +59,7 @@ class MLPImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MLP);
 
+// One pre-norm block: x + attn(norm(x)), then h + mlp(norm(h)).
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   explicit DecoderLayerImpl(const Qwen2Config& c);
@@ -66,6 +71,7 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
+// The parameters under HF's "model." prefix: embeddings, layers, final norm.
 class Qwen2BodyImpl : public torch::nn::Module {
  public:
   explicit Qwen2BodyImpl(const Qwen2Config& c);
