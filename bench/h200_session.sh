@@ -3,31 +3,58 @@
 # with CUDA, run every test (GPU tests included), the demo and the engine benchmark, writing
 # logs under $OUT, and the HF tokenizer fixture ($OUT/expected_hf.json) when `tokenizers` is
 # importable there. Header-only/static build dependencies the GPU image lacks travel in .deps/
-# (see docs/benchmarks.md). Usage on the device: bash bench/h200_session.sh
+# (see docs/benchmarks.md). Usage on the device: [STEPS="..."] bash bench/h200_session.sh
+# STEPS picks steps from: build ctest bench demo smoke tokfix parity trainbench (default: all,
+# in order). parity writes a fresh HF parity fixture to $OUT/parity and checks it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
+STEPS="${STEPS:-build ctest bench demo smoke tokfix parity trainbench}"
 step() { echo "== $* ($(date +%T))"; }
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
 {
-  step "machine"; nvidia-smi -L; nproc; g++ --version | head -1; cmake --version | head -1; python3 -c 'import torch; print("torch", torch.__version__)'
+  step "machine"; nvidia-smi -L; nproc; g++ --version | head -1; cmake --version | head -1
+  python3 - <<'PY'
+import importlib
+for name in ("torch", "transformers", "tokenizers", "safetensors", "peft", "accelerate"):
+    try:
+        print(name, importlib.import_module(name).__version__)
+    except Exception as error:
+        print(name, "missing:", type(error).__name__)
+PY
+  if wants build; then
   torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
   step "configure"
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=$torch_prefix;$PWD/.deps/usr" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   grep "kevin 0" "$OUT/configure.log"
   step "build"
-  cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
-  step "ctest"
+  if ! cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1; then
+    # Report what failed; if it was only a warning of this newer compiler, finish the session
+    # without -Werror so its measurements still come back (the warning is fixed afterwards).
+    grep -E "error|warning" -A3 "$OUT/build.log" | head -40
+    echo "!! build failed with -Werror; rebuilding with -DKEVIN_WERROR=OFF to finish the session"
+    cmake -S . -B build -DKEVIN_WERROR=OFF > /dev/null 2>&1
+    cmake --build build -j "$(nproc)" > "$OUT/build2.log" 2>&1 || { grep -E "error" -A3 "$OUT/build2.log" | head -40; exit 1; }
+  fi
+  fi
+  if wants ctest; then step "ctest"
   timeout 240 ctest --test-dir build -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
   tail -12 "$OUT/ctest.log"
-  grep -E "^  cuda [a-z_]+: [0-9]+|Failure|FAILED|got [a-z_]+ \(" "$OUT/ctest.log" | head -30
-  step "bench"
-  timeout 300 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20
-  step "demo"
-  timeout 120 scripts/demo build 2>&1 | tail -16
-  step "kevin run smoke (scripted policy, CUDA backend)"
-  timeout 180 bench/run_smoke.sh build "$OUT/run-smoke" cuda 2>&1 | tail -12
-  step "tokenizer fixture (HF tokenizers, when the image has it)"
-  python3 dev/tokenizer/make_hf_fixture.py --out "$OUT/expected_hf.json" 2>&1 | tail -3 || true
+  grep -E "^  cuda [a-z_]+: [0-9]+|Failure|FAILED|got [a-z_]+ \(" "$OUT/ctest.log" | head -30; fi
+  if wants bench; then step "bench"
+    timeout 300 bench/eval_throughput build "$OUT/bench" cuda 2>&1 | tail -20; fi
+  if wants demo; then step "demo"
+    timeout 240 scripts/demo build 2>&1 | tail -16; fi
+  if wants smoke; then step "kevin run smoke (scripted policy, CUDA backend)"
+    timeout 240 bench/run_smoke.sh build "$OUT/run-smoke" cuda 2>&1 | tail -12; fi
+  if wants tokfix; then step "tokenizer fixture (HF tokenizers, when the image has it)"
+    python3 dev/tokenizer/make_hf_fixture.py --out "$OUT/expected_hf.json" 2>&1 | tail -3 || true; fi
+  if wants parity; then step "parity with HF transformers (fresh fixture)"
+    python3 dev/train/make_parity_fixture.py --out "$OUT/parity" 2>&1 | tail -3
+    KEVIN_PARITY_FIXTURE="$OUT/parity" build/src/train/parity_test 2>&1 | grep -E "parity|OK|FAILED|Failure|Which is|expected" | head -30; fi
+  if wants trainbench; then step "trainer benchmark (kevin, then HF transformers)"
+    timeout 300 build/bench/train_bench 2>&1 | tail -3 | tee "$OUT/train_bench.json"
+    timeout 300 python3 bench/train_bench_hf.py 2>&1 | tail -3 | tee "$OUT/train_bench_hf.json"; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"

@@ -398,14 +398,12 @@ Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks) {
   return impl.first_error;
 }
 
-Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,
-                                 const std::string& extension) {
+Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store, const RolloutConfig& config) {
   KEVIN_ASSIGN_OR_RETURN(auto turns, store.turns());
   // (allocation, task) → trajectory → its records in turn order.
   std::map<std::pair<std::string, std::string>, std::map<int, std::vector<Json*>>> groups;
   for (auto& [key, record] : turns) groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
 
-  std::map<std::string, const Json*> best;  // task → fastest correct record
   for (auto& [group_key, trajectories] : groups) {
     // Full lineage scores: a beam copy's turns follow its parent's earlier turns.
     const auto lineage_scores = [&](int id, int before_turn, const auto& self) -> std::vector<double> {
@@ -435,13 +433,21 @@ Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& con
       for (size_t t = 0; t < records.size(); ++t) {
         (*records[t])["return"] = own_returns[i][t];
         (*records[t])["advantage"] = advantages[i][t];
-        const Json& r = *records[t];
-        if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
-          const Json*& b = best[group_key.second];
-          if (b == nullptr || r.at("speedup").get<double>() > b->at("speedup").get<double>()) b = &r;
-        }
       }
       ++i;
+    }
+  }
+  return turns;
+}
+
+Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,
+                                 const std::string& extension) {
+  KEVIN_ASSIGN_OR_RETURN(auto turns, scored_turns(store, config));
+  std::map<std::string, const Json*> best;  // task → fastest correct record
+  for (const auto& [key, r] : turns) {
+    if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
+      const Json*& b = best[key.task];
+      if (b == nullptr || r.at("speedup").get<double>() > b->at("speedup").get<double>()) b = &r;
     }
   }
   std::string lines;

@@ -89,6 +89,10 @@ class Rollout {
   Progress* progress_;
 };
 
+// Every stored turn, in key order, with "return" and "advantage" added: returns over each
+// trajectory's full lineage, advantages within each (allocation, task) group.
+Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store, const RolloutConfig& config);
+
 // Writes RUN_DIR/trajectories.jsonl (every stored turn with its return and advantage, in key
 // order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each task over all
 // allocations; ext "cu" or "cpp"). Returns the number of records written.

@@ -9,8 +9,9 @@
 namespace kevin::train {
 namespace {
 
+// Right-padded: causal attention keeps padding invisible to real tokens, so no mask is needed.
 struct MicroBatch {
-  torch::Tensor inputs, attention, targets;  // [N, T-1]
+  torch::Tensor inputs, targets;             // [N, T-1]
   torch::Tensor mask, old_logprobs;          // [N, T-1]: completion positions of the targets
   torch::Tensor advantages;                  // [N]
 };
@@ -18,28 +19,26 @@ struct MicroBatch {
 MicroBatch assemble(const std::vector<Sample>& samples, size_t begin, size_t end, int32_t pad_id) {
   size_t longest = 0;
   for (size_t i = begin; i < end; ++i) longest = std::max(longest, samples[i].prompt.size() + samples[i].completion.size());
-  const auto n = static_cast<int64_t>(end - begin), t = static_cast<int64_t>(longest);
-  auto ids = torch::full({n, t}, pad_id, torch::kLong);
-  auto attention = torch::zeros({n, t}, torch::kLong);
-  auto mask = torch::zeros({n, t - 1});
-  auto old = torch::zeros({n, t - 1});
-  auto advantages = torch::zeros({n});
-  for (int64_t r = 0; r < n; ++r) {
-    const Sample& s = samples[begin + static_cast<size_t>(r)];
-    const auto p = static_cast<int64_t>(s.prompt.size());
-    int64_t col = 0;
-    for (int32_t id : s.prompt) ids[r][col++] = id;
+  const size_t n = end - begin, t = longest;
+  // Filled on the host in one pass, then wrapped: per-element tensor writes cost a dispatch each.
+  std::vector<int64_t> ids(n * t, pad_id);
+  std::vector<float> mask(n * (t - 1), 0.0f), old(n * (t - 1), 0.0f), advantages(n);
+  for (size_t r = 0; r < n; ++r) {
+    const Sample& s = samples[begin + r];
+    std::copy(s.prompt.begin(), s.prompt.end(), ids.begin() + static_cast<std::ptrdiff_t>(r * t));
+    std::copy(s.completion.begin(), s.completion.end(), ids.begin() + static_cast<std::ptrdiff_t>(r * t + s.prompt.size()));
     for (size_t k = 0; k < s.completion.size(); ++k) {
-      ids[r][col] = s.completion[k];
       // The target at column c is token c + 1: completion token k is target p − 1 + k.
-      mask[r][p - 1 + static_cast<int64_t>(k)] = 1;
-      old[r][p - 1 + static_cast<int64_t>(k)] = s.old_logprobs[k];
-      ++col;
+      const size_t at = r * (t - 1) + s.prompt.size() - 1 + k;
+      mask[at] = 1.0f;
+      old[at] = s.old_logprobs[k];
     }
-    attention.narrow(1, 0, col).select(0, r).fill_(1);
-    advantages[r] = s.advantage;
+    advantages[r] = static_cast<float>(s.advantage);
   }
-  return {ids.narrow(1, 0, t - 1), attention.narrow(1, 0, t - 1), ids.narrow(1, 1, t - 1), mask, old, advantages};
+  const auto rows = static_cast<int64_t>(n), cols = static_cast<int64_t>(t);
+  const auto all = torch::tensor(ids, torch::kLong).view({rows, cols});
+  return {all.narrow(1, 0, cols - 1), all.narrow(1, 1, cols - 1), torch::tensor(mask).view({rows, cols - 1}),
+          torch::tensor(old).view({rows, cols - 1}), torch::tensor(advantages)};
 }
 
 }  // namespace
@@ -62,11 +61,11 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
   std::vector<UpdateStats> out;
   for (int step = 0; step < config.optimizer_steps; ++step) {
     UpdateStats stats;
-    double clipped_tokens = 0, entropy_sum = 0;
+    double clipped_tokens = 0, entropy_sum = 0, kl_sum = 0;
     optimizer.zero_grad();
     for (size_t begin = 0; begin < samples.size(); begin += micro) {
       const MicroBatch mb = assemble(samples, begin, std::min(samples.size(), begin + micro), config.pad_id);
-      const auto logits = model->forward(mb.inputs.to(device), mb.attention.to(device));
+      const auto logits = model->forward(mb.inputs.to(device));
       GrpoInputs in;
       in.logprobs = token_logprobs(logits, mb.targets.to(device), config.temperature);
       in.old_logprobs = mb.old_logprobs.to(device);
@@ -78,6 +77,7 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       const double tokens = mb.mask.sum().item<double>();
       stats.loss += loss.loss.item<double>();
       clipped_tokens += loss.clipped_fraction * tokens;
+      kl_sum += loss.kl * tokens;
       {
         torch::NoGradGuard no_grad;
         const auto lp = torch::log_softmax(logits.to(torch::kFloat32) / config.temperature, -1);
@@ -85,11 +85,12 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
         entropy_sum += (entropy * in.mask).sum().item<double>();
       }
     }
-    stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), config.grad_clip);
+    stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->trainable_parameters(), config.grad_clip);
     optimizer.step();
     stats.tokens = shape.tokens;
     stats.clipped_fraction = clipped_tokens / static_cast<double>(shape.tokens);
     stats.entropy = entropy_sum / static_cast<double>(shape.tokens);
+    stats.kl = kl_sum / static_cast<double>(shape.tokens);
     out.push_back(stats);
   }
   return out;

@@ -38,6 +38,7 @@ struct UpdateStats {
   double grad_norm = 0;        // before clipping
   double clipped_fraction = 0; // tokens whose ratio was clipped
   double entropy = 0;          // mean entropy of the policy over completion tokens
+  double kl = 0;               // mean k3 KL to the reference over completion tokens (0 when off)
   int64_t tokens = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "train/precision.h"
 #include "train/safetensors.h"
 
 namespace kevin::train {
@@ -98,6 +99,7 @@ void LocalPolicy::run_batch(std::vector<std::shared_ptr<Request>> batch) {
   for (const auto& r : batch) prompts.push_back(r->prompt);
   std::vector<Sampled> sampled;
   try {
+    Bf16Autocast autocast(options_.autocast_bf16);
     sampled = train::generate(model_, prompts, sampling);
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory) by exception; it must not cross.

@@ -14,6 +14,26 @@ int64_t Qwen2Config::parameter_count() const {
   return embeddings * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * layer + hidden_size;
 }
 
+namespace {
+
+// The rotary base: top-level "rope_theta" (transformers 4.x) or "rope_parameters" /
+// "rope_scaling" of type "default" (transformers 5). Scaled variants (YaRN, dynamic NTK)
+// change the angles, so they are refused rather than silently ignored.
+Result<double> rope_theta_of(const Json& j, double fallback) {
+  KEVIN_ASSIGN_OR_RETURN(double theta, json_get_or<double>(j, "rope_theta", fallback));
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_object()) return invalid_argument(std::string("config.json: ") + key + " must be an object");
+    KEVIN_ASSIGN_OR_RETURN(std::string type, json_get_or<std::string>(*it, "rope_type", "default"));
+    if (type != "default") return unimplemented(std::string("config.json: ") + key + " of type \"" + type + "\" is not supported");
+    KEVIN_ASSIGN_OR_RETURN(theta, json_get_or<double>(*it, "rope_theta", theta));
+  }
+  return theta;
+}
+
+}  // namespace
+
 Result<Qwen2Config> qwen2_config_from_json(const Json& j) {
   if (!j.is_object()) return invalid_argument("config.json: expected an object");
   Qwen2Config c;
@@ -25,9 +45,13 @@ Result<Qwen2Config> qwen2_config_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(c.num_key_value_heads, json_get_or<int64_t>(j, "num_key_value_heads", c.num_attention_heads));
   KEVIN_ASSIGN_OR_RETURN(c.max_position_embeddings, json_get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
   KEVIN_ASSIGN_OR_RETURN(c.rms_norm_eps, json_get_or<double>(j, "rms_norm_eps", c.rms_norm_eps));
-  KEVIN_ASSIGN_OR_RETURN(c.rope_theta, json_get_or<double>(j, "rope_theta", c.rope_theta));
+  KEVIN_ASSIGN_OR_RETURN(c.rope_theta, rope_theta_of(j, c.rope_theta));
   KEVIN_ASSIGN_OR_RETURN(c.tie_word_embeddings, json_get_or<bool>(j, "tie_word_embeddings", false));
+  // transformers 5 writes "dtype" where 4.x wrote "torch_dtype".
+  KEVIN_ASSIGN_OR_RETURN(c.torch_dtype, json_get_or<std::string>(j, "dtype", c.torch_dtype));
   KEVIN_ASSIGN_OR_RETURN(c.torch_dtype, json_get_or<std::string>(j, "torch_dtype", c.torch_dtype));
+  KEVIN_ASSIGN_OR_RETURN(const bool sliding, json_get_or<bool>(j, "use_sliding_window", false));
+  if (sliding) return unimplemented("config.json: use_sliding_window is not supported (full attention only)");
   for (const auto& [name, v] : {std::pair<const char*, int64_t>{"vocab_size", c.vocab_size},
                                 {"hidden_size", c.hidden_size},
                                 {"intermediate_size", c.intermediate_size},

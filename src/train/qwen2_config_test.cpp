@@ -37,6 +37,21 @@ TEST(Qwen2Config, RejectsShapesThatDoNotFit) {
   EXPECT_NE(missing.status().message().find("vocab_size"), std::string::npos);
 }
 
+TEST(Qwen2Config, ReadsTransformers5Keys) {
+  Json j = small();
+  j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1000000.0}};
+  j["dtype"] = "float32";
+  auto c = qwen2_config_from_json(j);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_DOUBLE_EQ(c->rope_theta, 1e6);
+  EXPECT_EQ(c->torch_dtype, "float32");
+  j["rope_parameters"]["rope_type"] = "yarn";
+  EXPECT_EQ(qwen2_config_from_json(j).status().code(), StatusCode::kUnimplemented);
+  j = small();
+  j["use_sliding_window"] = true;
+  EXPECT_EQ(qwen2_config_from_json(j).status().code(), StatusCode::kUnimplemented);
+}
+
 TEST(Qwen2Config, ParameterCountOfAPublishedShape) {
   // Qwen2.5-0.5B: 24 layers, width 896, 14 heads / 2 KV heads, MLP 4864, vocab 151936, tied.
   auto c = qwen2_config_from_json({{"vocab_size", 151936}, {"hidden_size", 896}, {"intermediate_size", 4864},

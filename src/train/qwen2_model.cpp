@@ -3,7 +3,10 @@
 
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <set>
 
 namespace kevin::train {
 namespace {
@@ -24,17 +27,66 @@ torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
   return x.unsqueeze(2).expand({b, kv, groups, s, d}).reshape({b, kv * groups, s, d});
 }
 
+// `mask` undefined: plain causal attention (flash kernels on the GPU).
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) {
 #if TORCH_VERSION_MAJOR >= 2
+  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
   return at::scaled_dot_product_attention(q, k, v, mask);
 #else
   // Softmax in fp32 as SDPA's math path does, so bf16 models agree across versions.
   auto scores = torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(-2, -1)) /
                 std::sqrt(static_cast<double>(q.size(-1)));
-  scores = scores + mask.to(torch::kFloat32);
+  if (mask.defined()) {
+    scores = scores + mask.to(torch::kFloat32);
+  } else {
+    const auto t = q.size(2);
+    scores = scores.masked_fill(torch::ones({t, t}, q.options().dtype(torch::kBool)).triu(1), -INFINITY);
+  }
   return torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32)).to(q.scalar_type());
 #endif
 }
+
+// Runs a decoder layer without keeping its activations; backward recomputes them (the
+// reentrant scheme of torch.utils.checkpoint). The layer is passed as an integer because
+// saved_data holds IValues only; the mask travels as an optional because an undefined tensor
+// argument (the causal path) is not a valid autograd input.
+struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
+                               const torch::Tensor& sin, const std::optional<torch::Tensor>& optional_mask, int64_t layer) {
+    const torch::Tensor mask = optional_mask.value_or(torch::Tensor());
+    ctx->save_for_backward({x});
+    ctx->saved_data["cos"] = cos;
+    ctx->saved_data["sin"] = sin;
+    ctx->saved_data["mask"] = mask;
+    ctx->saved_data["layer"] = layer;
+    torch::NoGradGuard no_grad;
+    return as_layer(layer)->forward(x, cos, sin, mask, nullptr, nullptr);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    const auto x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    torch::Tensor out;
+    {
+      torch::AutoGradMode enable(true);
+      out = as_layer(ctx->saved_data["layer"].toInt())
+                ->forward(x, ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor(),
+                          ctx->saved_data["mask"].toTensor(), nullptr, nullptr);
+    }
+    torch::autograd::backward({out}, {grad_out[0]});  // parameter gradients accumulate here
+    return {x.grad(), {}, {}, {}, {}};
+  }
+  static DecoderLayerImpl* as_layer(int64_t address) { return reinterpret_cast<DecoderLayerImpl*>(address); }
+};
+
+// GCC 13 at -O3 reports a false -Warray-bounds inside libtorch's Function::apply (a memmove
+// of its argument-info vector); the code is libtorch's, the instantiation ours.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+__attribute__((noinline)) torch::Tensor checkpointed(DecoderLayerImpl* layer, const torch::Tensor& x, const torch::Tensor& cos,
+                                                     const torch::Tensor& sin, const torch::Tensor& mask) {
+  return CheckpointedLayer::apply(x, cos, sin, std::optional<torch::Tensor>(mask), reinterpret_cast<int64_t>(layer));
+}
+#pragma GCC diagnostic pop
 
 }  // namespace
 
@@ -48,12 +100,42 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
   return weight * normed.to(x.scalar_type());
 }
 
+ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias) {
+  weight = register_parameter("weight", torch::empty({out, in}));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({out}));
+}
+
+torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
+  auto y = torch::nn::functional::linear(x, weight, bias);
+  if (has_lora()) y = y + lora_B(lora_A(x)) * lora_scale;
+  return y;
+}
+
+void ProjectionImpl::add_lora(int64_t rank, double alpha) {
+  const auto options = weight.options();
+  lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), rank).bias(false)));
+  lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, weight.size(0)).bias(false)));
+  lora_A->to(options.device(), options.dtype().toScalarType());
+  lora_B->to(options.device(), options.dtype().toScalarType());
+  torch::NoGradGuard no_grad;
+  // PEFT's default: A kaiming-uniform (a = sqrt(5), which is torch's Linear init), B zero.
+  lora_B->weight.zero_();
+  lora_scale = alpha / static_cast<double>(rank);
+}
+
+torch::Tensor ProjectionImpl::merged_weight() const {
+  if (!has_lora()) return weight;
+  torch::NoGradGuard no_grad;
+  return (weight.to(torch::kFloat32) + torch::matmul(lora_B->weight.to(torch::kFloat32), lora_A->weight.to(torch::kFloat32)) * lora_scale)
+      .to(weight.scalar_type());
+}
+
 AttentionImpl::AttentionImpl(const Qwen2Config& c)
     : heads_(c.num_attention_heads), kv_heads_(c.num_key_value_heads), head_dim_(c.head_dim()) {
-  q_proj = register_module("q_proj", linear(c.hidden_size, heads_ * head_dim_, true));
-  k_proj = register_module("k_proj", linear(c.hidden_size, kv_heads_ * head_dim_, true));
-  v_proj = register_module("v_proj", linear(c.hidden_size, kv_heads_ * head_dim_, true));
-  o_proj = register_module("o_proj", linear(heads_ * head_dim_, c.hidden_size, false));
+  q_proj = register_module("q_proj", Projection(c.hidden_size, heads_ * head_dim_, true));
+  k_proj = register_module("k_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true));
+  v_proj = register_module("v_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true));
+  o_proj = register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false));
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
@@ -79,9 +161,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
 }
 
 MLPImpl::MLPImpl(const Qwen2Config& c) {
-  gate_proj = register_module("gate_proj", linear(c.hidden_size, c.intermediate_size, false));
-  up_proj = register_module("up_proj", linear(c.hidden_size, c.intermediate_size, false));
-  down_proj = register_module("down_proj", linear(c.intermediate_size, c.hidden_size, false));
+  gate_proj = register_module("gate_proj", Projection(c.hidden_size, c.intermediate_size, false));
+  up_proj = register_module("up_proj", Projection(c.hidden_size, c.intermediate_size, false));
+  down_proj = register_module("down_proj", Projection(c.intermediate_size, c.hidden_size, false));
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
@@ -108,10 +190,27 @@ Qwen2BodyImpl::Qwen2BodyImpl(const Qwen2Config& c) {
 
 std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions, const torch::Tensor& inv_freq,
                                                        torch::Dtype dtype) {
-  const auto freqs = positions.to(torch::kFloat32).unsqueeze(-1) * inv_freq.to(positions.device()).view({1, 1, -1});
+  const auto freqs = positions.to(torch::kFloat32).unsqueeze(-1) * inv_freq.view({1, 1, -1});
   const auto angles = torch::cat({freqs, freqs}, -1);
   return {angles.cos().to(dtype), angles.sin().to(dtype)};
 }
+
+namespace {
+
+// Additive mask [B, 1, T, S]: causal over all S = past + T positions, and no attention to
+// padding. A padding query still sees itself, so no row is fully masked (NaNs would reach
+// real rows through the padding's keys).
+torch::Tensor additive_mask(const torch::Tensor& mask2d, int64_t past, int64_t t, const torch::TensorOptions& options) {
+  const auto b = mask2d.size(0), s = past + t;
+  const auto longs = torch::TensorOptions(mask2d.device()).dtype(torch::kLong);
+  const auto query_pos = torch::arange(past, s, longs).view({t, 1});
+  const auto key_pos = torch::arange(0, s, longs).view({1, s});
+  const auto allowed = ((key_pos <= query_pos).view({1, 1, t, s}) & mask2d.to(torch::kBool).view({b, 1, 1, s})) |
+                       (key_pos == query_pos).view({1, 1, t, s});
+  return torch::zeros({b, 1, t, s}, options).masked_fill(allowed.logical_not(), -INFINITY);
+}
+
+}  // namespace
 
 Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)) {
   model = register_module("model", Qwen2Body(config_));
@@ -140,48 +239,110 @@ torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids, cons
   // Position of a token = number of real tokens before it (left padding does not count).
   const auto positions = (mask2d.cumsum(1) - 1).clamp_min(0).narrow(1, past, t);
   auto x = model->embed_tokens(input_ids);
+  if (inv_freq_.device() != device) inv_freq_ = inv_freq_.to(device);
   const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, x.scalar_type());
-  // Additive mask [B, 1, T, S]: causal over all S positions, and no attention to padding.
-  const auto query_pos = torch::arange(past, past + t, torch::TensorOptions(device).dtype(torch::kLong)).view({t, 1});
-  const auto key_pos = torch::arange(0, past + t, torch::TensorOptions(device).dtype(torch::kLong)).view({1, past + t});
-  // A padding query still sees itself, so no row is fully masked (NaNs would reach real rows
-  // through the padding's keys).
-  const auto allowed = ((key_pos <= query_pos).view({1, 1, t, past + t}) & mask2d.to(torch::kBool).view({b, 1, 1, past + t})) |
-                       (key_pos == query_pos).view({1, 1, t, past + t});
-  const auto mask = torch::zeros({b, 1, t, past + t}, x.options()).masked_fill(allowed.logical_not(), -INFINITY);
+  const bool causal_only = !attention_mask.defined() && cache == nullptr;
+  const auto mask = causal_only ? torch::Tensor() : additive_mask(mask2d, past, t, x.options());
   if (cache != nullptr && cache->keys.empty()) {
     cache->keys.resize(static_cast<size_t>(config_.num_hidden_layers));
     cache->values.resize(static_cast<size_t>(config_.num_hidden_layers));
   }
+  const bool checkpoint = checkpointing_ && cache == nullptr && torch::GradMode::is_enabled();
   for (size_t i = 0; i < model->layers->size(); ++i) {
     auto layer = model->layers->ptr<DecoderLayerImpl>(i);
-    x = layer->forward(x, cos, sin, mask, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+    if (checkpoint) {
+      x = checkpointed(layer.get(), x, cos, sin, mask);
+    } else {
+      x = layer->forward(x, cos, sin, mask, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+    }
   }
   x = model->norm(x);
   return config_.tie_word_embeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);
 }
 
+namespace {
+
+bool is_lora_name(const std::string& name) { return name.find(".lora_") != std::string::npos; }
+
+}  // namespace
+
 std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::named_weights() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& p : named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& p : named_parameters()) {
+    if (!is_lora_name(p.key())) out.emplace_back(p.key(), p.value());
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::lora_weights() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : named_parameters()) {
+    if (is_lora_name(p.key())) out.emplace_back(p.key(), p.value());
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::merged_weights() const {
+  std::map<std::string, torch::Tensor> merged;
+  for (const auto& m : named_modules()) {
+    if (const auto* projection = m.value()->as<ProjectionImpl>(); projection != nullptr && projection->has_lora()) {
+      merged[m.key() + ".weight"] = projection->merged_weight();
+    }
+  }
+  auto out = named_weights();
+  for (auto& [name, tensor] : out) {
+    if (const auto it = merged.find(name); it != merged.end()) tensor = it->second;
+  }
+  return out;
+}
+
+Status Qwen2ForCausalLMImpl::add_lora(const LoraConfig& lora) {
+  if (lora.rank < 1) return invalid_argument("LoRA rank must be at least 1");
+  if (lora_.rank > 0) return invalid_argument("the model already has LoRA adapters");
+  static const std::set<std::string> kKnown = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  for (const std::string& target : lora.targets) {
+    if (kKnown.count(target) == 0) return invalid_argument("unknown LoRA target module: " + target);
+  }
+  if (lora.targets.empty()) return invalid_argument("LoRA needs at least one target module");
+  for (auto& p : parameters()) p.set_requires_grad(false);
+  for (auto& m : named_modules()) {
+    auto* projection = m.value()->as<ProjectionImpl>();
+    if (projection == nullptr) continue;
+    const std::string leaf = m.key().substr(m.key().rfind('.') + 1);
+    if (std::find(lora.targets.begin(), lora.targets.end(), leaf) != lora.targets.end()) {
+      projection->add_lora(lora.rank, lora.alpha);
+    }
+  }
+  lora_ = lora;
+  return Status::ok();
+}
+
+std::vector<torch::Tensor> Qwen2ForCausalLMImpl::trainable_parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
   return out;
 }
 
 Status Qwen2ForCausalLMImpl::load_weights(const std::map<std::string, torch::Tensor>& weights) {
   torch::NoGradGuard no_grad;
-  auto params = named_parameters();
+  const auto params = named_weights();
+  std::set<std::string> names;
+  for (const auto& p : params) names.insert(p.first);
   for (const auto& [name, tensor] : weights) {
     if (name == "lm_head.weight" && config_.tie_word_embeddings) continue;  // some tied checkpoints keep a copy
-    if (params.find(name) == nullptr) return invalid_argument("checkpoint has an unexpected weight: " + name);
+    if (name.find("rotary_emb.inv_freq") != std::string::npos) continue;   // older checkpoints carry the buffer
+    if (names.count(name) == 0) return invalid_argument("checkpoint has an unexpected weight: " + name);
   }
-  for (auto& p : params) {
-    const auto it = weights.find(p.key());
-    if (it == weights.end()) return invalid_argument("checkpoint lacks weight " + p.key());
-    if (it->second.sizes() != p.value().sizes()) {
-      return invalid_argument("weight " + p.key() + " has shape " + c10::str(it->second.sizes()) + ", the model expects " +
-                              c10::str(p.value().sizes()));
+  for (const auto& [name, param] : params) {
+    const auto it = weights.find(name);
+    if (it == weights.end()) return invalid_argument("checkpoint lacks weight " + name);
+    if (it->second.sizes() != param.sizes()) {
+      return invalid_argument("weight " + name + " has shape " + c10::str(it->second.sizes()) + ", the model expects " +
+                              c10::str(param.sizes()));
     }
-    p.value().copy_(it->second);
+    param.copy_(it->second);
   }
   return Status::ok();
 }

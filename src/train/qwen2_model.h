@@ -35,6 +35,33 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
+// LoRA adapters (Hu et al.): each targeted projection W gains trainable A [r, in] and
+// B [out, r]; the layer computes W x + (alpha / r) · B A x. A starts random, B at zero, so a
+// fresh adapter changes nothing.
+struct LoraConfig {
+  int64_t rank = 0;  // 0: no adapters (full fine-tuning)
+  double alpha = 32;
+  std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+};
+
+// y = x Wᵀ (+ b) under HF's names (weight, bias), plus an optional LoRA adapter whose
+// parameters are lora_A.weight and lora_B.weight, PEFT's names.
+class ProjectionImpl : public torch::nn::Module {
+ public:
+  ProjectionImpl(int64_t in, int64_t out, bool bias);
+  torch::Tensor forward(const torch::Tensor& x);
+  // Adds an adapter of `rank` (PEFT's initialisation), on the weight's device and dtype.
+  void add_lora(int64_t rank, double alpha);
+  bool has_lora() const { return !lora_A.is_empty(); }
+  // W + scale · B A (W itself without an adapter).
+  torch::Tensor merged_weight() const;
+
+  torch::Tensor weight, bias;
+  torch::nn::Linear lora_A{nullptr}, lora_B{nullptr};
+  double lora_scale = 0;
+};
+TORCH_MODULE(Projection);
+
 // Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
 // appends this call's keys/values to them (they are replaced, not modified in place).
 class AttentionImpl : public torch::nn::Module {
@@ -43,7 +70,7 @@ class AttentionImpl : public torch::nn::Module {
   // x [B, T, H]; cos/sin [B, T, head_dim]; mask [B, 1, T, S] additive (0 / -inf), S = cached + T.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  Projection q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
 
  private:
   int64_t heads_, kv_heads_, head_dim_;
@@ -55,7 +82,7 @@ class MLPImpl : public torch::nn::Module {
  public:
   explicit MLPImpl(const Qwen2Config& c);
   torch::Tensor forward(const torch::Tensor& x);
-  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+  Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };
 TORCH_MODULE(MLP);
 
@@ -87,9 +114,11 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   explicit Qwen2ForCausalLMImpl(Qwen2Config c);
 
   // Logits [B, T, vocab] for `input_ids` [B, T]. `attention_mask` [B, S_total] (1 = token,
-  // 0 = padding; S_total = cached + T) may be undefined (no padding). With `cache`, the keys
-  // and values of these positions are appended to it. Positions count real tokens only, so
-  // left-padded batches match unpadded sequences.
+  // 0 = padding; S_total = cached + T) may be undefined: no padding, or right padding only,
+  // which causal attention never lets a real token see (training batches use this; without a
+  // cache it takes the mask-free causal kernels). With `cache`, the keys and values of these
+  // positions are appended to it. Positions count real tokens only, so left-padded batches
+  // match unpadded sequences.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {},
                         KVCache* cache = nullptr);
 
@@ -97,8 +126,24 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   // missing weight or a shape mismatch; unknown names are errors too (a wrong checkpoint).
   // `lm_head.weight` may be absent when the embeddings are tied.
   Status load_weights(const std::map<std::string, torch::Tensor>& weights);
-  // Every parameter by HF name (tied head not repeated).
+  // Every base-model parameter by HF name (tied head not repeated; adapters left out).
   std::vector<std::pair<std::string, torch::Tensor>> named_weights() const;
+  // named_weights with every adapter folded into its projection's weight (detached copies
+  // for adapted projections): the weights of the fine-tuned model as a plain checkpoint.
+  std::vector<std::pair<std::string, torch::Tensor>> merged_weights() const;
+
+  // Adds adapters to every projection named in `lora.targets` and freezes every base
+  // parameter. kInvalidArgument for rank < 1, an unknown target, or adapters already added.
+  Status add_lora(const LoraConfig& lora);
+  const LoraConfig& lora() const { return lora_; }
+  // The adapters' parameters by name (model.layers.0.self_attn.q_proj.lora_A.weight, ...).
+  std::vector<std::pair<std::string, torch::Tensor>> lora_weights() const;
+  // Parameters that require gradients: the adapters with LoRA, else every weight.
+  std::vector<torch::Tensor> trainable_parameters() const;
+
+  // With checkpointing on, training forwards keep only each layer's input and recompute the
+  // layer in backward (less memory, about a third more compute). Off by default.
+  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
 
   const Qwen2Config& config() const { return config_; }
   Qwen2Body model{nullptr};
@@ -106,7 +151,9 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
 
  private:
   Qwen2Config config_;
-  torch::Tensor inv_freq_;
+  torch::Tensor inv_freq_;  // fp32, moved to the input's device on first use there
+  bool checkpointing_ = false;
+  LoraConfig lora_;  // rank 0 until add_lora
 };
 TORCH_MODULE(Qwen2ForCausalLM);
 

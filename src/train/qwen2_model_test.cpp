@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "train/generate.h"
 #include "train/test_configs.h"
 
@@ -98,6 +100,70 @@ TEST(Qwen2Model, LoadsWeightsAndRejectsWrongCheckpoints) {
   auto extra = weights;
   extra["model.layers.9.mlp.up_proj.weight"] = torch::ones({1});
   EXPECT_FALSE(b->load_weights(extra).is_ok());
+}
+
+TEST(Qwen2Model, CausalFastPathEqualsTheMaskedPath) {
+  torch::manual_seed(3);
+  Qwen2ForCausalLM m(tiny());
+  const auto x = torch::randint(0, 50, {2, 7}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(m->forward(x), m->forward(x, torch::ones({2, 7}, torch::kLong)), 1e-5, 1e-5));
+}
+
+// The sum of squared gradients of a fixed loss, per parameter name.
+std::map<std::string, torch::Tensor> gradients(Qwen2ForCausalLM& m, const torch::Tensor& x) {
+  m->zero_grad();
+  m->forward(x).pow(2).mean().backward();
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& p : m->named_parameters()) {
+    if (p.value().grad().defined()) out[p.key()] = p.value().grad().clone();
+  }
+  return out;
+}
+
+TEST(Qwen2Model, ActivationCheckpointingKeepsTheGradients) {
+  torch::manual_seed(4);
+  Qwen2ForCausalLM m(tiny());
+  const auto x = torch::randint(0, 50, {2, 6}, torch::kLong);
+  const auto plain = gradients(m, x);
+  m->set_activation_checkpointing(true);
+  const auto checkpointed = gradients(m, x);
+  ASSERT_EQ(plain.size(), checkpointed.size());
+  for (const auto& [name, g] : plain) {
+    EXPECT_TRUE(torch::allclose(g, checkpointed.at(name), 1e-5, 1e-7)) << name;
+  }
+}
+
+TEST(Qwen2Model, LoraAdaptersTrainAloneAndMergeExactly) {
+  torch::manual_seed(5);
+  Qwen2ForCausalLM m(tiny());
+  const auto x = torch::randint(0, 50, {1, 6}, torch::kLong);
+  torch::Tensor before;
+  {
+    torch::NoGradGuard no_grad;
+    before = m->forward(x);
+  }
+  EXPECT_EQ(m->add_lora({0, 16, {"q_proj"}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(m->add_lora({4, 16, {"qkv"}}).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(m->add_lora({4, 16, {"q_proj", "down_proj"}}).is_ok());
+  EXPECT_EQ(m->add_lora({4, 16, {"q_proj"}}).code(), StatusCode::kInvalidArgument) << "twice";
+  // 2 layers x 2 targets x (A, B), under PEFT's names; only they train.
+  const auto adapters = m->lora_weights();
+  ASSERT_EQ(adapters.size(), 8u);
+  EXPECT_EQ(adapters[0].first, "model.layers.0.self_attn.q_proj.lora_A.weight");
+  EXPECT_EQ(adapters[0].second.sizes(), (std::vector<int64_t>{4, 32}));
+  EXPECT_EQ(m->trainable_parameters().size(), 8u);
+  EXPECT_EQ(m->named_weights().size(), Qwen2ForCausalLM(tiny())->named_weights().size());
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(m->forward(x), before, 1e-6, 1e-6)) << "B starts at zero";
+  for (auto& [name, w] : adapters) w.normal_(0, 0.1);
+  const auto adapted = m->forward(x);
+  EXPECT_FALSE(torch::allclose(adapted, before, 1e-3, 1e-3));
+  std::map<std::string, torch::Tensor> merged;
+  for (auto& [name, w] : m->merged_weights()) merged[name] = w;
+  Qwen2ForCausalLM plain(tiny());
+  ASSERT_TRUE(plain->load_weights(merged).is_ok());
+  EXPECT_TRUE(torch::allclose(plain->forward(x), adapted, 1e-4, 1e-5));
 }
 
 TEST(Qwen2Model, RotaryAnglesFollowTheConfigTheta) {

@@ -1,0 +1,51 @@
+// precision.h — bf16 mixed precision on CUDA: fp32 master weights and optimizer state, with
+// matmuls and attention autocast to bf16 inside a scope (the usual recipe; pure bf16 weights
+// lose small AdamW updates to rounding).
+#pragma once
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+namespace kevin::train {
+
+// While alive (and `enabled`), CUDA ops of this thread run under bf16 autocast. Autocast is
+// thread-local: open one in every thread that runs the model. Nesting is allowed.
+class Bf16Autocast {
+ public:
+  explicit Bf16Autocast(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    was_enabled_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    was_dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+#else
+    was_enabled_ = at::autocast::is_enabled();
+    was_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_enabled(true);
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+#endif
+    at::autocast::increment_nesting();
+  }
+  ~Bf16Autocast() {
+    if (!enabled_) return;
+    // The weight-cast cache lives until the outermost scope closes.
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, was_enabled_);
+    at::autocast::set_autocast_dtype(at::kCUDA, was_dtype_);
+#else
+    at::autocast::set_enabled(was_enabled_);
+    at::autocast::set_autocast_gpu_dtype(was_dtype_);
+#endif
+  }
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool enabled_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
+
+}  // namespace kevin::train
