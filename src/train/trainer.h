@@ -1,0 +1,88 @@
+// trainer.h — `kevin train`'s loop (DESIGN.md §9, PAPER.md §3.3): each step samples multi-turn
+// rollouts (m trajectories × n turns per task) from the model being trained, in process,
+// turns the stored turns into GRPO samples (their exact tokens, sampler log-probabilities and
+// group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout rollouts,
+// checkpoints that resume exactly, and exports as an HF folder and a PEFT LoRA adapter.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "env/evaluator.h"
+#include "rollout/rollout.h"
+#include "tasks/suite.h"
+#include "train/grpo_update.h"
+#include "train/qwen2_model.h"
+
+namespace kevin::train {
+
+struct OptimizerConfig {
+  double lr = 1e-6;
+  double weight_decay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  int warmup_steps = 0;  // optimizer steps of linear warm-up from lr/warmup to lr
+};
+
+struct TrainerOptions {
+  std::filesystem::path model_dir;  // HF folder: config.json, *.safetensors, tokenizer.json
+  std::filesystem::path out_dir;
+  std::vector<tasks::TaskInfo> train_tasks, holdout_tasks;  // resolved by the caller
+  int steps = 10;
+  int tasks_per_step = 4;
+  rollout::RolloutConfig rollout;  // allocations[0] is m x n; generation, prompt, rewards
+  UpdateConfig update;             // GRPO, steps per batch, micro-batch, grad clip
+  OptimizerConfig optimizer;
+  LoraConfig lora;                 // rank 0: full fine-tuning
+  bool activation_checkpointing = false;
+  std::string device = "auto";     // auto (CUDA when present), cuda, cpu
+  std::string precision = "auto";  // auto (bf16 autocast on CUDA, fp32 on CPU), bf16, fp32
+  int holdout_every = 0;           // steps between holdout rollouts; 0: never
+  int checkpoint_every = 1;
+  int keep_checkpoints = 2;        // older ones are deleted
+  uint64_t seed = 0;
+  bool open_think = false;         // start answers inside <think> (QwQ's template)
+  std::string not_okay_prefix = "Okay";  // how the base model's reasoning usually opens ("" = off)
+  bool export_merged = true;       // export/merged: HF folder (adapters folded in)
+  bool export_lora = true;         // export/lora: PEFT adapter (LoRA runs only)
+  std::string export_dtype = "bfloat16";
+  Json source;                     // the config as given (kept in out_dir/train_config.json)
+};
+
+// Keys of the config file that the caller resolves itself (task selection, the engine).
+inline const std::vector<std::string> kCallerConfigKeys = {"tasks", "tasks_dir", "split", "holdout_tasks",
+                                                           "holdout_split", "engine"};
+
+// Parses `kevin train`'s JSON config (docs/trainer.md lists every key) except the caller's
+// keys above. Unknown keys and ill-typed or out-of-range values are kInvalidArgument naming
+// the key; "model" and "out" are required.
+Result<TrainerOptions> trainer_options_from_json(const Json& j);
+
+class Trainer {
+ public:
+  // Loads the model (when out_dir holds a checkpoint, the latest one: resume), builds the
+  // optimizer and keeps the config in out_dir/train_config.json. `evaluator` is borrowed and
+  // must outlive the trainer. Errors: a model folder or checkpoint that does not load
+  // (kNotFound / kInvalidArgument), an out_dir holding a run with another config
+  // (kAlreadyExists), no CUDA device for device "cuda" (kFailedPrecondition).
+  static Result<std::unique_ptr<Trainer>> create(TrainerOptions options, env::Evaluator* evaluator);
+  ~Trainer();
+
+  // Runs the remaining steps, then the exports. One progress line per step goes to `log`;
+  // train_log.jsonl gets every step's metrics. A failed rollout or update stops the run with
+  // its error; the last checkpoint stays, and creating a trainer on out_dir again resumes.
+  Status run(std::ostream& log);
+
+  int next_step() const;  // the first step run() does (0 for a new run)
+
+ private:
+  struct Impl;
+  explicit Trainer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kevin::train

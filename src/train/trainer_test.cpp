@@ -1,0 +1,262 @@
+// trainer_test.cpp — `kevin train`'s loop end to end on the CPU: a tiny model whose vocabulary
+// holds a code fence and a FakeEvaluator directive as single tokens (so random sampling
+// writes scorable kernels), real multi-turn rollouts, GRPO updates, logs, checkpoints, exact
+// resume, LoRA, the exports, and the config parser's errors.
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/file.h"
+#include "env/fake_evaluator.h"
+#include "sys/tempdir.h"
+#include "train/model_io.h"
+#include "train/safetensors.h"
+#include "train/test_configs.h"
+#include "train/tokenizer.h"
+
+namespace kevin::train {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr int32_t kFence = 259, kDirective = 260, kVocab = 261;
+
+// Bytes 0-255, the ChatML markers (special) and two non-special tokens: "```\n" and a
+// FakeEvaluator directive, so "```\n" directive "```\n" is a correct kernel of speedup 2.
+Json tiny_tokenizer() {
+  Json vocab = Json::object();
+  for (int b = 0; b < 256; ++b) vocab[to_byte_level(std::string(1, static_cast<char>(b)))] = b;
+  const Json split = {{"type", "Split"}, {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
+                      {"behavior", "Isolated"}, {"invert", false}};
+  const Json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
+  const Json added = {{{"id", 256}, {"content", "<|im_start|>"}, {"special", true}},
+                      {{"id", 257}, {"content", "<|im_end|>"}, {"special", true}},
+                      {{"id", 258}, {"content", "<|endoftext|>"}, {"special", true}},
+                      {{"id", kFence}, {"content", "```\n"}, {"special", false}},
+                      {{"id", kDirective}, {"content", "// fake: correct speedup=2\n"}, {"special", false}}};
+  return {{"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {split, byte_level}}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array()}}},
+          {"added_tokens", added},
+          {"decoder", {{"type", "ByteLevel"}}}};
+}
+
+// A 1-layer model whose final hidden state is (≈4, 0, ..., 0) for every input (a large first
+// embedding coordinate, a final norm that keeps only it), so the LM head's first column sets
+// the sampling distribution: mostly fences and directives, sometimes <|im_end|>, rarely bytes.
+void write_tiny_model(const fs::path& dir) {
+  torch::manual_seed(21);
+  Qwen2ForCausalLM model(tiny_qwen2(kVocab, 16, 32, 1, 2, 1));
+  {
+    torch::NoGradGuard no_grad;
+    model->model->embed_tokens->weight.select(1, 0).fill_(10.0);
+    model->model->norm->weight.zero_();
+    model->model->norm->weight[0] = 1.0;
+    auto head = model->lm_head->weight.select(1, 0);
+    head.fill_(-2.0);
+    head[kFence] = 0.6;
+    head[kDirective] = 0.45;
+    head[257] = 0.2;
+  }
+  ASSERT_TRUE(save_qwen2_dir(model->config(), model->named_weights(), dir, torch::kFloat32).is_ok());
+  ASSERT_TRUE(write_file_atomic(dir / "tokenizer.json", dump_json(tiny_tokenizer())).is_ok());
+}
+
+Json base_config(const fs::path& model, const fs::path& out) {
+  return {{"model", model.string()},
+          {"out", out.string()},
+          {"steps", 3},
+          {"tasks_per_step", 2},
+          {"seed", 5},
+          {"device", "cpu"},
+          // One turn keeps prompts (byte tokens: ~5k) short; StepsLogCheckpointAndExport uses two.
+          {"rollout", {{"trajectories", 4}, {"turns", 1}, {"max_tokens", 10}, {"temperature", 1.0}, {"parallel", 1}}},
+          {"grpo", {{"micro_batch", 3}, {"grad_clip", 1.0}}},
+          {"optimizer", {{"lr", 0.02}, {"warmup_steps", 2}}},
+          {"not_okay_prefix", "```"}};
+}
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("kevin-trainer-test");
+    ASSERT_TRUE(dir.is_ok());
+    dir_ = std::make_unique<sys::TempDir>(std::move(dir).value());
+    write_tiny_model(model_dir());
+    auto found = tasks::discover_tasks(fs::path(KEVIN_SOURCE_DIR) / "tests" / "fixtures" / "tasks");
+    ASSERT_TRUE(found.is_ok());
+    tasks_ = *found;
+  }
+  fs::path model_dir() const { return dir_->path() / "model"; }
+  fs::path out(const std::string& name) const { return dir_->path() / name; }
+
+  // Trains with `config` to the end; returns the progress output.
+  std::string train(const Json& config) {
+    auto options = trainer_options_from_json(config);
+    EXPECT_TRUE(options.is_ok()) << options.status().to_string();
+    options->train_tasks = {tasks_[0], tasks_[1], tasks_[2]};
+    options->holdout_tasks = {tasks_[4]};
+    auto trainer = Trainer::create(*options, &evaluator_);
+    EXPECT_TRUE(trainer.is_ok()) << trainer.status().to_string();
+    if (!trainer.is_ok()) return "";
+    std::ostringstream log;
+    const Status done = (*trainer)->run(log);
+    EXPECT_TRUE(done.is_ok()) << done.to_string();
+    return log.str();
+  }
+
+  std::vector<Json> log_lines(const fs::path& run) const {
+    auto text = read_file(run / "train_log.jsonl");
+    EXPECT_TRUE(text.is_ok());
+    return parse_json_lines(text.is_ok() ? *text : "").value_or(std::vector<Json>{});
+  }
+
+  std::unique_ptr<sys::TempDir> dir_;
+  std::vector<tasks::TaskInfo> tasks_;
+  env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
+};
+
+TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
+  Json config = base_config(model_dir(), out("run"));
+  config["holdout_every"] = 2;
+  config["rollout"]["turns"] = 2;
+  const std::string progress = train(config);
+  EXPECT_NE(progress.find("train step 3/3"), std::string::npos) << progress;
+  const auto lines = log_lines(out("run"));
+  ASSERT_EQ(lines.size(), 5u) << "3 train steps, holdout after steps 2 and 3";
+  double reward = 0, grad = 0;
+  for (const Json& l : lines) {
+    for (const char* key : {"kind", "step", "turns", "reward_mean", "correct_rate", "response_tokens_mean", "clip_ratio",
+                            "not_okay_ratio"}) {
+      EXPECT_TRUE(l.contains(key)) << key << " in " << dump_json(l);
+    }
+    if (l["kind"] != "train") continue;
+    EXPECT_EQ(l["turns"], 16) << "2 tasks x 4 trajectories x 2 turns";
+    for (const char* key : {"loss", "grad_norm", "clip_fraction", "entropy", "kl", "lr", "samples", "train_tokens",
+                            "train_tokens_per_s", "gen_tokens_per_s"}) {
+      EXPECT_TRUE(l.contains(key)) << key;
+    }
+    reward += l["reward_mean"].get<double>();
+    grad += l["grad_norm"].get<double>();
+  }
+  EXPECT_GT(reward, 0) << "fences and directives make some kernels correct";
+  EXPECT_GT(grad, 0) << "varied rewards give non-zero advantages, so updates happen";
+  // Warm-up: 2 optimizer steps per batch, 2 warm-up steps → step 1 ends at the full rate.
+  EXPECT_DOUBLE_EQ(lines[0]["lr"].get<double>(), 0.02);
+  EXPECT_TRUE(fs::exists(out("run") / "rollouts" / "step-000000" / "trajectories.jsonl"));
+  EXPECT_TRUE(fs::exists(out("run") / "holdout" / "step-000001" / "run.db"));
+  // keep_checkpoints = 2: the last two remain.
+  EXPECT_FALSE(fs::exists(out("run") / "checkpoints" / "step-000001"));
+  EXPECT_TRUE(fs::exists(out("run") / "checkpoints" / "step-000002" / "optimizer.pt"));
+  EXPECT_TRUE(fs::exists(out("run") / "checkpoints" / "step-000003" / "trainable.safetensors"));
+  // The merged export loads as a model, differs from the base, and carries the tokenizer.
+  auto exported = load_qwen2_dir(out("run") / "export" / "merged");
+  ASSERT_TRUE(exported.is_ok()) << exported.status().to_string();
+  auto base = load_qwen2_dir(model_dir());
+  ASSERT_TRUE(base.is_ok());
+  const auto x = torch::tensor({{1, 2, 3, kFence}}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(torch::allclose((*exported)->forward(x), (*base)->forward(x), 1e-5, 1e-5));
+  EXPECT_TRUE(fs::exists(out("run") / "export" / "merged" / "tokenizer.json"));
+  EXPECT_FALSE(fs::exists(out("run") / "export" / "lora")) << "full fine-tuning has no adapter";
+}
+
+// A run stopped after step 2 and resumed equals one that ran straight through.
+TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
+  train(base_config(model_dir(), out("straight")));
+  Json first = base_config(model_dir(), out("resumed"));
+  first["steps"] = 2;
+  train(first);
+  train(base_config(model_dir(), out("resumed")));
+  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000003" / "trainable.safetensors");
+  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000003" / "trainable.safetensors");
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_EQ(a->names(), b->names());
+  for (const auto& name : a->names()) {
+    EXPECT_TRUE(torch::equal(a->tensor(name).value(), b->tensor(name).value())) << name;
+  }
+  const auto la = log_lines(out("straight")), lb = log_lines(out("resumed"));
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) {
+    for (const char* key : {"reward_mean", "loss", "grad_norm", "lr"}) EXPECT_EQ(la[i][key], lb[i][key]) << key << " line " << i;
+  }
+}
+
+TEST_F(TrainerTest, LoraTrainsAdaptersAndExportsAPeftFolder) {
+  Json config = base_config(model_dir(), out("lora"));
+  config["steps"] = 2;
+  config["lora"] = {{"rank", 2}, {"alpha", 4}, {"targets", {"q_proj", "down_proj"}}};
+  train(config);
+  const fs::path adapter = out("lora") / "export" / "lora";
+  auto peft = read_file(adapter / "adapter_config.json");
+  ASSERT_TRUE(peft.is_ok());
+  const Json pc = parse_json(*peft).value();
+  EXPECT_EQ(pc["peft_type"], "LORA");
+  EXPECT_EQ(pc["r"], 2);
+  EXPECT_EQ(pc["target_modules"], Json({"q_proj", "down_proj"}));
+  auto weights = SafetensorsFile::open(adapter / "adapter_model.safetensors");
+  ASSERT_TRUE(weights.is_ok());
+  EXPECT_EQ(weights->names().size(), 4u) << "1 layer x 2 targets x (A, B)";
+  EXPECT_TRUE(weights->find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight") != nullptr);
+  // Only adapted projections changed in the merged export (bf16, hence the tolerance).
+  auto merged = load_safetensors_dir(out("lora") / "export" / "merged");
+  auto base = load_safetensors_dir(model_dir());
+  ASSERT_TRUE(merged.is_ok() && base.is_ok());
+  int changed_adapted = 0;
+  for (const auto& [name, tensor] : *base) {
+    const bool adapted = name.find("q_proj.weight") != std::string::npos || name.find("down_proj.weight") != std::string::npos;
+    const bool same = torch::allclose(merged->at(name).to(torch::kFloat32), tensor.to(torch::kFloat32), 1e-2, 1e-2);
+    if (adapted) {
+      changed_adapted += same ? 0 : 1;
+    } else {
+      EXPECT_TRUE(same) << name;
+    }
+  }
+  EXPECT_GT(changed_adapted, 0);
+}
+
+TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
+  Json config = base_config(model_dir(), out("run"));
+  config["steps"] = 1;
+  train(config);
+  config["optimizer"]["lr"] = 0.5;
+  auto options = trainer_options_from_json(config);
+  ASSERT_TRUE(options.is_ok());
+  options->train_tasks = tasks_;
+  EXPECT_EQ(Trainer::create(*options, &evaluator_).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST(TrainerConfig, ErrorsNameTheKey) {
+  const Json good = {{"model", "m"}, {"out", "o"}};
+  ASSERT_TRUE(trainer_options_from_json(good).is_ok());
+  const auto message = [&](Json j) { return trainer_options_from_json(j).status().message(); };
+  Json j = good;
+  j["stepz"] = 3;
+  EXPECT_NE(message(j).find("stepz"), std::string::npos);
+  j = good;
+  j["optimizer"] = {{"lr", "fast"}};
+  EXPECT_NE(message(j).find("lr"), std::string::npos);
+  j = good;
+  j["grpo"] = {{"length_norm", "median"}};
+  EXPECT_NE(message(j).find("length_norm"), std::string::npos);
+  j = good;
+  j["rollout"] = {{"search", "beam"}};
+  EXPECT_NE(message(j).find("beam"), std::string::npos);
+  j = good;
+  j["lora"] = {{"rnak", 8}};
+  EXPECT_NE(message(j).find("rnak"), std::string::npos);
+  j = good;
+  j.erase("model");
+  EXPECT_NE(message(j).find("model"), std::string::npos);
+  j = good;
+  j["steps"] = 0;
+  EXPECT_NE(message(j).find("steps"), std::string::npos);
+  const auto parsed = trainer_options_from_json({{"model", "m"}, {"out", "o"}, {"rollout", {{"trajectories", 8}, {"turns", 2}}}});
+  ASSERT_TRUE(parsed.is_ok());
+  EXPECT_EQ(parsed->rollout.allocations[0].label(), "8x2");
+  EXPECT_EQ(parsed->update.max_tokens, parsed->rollout.generation.max_tokens) << "L of the constant normalisation";
+}
+
+}  // namespace
+}  // namespace kevin::train
