@@ -65,11 +65,25 @@ TEST(Cli, NoSubcommandIsUsageError) {
 }
 
 TEST(Cli, UnlandedJobsSayNotAvailable) {
-  for (const char* job : {"train", "serve", "worker"}) {
+  for (const char* job : {"serve", "worker"}) {
     Outcome r = run({job, "--config", "x.json"});
     EXPECT_EQ(r.code, kExitFailure) << job;
     EXPECT_NE(r.err.find("not available yet"), std::string::npos) << job << ": " << r.err;
   }
+}
+
+TEST(Cli, TrainNeedsItsConfig) {
+  const Outcome r = run({"train"});
+  EXPECT_EQ(r.code, kExitUsage) << "--config is required";
+#if defined(KEVIN_HAVE_TRAIN)
+  const Outcome missing = run({"train", "--config", "/nonexistent/train.json"});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_EQ(line_count(missing.err), 1u) << missing.err;
+#else
+  const Outcome missing = run({"train", "--config", "x.json"});
+  EXPECT_EQ(missing.code, kExitFailure);
+  EXPECT_NE(missing.err.find("built without libtorch"), std::string::npos) << missing.err;
+#endif
 }
 
 }  // namespace

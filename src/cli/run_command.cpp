@@ -13,6 +13,7 @@
 
 #include "cli/app.h"
 #include "cli/paths.h"
+#include "cli/run_setup.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "core/version.h"
@@ -63,60 +64,6 @@ struct Failure {
 };
 Failure usage(const std::string& m) { return {kExitUsage, m}; }
 Failure failure(const std::string& m) { return {kExitFailure, m}; }
-
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const auto& v : values) {
-    std::stringstream in(v);
-    for (std::string item; std::getline(in, item, ',');) {
-      if (!item.empty()) out.push_back(item);
-    }
-  }
-  return out;
-}
-
-// --tasks entries: a folder of tasks (a suite or a folder of suites), a suite name of the
-// tasks folder, or a task id / file stem / .py path; --split then keeps train or holdout.
-Result<std::vector<tasks::TaskInfo>> select_tasks(const RunArgs& a) {
-  const fs::path root = tasks_dir(a.tasks_dir);
-  std::vector<tasks::TaskInfo> out;
-  std::set<std::string> seen;
-  const auto add = [&](const tasks::TaskInfo& t) {
-    if (seen.insert(t.path.string()).second) out.push_back(t);
-  };
-  std::optional<std::vector<tasks::TaskInfo>> all;
-  for (const auto& spec : split_list(a.tasks)) {
-    if (fs::is_directory(spec)) {
-      KEVIN_ASSIGN_OR_RETURN(auto found, tasks::discover_tasks(spec));
-      for (const auto& t : found) add(t);
-      continue;
-    }
-    if (!all) {
-      KEVIN_ASSIGN_OR_RETURN(auto found, tasks::discover_tasks(root));
-      all = std::move(found);
-    }
-    bool suite = false;
-    for (const auto& t : *all) {
-      if (t.suite == spec) {
-        add(t);
-        suite = true;
-      }
-    }
-    if (suite) continue;
-    KEVIN_ASSIGN_OR_RETURN(tasks::TaskInfo t, tasks::resolve_task(*all, spec));
-    add(t);
-  }
-  if (!a.split.empty()) {
-    KEVIN_ASSIGN_OR_RETURN(tasks::Splits splits, tasks::load_splits(root));
-    std::vector<tasks::TaskInfo> kept;
-    for (const auto& t : out) {
-      if (splits.split_of(t.id) == a.split) kept.push_back(t);
-    }
-    out = std::move(kept);
-  }
-  if (out.empty()) return not_found("--tasks selected no task");
-  return out;
-}
 
 Json task_list_json(const std::vector<tasks::TaskInfo>& list) {
   Json j = Json::array();
@@ -232,30 +179,9 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
 }
 
 Result<Json> engine_json(const RunArgs& a) {
-  std::string backend = a.backend;
-  if (backend == "auto") backend = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
-  return Json{{"backend", backend},     {"device", a.device},       {"seeds", a.seeds},
-              {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-              {"cache_dir", cache_dir(a.cache).string()}, {"sandbox", !a.no_sandbox},
-              {"call_timeout_s", a.call_timeout_s}};
-}
-
-Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const Json& e) {
-  env::EngineOptions o;
-  KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
-  o.backend = *engine::backend_from_name(backend);
-  KEVIN_ASSIGN_OR_RETURN(o.device, json_get<int>(e, "device"));
-  KEVIN_ASSIGN_OR_RETURN(o.seeds, json_get<int>(e, "seeds"));
-  KEVIN_ASSIGN_OR_RETURN(o.tolerance, json_get<std::string>(e, "tolerance"));
-  KEVIN_ASSIGN_OR_RETURN(o.jobs, json_get<int>(e, "jobs"));
-  KEVIN_ASSIGN_OR_RETURN(o.python, json_get<std::string>(e, "python"));
-  KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
-  KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));
-  KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
-  o.cache_dir = cache;
-  o.share_dir = share_dir();
-  o.runner_path = runner_path();
-  return env::EngineEvaluator::create(o);
+  return resolve_engine_json({{"backend", a.backend},     {"device", a.device},   {"seeds", a.seeds},
+                              {"tolerance", a.tolerance}, {"jobs", a.jobs},       {"python", a.python},
+                              {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
 }
 
 std::string default_run_dir() {
@@ -269,7 +195,7 @@ std::string default_run_dir() {
 
 // A new run: resolves the arguments into RUN_DIR/config.json (what --resume reads back).
 Result<fs::path> create_run(const RunArgs& a) {
-  KEVIN_ASSIGN_OR_RETURN(auto selected, select_tasks(a));
+  KEVIN_ASSIGN_OR_RETURN(auto selected, select_tasks(a.tasks, a.tasks_dir, a.split));
   KEVIN_ASSIGN_OR_RETURN(auto rollout, rollout_config(a));
   KEVIN_ASSIGN_OR_RETURN(Json policy, policy_json(a));
   KEVIN_ASSIGN_OR_RETURN(Json engine, engine_json(a));

@@ -3,10 +3,6 @@
 
 namespace kevin::cli {
 
-void add_train_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "train", "train a policy with multi-turn GRPO",
-                          "arrives with the trainer");
-}
 void add_serve_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "serve", "serve the environment over HTTP/WebSocket",
                           "arrives with the environment server");

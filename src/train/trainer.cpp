@@ -456,9 +456,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options, env::Ev
   fs::create_directories(impl->o.out_dir, ec);
   if (ec) return unavailable("cannot create " + impl->o.out_dir.string() + ": " + ec.message());
   try {
-    KEVIN_RETURN_IF_ERROR(impl->keep_config());
     KEVIN_RETURN_IF_ERROR(impl->choose_device());
     KEVIN_RETURN_IF_ERROR(impl->load_model());
+    KEVIN_RETURN_IF_ERROR(impl->keep_config());
     KEVIN_RETURN_IF_ERROR(impl->resume());
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory, no driver) by exception.

@@ -13,55 +13,11 @@
 #include "sys/tempdir.h"
 #include "train/model_io.h"
 #include "train/safetensors.h"
-#include "train/test_configs.h"
-#include "train/tokenizer.h"
+#include "train/test_models.h"
 
 namespace kevin::train {
 namespace {
 namespace fs = std::filesystem;
-
-constexpr int32_t kFence = 259, kDirective = 260, kVocab = 261;
-
-// Bytes 0-255, the ChatML markers (special) and two non-special tokens: "```\n" and a
-// FakeEvaluator directive, so "```\n" directive "```\n" is a correct kernel of speedup 2.
-Json tiny_tokenizer() {
-  Json vocab = Json::object();
-  for (int b = 0; b < 256; ++b) vocab[to_byte_level(std::string(1, static_cast<char>(b)))] = b;
-  const Json split = {{"type", "Split"}, {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
-                      {"behavior", "Isolated"}, {"invert", false}};
-  const Json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
-  const Json added = {{{"id", 256}, {"content", "<|im_start|>"}, {"special", true}},
-                      {{"id", 257}, {"content", "<|im_end|>"}, {"special", true}},
-                      {{"id", 258}, {"content", "<|endoftext|>"}, {"special", true}},
-                      {{"id", kFence}, {"content", "```\n"}, {"special", false}},
-                      {{"id", kDirective}, {"content", "// fake: correct speedup=2\n"}, {"special", false}}};
-  return {{"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {split, byte_level}}}},
-          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array()}}},
-          {"added_tokens", added},
-          {"decoder", {{"type", "ByteLevel"}}}};
-}
-
-// A 1-layer model whose final hidden state is (≈4, 0, ..., 0) for every input (a large first
-// embedding coordinate, a final norm that keeps only it), so the LM head's first column sets
-// the sampling distribution: mostly fences and directives, sometimes <|im_end|>, rarely bytes.
-void write_tiny_model(const fs::path& dir) {
-  torch::manual_seed(21);
-  Qwen2ForCausalLM model(tiny_qwen2(kVocab, 16, 32, 1, 2, 1));
-  {
-    torch::NoGradGuard no_grad;
-    model->model->embed_tokens->weight.select(1, 0).fill_(10.0);
-    model->model->norm->weight.zero_();
-    model->model->norm->weight[0] = 1.0;
-    auto head = model->lm_head->weight.select(1, 0);
-    head.fill_(-2.0);
-    head[kFence] = 0.6;
-    head[kDirective] = 0.45;
-    head[257] = 0.2;
-  }
-  ASSERT_TRUE(save_qwen2_dir(model->config(), model->named_weights(), dir, torch::kFloat32).is_ok());
-  ASSERT_TRUE(write_file_atomic(dir / "tokenizer.json", dump_json(tiny_tokenizer())).is_ok());
-}
 
 Json base_config(const fs::path& model, const fs::path& out) {
   return {{"model", model.string()},
@@ -83,7 +39,7 @@ class TrainerTest : public ::testing::Test {
     auto dir = sys::TempDir::create("kevin-trainer-test");
     ASSERT_TRUE(dir.is_ok());
     dir_ = std::make_unique<sys::TempDir>(std::move(dir).value());
-    write_tiny_model(model_dir());
+    ASSERT_TRUE(write_scorable_model(model_dir()).is_ok());
     auto found = tasks::discover_tasks(fs::path(KEVIN_SOURCE_DIR) / "tests" / "fixtures" / "tasks");
     ASSERT_TRUE(found.is_ok());
     tasks_ = *found;
@@ -155,7 +111,7 @@ TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
   ASSERT_TRUE(exported.is_ok()) << exported.status().to_string();
   auto base = load_qwen2_dir(model_dir());
   ASSERT_TRUE(base.is_ok());
-  const auto x = torch::tensor({{1, 2, 3, kFence}}, torch::kLong);
+  const auto x = torch::tensor({{1, 2, 3, kFenceToken}}, torch::kLong);
   torch::NoGradGuard no_grad;
   EXPECT_FALSE(torch::allclose((*exported)->forward(x), (*base)->forward(x), 1e-5, 1e-5));
   EXPECT_TRUE(fs::exists(out("run") / "export" / "merged" / "tokenizer.json"));

@@ -1,0 +1,34 @@
+// run_setup.h — what `kevin run` and `kevin train` resolve the same way: task selections
+// (suites, ids, files, folders, a split) and the evaluation engine's settings.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "env/evaluator.h"
+#include "tasks/suite.h"
+
+namespace kevin::cli {
+
+// Splits comma-separated entries ("a,b", "c" → a, b, c); empty items are dropped.
+std::vector<std::string> split_list(const std::vector<std::string>& values);
+
+// Tasks named by `specs`: task folders (a suite or a folder of suites), suite names of the
+// tasks folder (`tasks_dir`, see paths.h), or task ids / file stems / .py paths; with a
+// non-empty `split` ("train" / "holdout") only the tasks of that split. Duplicates are kept
+// once. kNotFound when nothing is selected or a name matches no task.
+Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs, const std::string& tasks_dir,
+                                                  const std::string& split);
+
+// The engine settings with every default filled in ("backend": "auto" becomes cuda when a
+// device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
+// kInvalidArgument. {"fake": true} is kept as it is: a FakeEvaluator (dry runs, tests).
+Result<Json> resolve_engine_json(const Json& given);
+
+// The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.
+Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine);
+
+}  // namespace kevin::cli

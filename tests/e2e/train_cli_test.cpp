@@ -1,0 +1,86 @@
+// train_cli_test.cpp — `kevin train --config` end to end: config errors are one-line usage
+// errors (exit 2); a tiny scorable model trains for two steps against the fake engine, writes
+// its log, checkpoints and export, resumes when given more steps, and `kevin report` renders
+// the training folder.
+#include <gtest/gtest.h>
+
+#include "core/file.h"
+#include "kevin_cli.h"
+#include "sys/tempdir.h"
+#include "train/test_models.h"
+
+namespace kevin::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+class TrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("kevin-train-cli");
+    ASSERT_TRUE(dir.is_ok());
+    dir_ = std::make_unique<sys::TempDir>(std::move(dir).value());
+  }
+  fs::path path(const std::string& name) const { return dir_->path() / name; }
+  fs::path write_config(const Json& config) const {
+    const fs::path file = path("train.json");
+    EXPECT_TRUE(write_file_atomic(file, dump_json(config, 1)).is_ok());
+    return file;
+  }
+  Json tiny_config() const {
+    return {{"model", path("model").string()},
+            {"out", path("out").string()},
+            {"tasks", (source_dir() / "tests/fixtures/tasks").string()},
+            {"split", ""},
+            {"steps", 2},
+            {"tasks_per_step", 1},
+            {"device", "cpu"},
+            {"engine", {{"fake", true}}},
+            {"rollout", {{"trajectories", 3}, {"turns", 1}, {"max_tokens", 8}, {"temperature", 1.0}, {"parallel", 1}}},
+            {"optimizer", {{"lr", 0.01}}}};
+  }
+  std::unique_ptr<sys::TempDir> dir_;
+};
+
+TEST_F(TrainCli, BadConfigsAreOneLineUsageErrors) {
+  const auto missing = run_kevin({"train", "--config", path("nope.json").string()});
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("cannot read the config"), std::string::npos) << missing.output;
+  Json typo = tiny_config();
+  typo["optimiser"] = {{"lr", 1}};
+  const auto unknown = run_kevin({"train", "--config", write_config(typo).string()});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("unknown key \"optimiser\""), std::string::npos) << unknown.output;
+  Json no_tasks = tiny_config();
+  no_tasks["tasks"] = "no_such_task";
+  const auto none = run_kevin({"train", "--config", write_config(no_tasks).string()});
+  EXPECT_EQ(none.code, 2) << none.output;
+  EXPECT_NE(none.output.find("training tasks"), std::string::npos) << none.output;
+  Json no_model = tiny_config();
+  const auto model = run_kevin({"train", "--config", write_config(no_model).string()});
+  EXPECT_EQ(model.code, 2) << "the model folder does not exist yet: " << model.output;
+}
+
+TEST_F(TrainCli, TrainsResumesAndReports) {
+  ASSERT_TRUE(train::write_scorable_model(path("model")).is_ok());
+  const fs::path config = write_config(tiny_config());
+  const auto first = run_kevin({"train", "--config", config.string()});
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("training complete: 2 steps"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("train step 2/2"), std::string::npos);
+  EXPECT_TRUE(fs::exists(path("out") / "export" / "merged" / "model.safetensors"));
+  EXPECT_TRUE(fs::exists(path("out") / "checkpoints" / "step-000002" / "trainer_state.json"));
+  const auto more = run_kevin({"train", "--config", config.string(), "--steps", "3"});
+  ASSERT_EQ(more.code, 0) << more.output;
+  EXPECT_NE(more.output.find("resuming"), std::string::npos) << more.output;
+  EXPECT_NE(more.output.find("train step 3/3"), std::string::npos);
+  EXPECT_EQ(more.output.find("train step 1/3"), std::string::npos) << "done steps are not redone";
+  auto log = read_file(path("out") / "train_log.jsonl");
+  ASSERT_TRUE(log.is_ok());
+  EXPECT_EQ(parse_json_lines(*log).value().size(), 3u);
+  const auto report = run_kevin({"report", path("out").string()});
+  EXPECT_EQ(report.code, 0) << report.output;
+  EXPECT_TRUE(fs::exists(path("out") / "report.html"));
+}
+
+}  // namespace
+}  // namespace kevin::e2e
