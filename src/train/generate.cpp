@@ -41,21 +41,22 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::ve
   size_t longest = 0;
   for (const auto& p : prompts) longest = std::max(longest, p.size());
   const auto width = static_cast<int64_t>(longest);
-  auto ids = torch::full({b, width}, params.pad_id, torch::kLong);
-  auto mask = torch::zeros({b, width}, torch::kLong);
-  for (int64_t i = 0; i < b; ++i) {
-    const auto& p = prompts[static_cast<size_t>(i)];
-    const auto offset = width - static_cast<int64_t>(p.size());
-    for (size_t j = 0; j < p.size(); ++j) ids[i][offset + static_cast<int64_t>(j)] = p[j];
-    mask.narrow(1, offset, static_cast<int64_t>(p.size())).select(0, i).fill_(1);
+  // Filled on the host, then moved: per-element tensor writes cost a dispatch each.
+  std::vector<int64_t> host_ids(static_cast<size_t>(b * width), params.pad_id), host_mask(host_ids.size(), 0);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto& p = prompts[i];
+    const size_t row = i * static_cast<size_t>(width), offset = static_cast<size_t>(width) - p.size();
+    std::copy(p.begin(), p.end(), host_ids.begin() + static_cast<std::ptrdiff_t>(row + offset));
+    std::fill_n(host_mask.begin() + static_cast<std::ptrdiff_t>(row + offset), p.size(), 1);
   }
-  ids = ids.to(device);
-  mask = mask.to(device);
+  const auto ids = torch::tensor(host_ids, torch::kLong).view({b, width}).to(device);
+  auto mask = torch::tensor(host_mask, torch::kLong).view({b, width}).to(device);
 
   std::vector<Sampled> out(prompts.size());
   std::vector<bool> done(prompts.size(), false);
   KVCache cache;
-  auto logits = model->forward(ids, mask, &cache).select(1, width - 1);
+  // The head only at the last prompt position: the prompt's other logits are never used.
+  auto logits = model->lm_logits(model->hidden_states(ids, mask, &cache).select(1, width - 1));
   for (int64_t step = 0; step < params.max_new_tokens; ++step) {
     const auto [tokens, logprobs] = sample(logits, params);
     const auto tok_cpu = tokens.to(torch::kCPU), lp_cpu = logprobs.to(torch::kCPU);

@@ -65,9 +65,15 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
     optimizer.zero_grad();
     for (size_t begin = 0; begin < samples.size(); begin += micro) {
       const MicroBatch mb = assemble(samples, begin, std::min(samples.size(), begin + micro), config.pad_id);
-      const auto logits = model->forward(mb.inputs.to(device));
+      // The LM head only where a completion token is scored: prompts (most of a multi-turn
+      // sequence) skip the vocabulary-wide matmul and softmax.
+      const auto scored = mb.mask.to(device).to(torch::kBool);
+      const auto hidden = model->hidden_states(mb.inputs.to(device)).index({scored});  // [K, hidden]
+      const auto logits = model->lm_logits(hidden);                                     // [K, vocab]
+      const auto targets = mb.targets.to(device).index({scored});
+      const auto scored_logprobs = token_logprobs(logits.unsqueeze(0), targets.unsqueeze(0), config.temperature).squeeze(0);
       GrpoInputs in;
-      in.logprobs = token_logprobs(logits, mb.targets.to(device), config.temperature);
+      in.logprobs = torch::zeros(scored.sizes(), scored_logprobs.options()).index_put({scored}, scored_logprobs);
       in.old_logprobs = mb.old_logprobs.to(device);
       in.ref_logprobs = in.old_logprobs;  // no reference model yet: with kl_beta > 0 this is the sampler
       in.advantages = mb.advantages.to(device);
@@ -81,8 +87,7 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       {
         torch::NoGradGuard no_grad;
         const auto lp = torch::log_softmax(logits.to(torch::kFloat32) / config.temperature, -1);
-        const auto entropy = -(lp.exp() * lp).sum(-1);
-        entropy_sum += (entropy * in.mask).sum().item<double>();
+        entropy_sum += (-(lp.exp() * lp).sum(-1)).sum().item<double>();
       }
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->trainable_parameters(), config.grad_clip);

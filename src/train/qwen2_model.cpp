@@ -231,6 +231,15 @@ Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)
 
 torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                                             KVCache* cache) {
+  return lm_logits(hidden_states(input_ids, attention_mask, cache));
+}
+
+torch::Tensor Qwen2ForCausalLMImpl::lm_logits(const torch::Tensor& hidden) {
+  return config_.tie_word_embeddings ? torch::matmul(hidden, model->embed_tokens->weight.t()) : lm_head(hidden);
+}
+
+torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                                  KVCache* cache) {
   const auto b = input_ids.size(0), t = input_ids.size(1);
   const int64_t past = cache != nullptr ? cache->length() : 0;
   const auto device = input_ids.device();
@@ -256,8 +265,7 @@ torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids, cons
       x = layer->forward(x, cos, sin, mask, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
     }
   }
-  x = model->norm(x);
-  return config_.tie_word_embeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);
+  return model->norm(x);
 }
 
 namespace {

@@ -121,6 +121,12 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   // match unpadded sequences.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {},
                         KVCache* cache = nullptr);
+  // forward's two halves: the final-normed hidden states [B, T, hidden] (same arguments), and
+  // the LM head applied to hidden states of any leading shape. Training takes the head only
+  // at the positions it scores, which saves the vocabulary-wide work on prompt tokens.
+  torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {},
+                              KVCache* cache = nullptr);
+  torch::Tensor lm_logits(const torch::Tensor& hidden);
 
   // Copies `weights` (HF names) into the parameters. kInvalidArgument naming the tensor for a
   // missing weight or a shape mismatch; unknown names are errors too (a wrong checkpoint).
