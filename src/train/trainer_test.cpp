@@ -172,6 +172,23 @@ TEST_F(TrainerTest, LoraTrainsAdaptersAndExportsAPeftFolder) {
   EXPECT_GT(changed_adapted, 0);
 }
 
+// On the GPU: bf16 autocast sampling and updates with fp32 master weights, checkpoint, export.
+TEST_F(TrainerTest, TrainsOnCudaInMixedPrecision) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Json config = base_config(model_dir(), out("cuda"));
+  config["steps"] = 2;
+  config["device"] = "cuda";
+  config["rollout"]["parallel"] = 4;  // concurrent trajectories sampled as one batch
+  train(config);
+  const auto lines = log_lines(out("cuda"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_GT(lines[1]["gen_tokens_per_s"].get<double>(), 0);
+  auto saved = SafetensorsFile::open(out("cuda") / "checkpoints" / "step-000002" / "trainable.safetensors");
+  ASSERT_TRUE(saved.is_ok());
+  EXPECT_EQ(saved->tensor("lm_head.weight")->scalar_type(), torch::kFloat32) << "master weights stay fp32";
+  EXPECT_TRUE(load_qwen2_dir(out("cuda") / "export" / "merged").is_ok());
+}
+
 TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   Json config = base_config(model_dir(), out("run"));
   config["steps"] = 1;
