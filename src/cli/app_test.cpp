@@ -73,9 +73,9 @@ TEST(Cli, UnlandedJobsSayNotAvailable) {
 }
 
 TEST(Cli, TrainNeedsItsConfig) {
+#if defined(KEVIN_HAVE_TRAIN)
   const Outcome r = run({"train"});
   EXPECT_EQ(r.code, kExitUsage) << "--config is required";
-#if defined(KEVIN_HAVE_TRAIN)
   const Outcome missing = run({"train", "--config", "/nonexistent/train.json"});
   EXPECT_EQ(missing.code, kExitUsage);
   EXPECT_EQ(line_count(missing.err), 1u) << missing.err;

@@ -1,7 +1,8 @@
-// report_command.cpp — `kevin report RUN_DIR`: a run's metrics as tables (or JSON) on stdout
-// and a self-contained HTML report (RUN_DIR/report.html, or --out).
+// report_command.cpp — `kevin report DIR`: a run's metrics, or a training log's summary, as
+// tables (or JSON) on stdout and a self-contained HTML report (DIR/report.html, or --out).
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <ostream>
 #include <system_error>
 
@@ -9,56 +10,89 @@
 #include "report/html_report.h"
 #include "report/metrics.h"
 #include "report/tables.h"
+#include "report/train_report.h"
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* kRecords = "trajectories.jsonl";  // written by `kevin run`
+constexpr const char* kTrainLog = "train_log.jsonl";    // written by `kevin train`
+
 struct ReportArgs {
-  std::string run_dir, out;
+  std::string dir, out;  // DIR and --out
   bool json = false;
 };
 
-int run_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
-  const fs::path run_dir = a.run_dir;
-  std::error_code ec;
-  if (!fs::is_directory(run_dir, ec)) {
-    err << "kevin report: no run folder " << run_dir.string() << "\n";
-    return kExitUsage;
-  }
-  auto metrics = report::metrics_of_run(run_dir);
-  if (!metrics.is_ok()) {
-    err << "kevin report: " << metrics.status().message() << "\n";
-    // A missing trajectories.jsonl is a wrong argument; a malformed one, a failed job.
-    return metrics.status().code() == StatusCode::kNotFound ? kExitUsage : kExitFailure;
-  }
-  if (a.json) {
-    out << dump_json(report::to_json(*metrics), 1) << "\n";
-  } else {
-    out << report::render_tables(*metrics);
-  }
-  const fs::path html = a.out.empty() ? run_dir / "report.html" : fs::path(a.out);
-  const Status written = report::write_html_report(run_dir, *metrics, html);
+// Writes the page through `write` to --out or DIR/report.html and says where: on stdout, or on
+// stderr with --json (stdout then carries only the JSON document). Failure → exit 1.
+int write_report(const ReportArgs& a, const std::function<Status(const fs::path&)>& write, std::ostream& out,
+                 std::ostream& err) {
+  const fs::path html = a.out.empty() ? fs::path(a.dir) / "report.html" : fs::path(a.out);
+  const Status written = write(html);
   if (!written.is_ok()) {
     err << "kevin report: " << written.message() << "\n";
     return kExitFailure;
   }
-  // With --json, stdout carries only the JSON document.
   (a.json ? err : out) << "wrote " << html.string() << "\n";
   return kExitOk;
+}
+
+// A missing file is a wrong argument (exit 2); malformed content, a failed job (exit 1).
+int read_failure(const Status& status, std::ostream& err) {
+  err << "kevin report: " << status.message() << "\n";
+  return status.code() == StatusCode::kNotFound ? kExitUsage : kExitFailure;
+}
+
+int run_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
+  const fs::path run_dir = a.dir;
+  auto metrics = report::metrics_of_run(run_dir);
+  if (!metrics.is_ok()) return read_failure(metrics.status(), err);
+  out << (a.json ? dump_json(report::to_json(*metrics), 1) + "\n" : report::render_tables(*metrics));
+  return write_report(a, [&](const fs::path& html) { return report::write_html_report(run_dir, *metrics, html); }, out, err);
+}
+
+int train_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
+  const fs::path train_dir = a.dir;
+  auto lines = report::read_train_log(train_dir / kTrainLog);
+  if (!lines.is_ok()) return read_failure(lines.status(), err);
+  out << (a.json ? dump_json(report::to_json(report::summarize_train_log(*lines)), 1) + "\n"
+                 : report::render_train_tables(*lines));
+  return write_report(a, [&](const fs::path& html) { return report::write_train_html_report(train_dir, *lines, html); },
+                      out, err);
+}
+
+// A run folder (trajectories.jsonl) gets the run report; a training folder (train_log.jsonl and
+// no trajectories.jsonl), the training report.
+int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
+  const fs::path dir = a.dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    err << "kevin report: no run folder " << dir.string() << "\n";
+    return kExitUsage;
+  }
+  const bool has_records = fs::exists(dir / kRecords, ec), has_train_log = fs::exists(dir / kTrainLog, ec);
+  if (!has_records && !has_train_log) {
+    err << "kevin report: " << dir.string() << " holds neither " << kRecords << " nor " << kTrainLog << "\n";
+    return kExitUsage;
+  }
+  return has_records ? run_report(a, out, err) : train_report(a, out, err);
 }
 
 }  // namespace
 
 void add_report_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* sub = app.add_subcommand("report", "tables and an HTML report of a run");
-  sub->add_option("run_dir", args->run_dir, "run folder (holds trajectories.jsonl)")->required();
-  sub->add_option("--out", args->out, "HTML file to write (default RUN_DIR/report.html)");
-  sub->add_flag("--json", args->json, "print the metrics as JSON instead of tables");
+  CLI::App* sub = app.add_subcommand("report", "tables and an HTML report of a run or a training folder");
+  sub->add_option("dir", args->dir,
+                  "run folder (holds trajectories.jsonl) or training folder (holds train_log.jsonl and no "
+                  "trajectories.jsonl)")
+      ->required();
+  sub->add_option("--out", args->out, "HTML file to write (default DIR/report.html)");
+  sub->add_flag("--json", args->json, "print the metrics (or the training summary) as JSON instead of tables");
   sub->callback([args, &action] {
-    action = [args](std::ostream& out, std::ostream& err) { return run_report(*args, out, err); };
+    action = [args](std::ostream& out, std::ostream& err) { return report(*args, out, err); };
   });
 }
 

@@ -1,5 +1,6 @@
-// report_command_test.cpp — `kevin report`: tables or JSON on stdout, report.html written,
-// one-line errors with exit 2 for a missing run and exit 1 for malformed records.
+// report_command_test.cpp — `kevin report`: tables or JSON on stdout, report.html written, for
+// run folders and training folders; one-line errors with exit 2 for a missing run or log and
+// exit 1 for malformed records or log lines.
 #include "cli/app.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "core/file.h"
 #include "core/json.h"
+#include "report/test_train_log.h"
 #include "sys/tempdir.h"
 
 namespace kevin::cli {
@@ -97,6 +99,73 @@ TEST_F(ReportCommand, MalformedRecordsFailNamingTheLine) {
   EXPECT_EQ(line_count(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find("trajectories.jsonl line 2: field \"task\""), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(run_ / "report.html"));
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class TrainReportCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("kevin-report-train-cli-");
+    ASSERT_TRUE(dir.is_ok()) << dir.status().to_string();
+    dir_ = std::move(dir).value();
+    train_ = dir_.path() / "train";
+    write_log(report::testing::jsonl_of(report::testing::train_log_lines(12)));
+  }
+  void write_log(const std::string& text) { ASSERT_TRUE(write_file_atomic(train_ / "train_log.jsonl", text).is_ok()); }
+  sys::TempDir dir_;
+  fs::path train_;
+};
+
+TEST_F(TrainReportCommand, PrintsTablesAndWritesReport) {
+  const Outcome r = run({"report", train_.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  for (const char* expected : {"12 train steps (last step 11), 4 holdout evaluations", "train steps (last 10 of 12):",
+                               "holdout evaluations (4):", "grad norm"}) {
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("wrote " + (train_ / "report.html").string()), std::string::npos) << r.out;
+  const std::string html = read_file(train_ / "report.html").value_or("");
+  EXPECT_NE(html.find("kevin training report: train"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<svg"), 11u);
+}
+
+TEST_F(TrainReportCommand, JsonSummaryOnStdoutAndOutFlag) {
+  const fs::path out_file = dir_.path() / "elsewhere" / "t.html";
+  const Outcome r = run({"report", train_.string(), "--json", "--out", out_file.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  auto j = parse_json(r.out);
+  ASSERT_TRUE(j.is_ok()) << "stdout must be exactly one JSON document: " << r.out;
+  EXPECT_EQ((*j)["schema"], "kevin.train_summary.v1");
+  EXPECT_EQ((*j)["train_steps"], 12);
+  EXPECT_EQ((*j)["best_holdout"]["correct_rate"]["step"], 12);
+  EXPECT_NE(r.err.find("wrote " + out_file.string()), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out_file));
+  EXPECT_FALSE(fs::exists(train_ / "report.html"));
+}
+
+TEST_F(TrainReportCommand, MalformedLineFailsNamingTheLine) {
+  write_log(dump_json(report::testing::train_line(0, 0.1)) + "\n{\"kind\": \"train\", \"step\": \"one\"}\n");
+  const Outcome r = run({"report", train_.string()});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("train_log.jsonl line 2: field \"step\" must be an integer"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(train_ / "report.html"));
+}
+
+TEST_F(TrainReportCommand, RecordsTakePrecedenceAndAnEmptyFolderIsUsageError) {
+  ASSERT_TRUE(write_file_atomic(train_ / "trajectories.jsonl", record(0, 0, true, 1.5)).is_ok());
+  const Outcome both = run({"report", train_.string()});
+  EXPECT_EQ(both.code, kExitOk) << both.err;
+  EXPECT_NE(both.out.find("allocation 2x2: 1 task"), std::string::npos) << both.out;
+  const Outcome empty = run({"report", dir_.path().string()});
+  EXPECT_EQ(empty.code, kExitUsage);
+  EXPECT_EQ(line_count(empty.err), 1u) << empty.err;
+  EXPECT_NE(empty.err.find("holds neither trajectories.jsonl nor train_log.jsonl"), std::string::npos) << empty.err;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "report/format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -23,6 +24,26 @@ std::string trimmed(double value, int max_digits) {
   s.erase(s.find_last_not_of('0') + 1);
   if (s.back() == '.') s.pop_back();
   return s == "-0" ? "0" : s;
+}
+
+std::string significant(double value, int digits) {
+  if (value == 0) return "0";
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  digits = std::max(digits, 1);
+  int exponent = static_cast<int>(std::floor(std::log10(std::abs(value))));
+  if (exponent >= -4 && exponent < 6) {
+    const int decimals = digits - 1 - exponent;
+    if (decimals >= 0) return trimmed(value, decimals);
+    const double unit = std::pow(10.0, -decimals);  // 123456 → 123000
+    return trimmed(std::round(value / unit) * unit, 0);
+  }
+  const double scale = std::pow(10.0, digits - 1);
+  double mantissa = std::round(value / std::pow(10.0, exponent) * scale) / scale;
+  if (std::abs(mantissa) >= 10) {  // 9.995e-7 rounds up to 1e-6
+    mantissa /= 10;
+    ++exponent;
+  }
+  return trimmed(mantissa, digits - 1) + "e" + std::to_string(exponent);
 }
 
 std::string duration(double ms) {

@@ -20,6 +20,11 @@ std::string times(double speedup);
 // Shortest plain form with at most `max_digits` decimals, trailing zeros dropped ("1.5", "2").
 std::string trimmed(double value, int max_digits = 2);
 
+// `value` rounded to `digits` significant digits, trailing zeros dropped: plain for magnitudes
+// from 1e-4 to below 1e6 ("0.000123", "-2.5", "123000"), else scientific ("1e-6", "1.25e7").
+// digits below 1 count as 1; 0 gives "0", NaN and infinities print as "nan", "inf", "-inf".
+std::string significant(double value, int digits);
+
 // Milliseconds in the largest fitting unit: "850 ms", "12.3 s", "4.5 min", "2.1 h".
 std::string duration(double ms);
 

@@ -1,68 +1,19 @@
-// html_report.cpp — the HTML page: sections are built as strings from Metrics and the run
-// folder; only this file and svg_chart.cpp emit markup, and both escape record text.
+// html_report.cpp — the HTML page of a run: sections are built as strings from Metrics and the
+// run folder on the shared shell (html_page.h); every string from the records is escaped.
 #include "report/html_report.h"
 
 #include <sstream>
 #include <system_error>
 
 #include "core/file.h"
-#include "core/json.h"
 #include "report/format.h"
+#include "report/html_page.h"
 #include "report/svg_chart.h"
 
 namespace kevin::report {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:1120px;margin:2em auto;padding:0 1em}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:2px solid #ddd;padding-bottom:.2em}h3{margin-top:1.5em}
-table{border-collapse:collapse;margin:.4em 0 1.2em}
-th,td{padding:.2em .7em;border-bottom:1px solid #e3e3e3;text-align:right;font-variant-numeric:tabular-nums}
-th:first-child,td:first-child{text-align:left}
-th{background:#f5f5f5}
-code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
-.note{color:#666}
-.charts{display:flex;flex-wrap:wrap;gap:1em}
-.charts svg{border:1px solid #e3e3e3;border-radius:4px;background:#fff}
-)";
-
-std::string cell(const std::string& text) { return "<td>" + text + "</td>"; }
-
-std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::ostringstream out;
-  out << "<table><tr>";
-  for (const std::string& h : header) out << "<th>" << h << "</th>";
-  out << "</tr>\n";
-  for (const auto& row : rows) {
-    out << "<tr>";
-    for (const std::string& c : row) out << cell(c);
-    out << "</tr>\n";
-  }
-  out << "</table>\n";
-  return out.str();
-}
-
-// Scalar fields of RUN_DIR/config.json, or a note saying why there are none.
-std::string config_section(const fs::path& run_dir) {
-  const fs::path path = run_dir / "config.json";
-  auto text = read_file(path);
-  if (!text.is_ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No config.json in the run folder.</p>\n";
-    return "<p class=\"note\">config.json could not be read: " + html_escape(text.status().message()) + "</p>\n";
-  }
-  auto config = parse_json(*text);
-  if (!config.is_ok() || !config->is_object()) {
-    const std::string why = config.is_ok() ? "not a JSON object" : config.status().message();
-    return "<p class=\"note\">config.json is unusable: " + html_escape(why) + "</p>\n";
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& [key, value] : config->items()) {
-    if (value.is_structured()) continue;
-    rows.push_back({"<code>" + html_escape(key) + "</code>", html_escape(value.is_string() ? value.get<std::string>() : dump_json(value))});
-  }
-  return html_table({"setting", "value"}, rows);
-}
 
 // Each byte outside the unreserved set and '/' as %XX, so any task id is a safe relative URL.
 std::string url_path(const std::string& path) {
@@ -195,18 +146,13 @@ std::string group_section(const GroupMetrics& g, const fs::path& run_dir, const 
 }  // namespace
 
 std::string render_html_report(const fs::path& run_dir, const Metrics& metrics, const fs::path& out_file) {
-  const std::string name = html_escape(run_dir.filename().empty() ? run_dir.parent_path().filename().string()
-                                                                  : run_dir.filename().string());
-  std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kevin report: " << name
-       << "</title>\n<style>\n" << kStyle << "</style>\n</head>\n<body>\n<h1>kevin report: " << name << "</h1>\n"
-       << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string()) << "</code>. Correctness and speedup per "
+  std::ostringstream body;
+  body << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string()) << "</code>. Correctness and speedup per "
        << "trajectory (its best correct kernel; 0 when none), best@k = best trajectory of a task, avg@k = mean over its "
        << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << config_section(run_dir);
-  if (metrics.groups.empty()) html << "<p>No turns recorded.</p>\n";
-  for (const GroupMetrics& g : metrics.groups) html << group_section(g, run_dir, out_file);
-  html << "</body>\n</html>\n";
-  return html.str();
+  if (metrics.groups.empty()) body << "<p>No turns recorded.</p>\n";
+  for (const GroupMetrics& g : metrics.groups) body << group_section(g, run_dir, out_file);
+  return html_page("kevin report: " + folder_name(run_dir), body.str());
 }
 
 Status write_html_report(const fs::path& run_dir, const Metrics& metrics, const fs::path& out_file) {

@@ -1,5 +1,5 @@
 // html_report_test.cpp — the HTML page: self-contained, escaped, with charts, config fields and
-// links to the best kernels; and the SVG charts' axes, ticks and legend.
+// links to the best kernels; the SVG charts' axes (fraction, speedup, linear), ticks and legend.
 #include "report/html_report.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +148,60 @@ TEST(HtmlChart, DegenerateChartsStillRender) {
   EXPECT_EQ(single.find("nan"), std::string::npos);
   EXPECT_EQ(single.find("inf"), std::string::npos);
   EXPECT_NE(single.find(">1</text>"), std::string::npos);
+}
+
+// The markup of a y tick label (x tick labels are centred, y ones end-anchored).
+std::string y_tick(const std::string& label) { return "text-anchor=\"end\">" + label; }
+
+TEST(HtmlChart, LinearScaleAllowsNegativeValues) {
+  const std::string svg =
+      render_svg_chart({"Loss", "step", "loss", YScale::kLinear, {{"train", {{0, -0.3}, {1, 0.4}, {2, 1.2}}, false}}});
+  // Range [-0.3, 1.2]: step 1.5/4 → 0.375 → nice 0.5, from -0.5 up to 1.5; plain numbers.
+  for (const char* label : {"-0.5", "0", "0.5", "1", "1.5"}) {
+    const std::string tick = y_tick(std::string(label) + "</text>");
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  }
+  EXPECT_EQ(svg.find(y_tick("-1</text>")), std::string::npos);
+  EXPECT_EQ(svg.find(y_tick("2</text>")), std::string::npos);
+  EXPECT_EQ(svg.find("x</text>"), std::string::npos) << "no speedup suffix";
+  EXPECT_EQ(svg.find("%</text>"), std::string::npos) << "no percent suffix";
+  EXPECT_NE(svg.find("<title>train at 1: 0.4</title>"), std::string::npos);
+}
+
+TEST(HtmlChart, LinearScaleTicksAtEveryMagnitude) {
+  const auto ticks_of = [](std::vector<ChartPoint> points) {
+    return render_svg_chart({"c", "step", "y", YScale::kLinear, {{"s", std::move(points), false}}});
+  };
+  const std::string lr = ticks_of({{0, 1e-6}, {1, 2.9e-6}});
+  for (const char* label : {"0", "1e-6", "2e-6", "3e-6"}) {
+    EXPECT_NE(lr.find(y_tick(std::string(label) + "</text>")), std::string::npos) << label;
+  }
+  const std::string tokens = ticks_of({{0, 21000}, {1, 45000}});
+  for (const char* label : {"0", "20000", "40000", "60000"}) {
+    EXPECT_NE(tokens.find(y_tick(std::string(label) + "</text>")), std::string::npos) << label;
+  }
+  const std::string negative = ticks_of({{0, -3}, {1, -1}});
+  for (const char* label : {"-3", "-2", "-1", "0"}) {
+    EXPECT_NE(negative.find(y_tick(std::string(label) + "</text>")), std::string::npos) << label;
+  }
+  EXPECT_EQ(negative.find(y_tick("1</text>")), std::string::npos) << "the axis stops at 0";
+  const std::string flat = ticks_of({{0, 0}, {1, 0}});
+  EXPECT_NE(flat.find(y_tick("1</text>")), std::string::npos) << "an all-zero series gets a 0..1 axis";
+  EXPECT_EQ(flat.find("nan"), std::string::npos);
+}
+
+TEST(Format, SignificantDigits) {
+  EXPECT_EQ(significant(0, 3), "0");
+  EXPECT_EQ(significant(0.000123456, 3), "0.000123");
+  EXPECT_EQ(significant(0.1 + 0.2, 3), "0.3");
+  EXPECT_EQ(significant(-2.5, 3), "-2.5");
+  EXPECT_EQ(significant(1234.5, 3), "1230");
+  EXPECT_EQ(significant(123456, 3), "123000");
+  EXPECT_EQ(significant(45000, 3), "45000");
+  EXPECT_EQ(significant(1e-6, 3), "1e-6");
+  EXPECT_EQ(significant(-1.25e-5, 3), "-1.25e-5");
+  EXPECT_EQ(significant(9.9996e-7, 3), "1e-6");
+  EXPECT_EQ(significant(1.25e7, 3), "1.25e7");
 }
 
 TEST(HtmlEscape, EscapesMarkupCharacters) {

@@ -2,82 +2,26 @@
 // span lines (duplicates, beam lineage), so metrics never see an inconsistent run.
 #include "report/records.h"
 
-#include <cmath>
-#include <cstdint>
-#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
+
+#include "report/jsonl.h"
 
 namespace kevin::report {
 namespace fs = std::filesystem;
 
 namespace {
 
-Status field_error(std::string_view key, std::string_view what) {
-  return invalid_argument("field \"" + std::string(key) + "\" " + std::string(what));
-}
-
-// The value of `key`, or nullptr when it is absent or null.
-const Json* find_value(const Json& record, std::string_view key) {
-  const auto it = record.find(key);
-  return it == record.end() || it->is_null() ? nullptr : &*it;
-}
-
-Result<const Json*> require_value(const Json& record, std::string_view key) {
-  const Json* v = find_value(record, key);
-  if (v == nullptr) return field_error(key, "is missing");
-  return v;
-}
-
+// An index field in [0, max] (max fits an int).
 Result<int> as_index(const Json& v, std::string_view key, int max) {
-  if (!v.is_number_integer()) return field_error(key, "must be an integer");
-  // Parsed non-negative numbers are stored unsigned, numbers built in code signed.
-  const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
-                                               : v.get<int64_t>() >= 0 && v.get<int64_t>() <= max;
-  if (!in_range) return field_error(key, "must be between 0 and " + std::to_string(max));
-  return static_cast<int>(v.get<int64_t>());
+  KEVIN_ASSIGN_OR_RETURN(const int64_t index, as_integer(v, key, max));
+  return static_cast<int>(index);
 }
 
 Result<int> required_index(const Json& record, std::string_view key, int max) {
-  KEVIN_ASSIGN_OR_RETURN(const Json* v, require_value(record, key));
-  return as_index(*v, key, max);
-}
-
-Result<std::string> required_string(const Json& record, std::string_view key) {
-  KEVIN_ASSIGN_OR_RETURN(const Json* v, require_value(record, key));
-  if (!v->is_string() || v->get_ref<const std::string&>().empty()) return field_error(key, "must be a non-empty string");
-  return v->get<std::string>();
-}
-
-Result<bool> required_bool(const Json& record, std::string_view key) {
-  KEVIN_ASSIGN_OR_RETURN(const Json* v, require_value(record, key));
-  if (!v->is_boolean()) return field_error(key, "must be true or false");
-  return v->get<bool>();
-}
-
-Result<bool> optional_bool(const Json& record, std::string_view key) {
-  const Json* v = find_value(record, key);
-  if (v == nullptr) return false;
-  if (!v->is_boolean()) return field_error(key, "must be true or false");
-  return v->get<bool>();
-}
-
-// A finite number >= 0 (times, speedups), or nullopt when absent.
-Result<std::optional<double>> optional_amount(const Json& record, std::string_view key) {
-  const Json* v = find_value(record, key);
-  if (v == nullptr) return std::optional<double>();
-  if (!v->is_number()) return field_error(key, "must be a number");
-  const double x = v->get<double>();
-  if (!std::isfinite(x) || x < 0) return field_error(key, "must be a finite number >= 0");
-  return std::optional<double>(x);
-}
-
-Result<std::string> optional_string(const Json& record, std::string_view key) {
-  const Json* v = find_value(record, key);
-  if (v == nullptr) return std::string();
-  if (!v->is_string()) return field_error(key, "must be a string");
-  return v->get<std::string>();
+  KEVIN_ASSIGN_OR_RETURN(const int64_t index, required_integer(record, key, max));
+  return static_cast<int>(index);
 }
 
 Status read_identity(const Json& record, TurnRow& row) {
@@ -124,10 +68,6 @@ Status read_costs(const Json& record, TurnRow& row) {
 // (task, allocation, trajectory): one trajectory of a run.
 using TrajectoryKey = std::tuple<std::string, std::string, int>;
 using FirstRows = std::map<TrajectoryKey, const TurnRow*>;
-
-Status line_error(const fs::path& jsonl, size_t line, const Status& cause) {
-  return invalid_argument(jsonl.string() + " line " + std::to_string(line) + ": " + cause.message());
-}
 
 // Unique turns and one parent per trajectory; returns each trajectory's first row.
 Result<FirstRows> index_trajectories(const fs::path& jsonl, const std::vector<TurnRow>& rows) {
@@ -187,23 +127,13 @@ Result<TurnRow> turn_row_from_json(const Json& record) {
 }
 
 Result<std::vector<TurnRow>> read_trajectories(const fs::path& jsonl) {
-  std::error_code ec;
-  if (!fs::exists(jsonl, ec)) return not_found("no such file: " + jsonl.string());
-  if (fs::is_directory(jsonl, ec)) return io_error(jsonl.string() + " is a directory");
-  std::ifstream in(jsonl, std::ios::binary);
-  if (!in) return io_error("cannot open " + jsonl.string());
   std::vector<TurnRow> rows;
-  std::string text;
-  for (size_t line = 1; std::getline(in, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto record = parse_json(text);
-    if (!record.is_ok()) return line_error(jsonl, line, record.status());
-    auto row = turn_row_from_json(*record);
-    if (!row.is_ok()) return line_error(jsonl, line, row.status());
-    row->line = line;
-    rows.push_back(std::move(row).value());
-  }
-  if (in.bad()) return io_error("error reading " + jsonl.string());
+  KEVIN_RETURN_IF_ERROR(read_json_lines(jsonl, [&rows](const Json& record, size_t line) -> Status {
+    KEVIN_ASSIGN_OR_RETURN(TurnRow row, turn_row_from_json(record));
+    row.line = line;
+    rows.push_back(std::move(row));
+    return Status::ok();
+  }));
   KEVIN_ASSIGN_OR_RETURN(const FirstRows first_rows, index_trajectories(jsonl, rows));
   KEVIN_RETURN_IF_ERROR(check_parents(jsonl, first_rows));
   return rows;

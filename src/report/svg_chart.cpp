@@ -34,18 +34,29 @@ double nice_step(double raw) {
   return 10 * magnitude;
 }
 
+// Ticks every nice step of about a quarter of [lo, hi], from a multiple at or below lo to one
+// at or above hi. lo <= 0 <= hi.
+Axis stepped_axis(double lo, double hi) {
+  if (hi - lo <= 0) hi = 1;
+  const double step = nice_step((hi - lo) / 4);
+  const long first = std::lround(std::floor(lo / step + 1e-9));
+  const long last = std::lround(std::ceil(hi / step - 1e-9));
+  Axis axis{static_cast<double>(first) * step, static_cast<double>(last) * step, {}};
+  for (long i = first; i <= last; ++i) axis.ticks.push_back(static_cast<double>(i) * step);
+  return axis;
+}
+
 Axis y_axis(const Chart& chart) {
   if (chart.y_scale == YScale::kFraction) return {0, 1, {0, 0.25, 0.5, 0.75, 1}};
-  double top = 0;
+  double bottom = 0, top = 0;
   for (const ChartSeries& s : chart.series) {
-    for (const ChartPoint& p : s.points) top = std::max(top, p.y);
+    for (const ChartPoint& p : s.points) {
+      bottom = std::min(bottom, p.y);
+      top = std::max(top, p.y);
+    }
   }
-  if (top <= 0) top = 1;
-  const double step = nice_step(top / 4);
-  const long steps = std::lround(std::ceil(top / step - 1e-9));
-  Axis axis{0, static_cast<double>(steps) * step, {}};
-  for (long i = 0; i <= steps; ++i) axis.ticks.push_back(static_cast<double>(i) * step);
-  return axis;
+  // Speedups are never negative: their axis starts at 0 whatever the points.
+  return stepped_axis(chart.y_scale == YScale::kLinear ? bottom : 0, top);
 }
 
 // Whole-number ticks: the first x, then multiples of a 1-2-5 step, at most about kMaxXTicks.
@@ -76,8 +87,23 @@ std::string num(double v) { return fixed(v, 1); }
 double px(const Axis& x, double v) { return kLeft + (v - x.lo) / (x.hi - x.lo) * kPlotWidth; }
 double py(const Axis& y, double v) { return kTop + kPlotHeight - (v - y.lo) / (y.hi - y.lo) * kPlotHeight; }
 
-std::string y_label(YScale scale, double v) { return scale == YScale::kFraction ? trimmed(100 * v, 0) + "%" : trimmed(v) + "x"; }
-std::string y_value(YScale scale, double v) { return scale == YScale::kFraction ? percent(v) : times(v); }
+std::string y_label(YScale scale, double v) {
+  switch (scale) {
+    case YScale::kFraction: return trimmed(100 * v, 0) + "%";
+    case YScale::kSpeedup: return trimmed(v) + "x";
+    case YScale::kLinear: break;
+  }
+  return significant(v, 3);
+}
+
+std::string y_value(YScale scale, double v) {
+  switch (scale) {
+    case YScale::kFraction: return percent(v);
+    case YScale::kSpeedup: return times(v);
+    case YScale::kLinear: break;
+  }
+  return significant(v, 4);
+}
 
 const char* color(size_t i) { return kColors[i % kColors.size()]; }
 std::string dash(const ChartSeries& s) { return s.dashed ? " stroke-dasharray=\"6 4\"" : ""; }

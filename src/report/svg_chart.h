@@ -21,6 +21,8 @@ struct ChartSeries {
 enum class YScale {
   kFraction,  // 0 to 100 %
   kSpeedup,   // 0 to a round number above the largest value, labelled "1.5x"
+  kLinear,    // a round number at or below min(0, smallest) to one at or above max(0, largest),
+              // labelled with up to 3 significant digits ("-0.5", "2e-6", "40000")
 };
 
 struct Chart {

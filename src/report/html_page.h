@@ -1,0 +1,28 @@
+// html_page.h — the pieces every HTML report page shares: the page shell with its inline CSS,
+// tables, the folder's name and its config.json settings. No scripts, no external resources.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kevin::report {
+
+// A complete page: doctype, <head> with `title` (escaped here) and the inline style sheet,
+// then <body> with `title` as its <h1> followed by `body` (markup, inserted as is). Pure.
+std::string html_page(std::string_view title, std::string_view body);
+
+// A <table> with one header row. Header and cells are markup, inserted as is: callers escape
+// any text that comes from records. Pure.
+std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+// The folder's own name ("run" for "a/run" and "a/run/"), not escaped. Pure.
+std::string folder_name(const std::filesystem::path& dir);
+
+// DIR/config.json's top-level scalar fields as a table (keys and values escaped), or a note
+// saying why there are none: no config.json, unreadable, malformed or not an object. Never
+// fails.
+std::string config_section(const std::filesystem::path& dir);
+
+}  // namespace kevin::report
