@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json.h"
 #include "core/status.h"
@@ -69,5 +70,19 @@ using JsonLineVisitor = std::function<Status(const Json& value, size_t line)>;
 // line to `visit`. Missing file → kNotFound; a folder or unreadable file → kIoError; a line
 // that is not JSON, or an error from `visit`, → kInvalidArgument "<path> line <N>: <why>".
 Status read_json_lines(const std::filesystem::path& jsonl, const JsonLineVisitor& visit);
+
+// Every line of `jsonl` parsed by `parse` (Json → Result<Row>) into a Row whose `line` member
+// is then set to its line number. Errors as read_json_lines.
+template <typename Row, typename Parse>
+Result<std::vector<Row>> read_json_rows(const std::filesystem::path& jsonl, Parse parse) {
+  std::vector<Row> rows;
+  KEVIN_RETURN_IF_ERROR(read_json_lines(jsonl, [&rows, &parse](const Json& value, size_t line) -> Status {
+    KEVIN_ASSIGN_OR_RETURN(Row row, parse(value));
+    row.line = line;
+    rows.push_back(std::move(row));
+    return Status::ok();
+  }));
+  return rows;
+}
 
 }  // namespace kevin::report

@@ -127,13 +127,7 @@ Result<TurnRow> turn_row_from_json(const Json& record) {
 }
 
 Result<std::vector<TurnRow>> read_trajectories(const fs::path& jsonl) {
-  std::vector<TurnRow> rows;
-  KEVIN_RETURN_IF_ERROR(read_json_lines(jsonl, [&rows](const Json& record, size_t line) -> Status {
-    KEVIN_ASSIGN_OR_RETURN(TurnRow row, turn_row_from_json(record));
-    row.line = line;
-    rows.push_back(std::move(row));
-    return Status::ok();
-  }));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<TurnRow> rows, read_json_rows<TurnRow>(jsonl, turn_row_from_json));
   KEVIN_ASSIGN_OR_RETURN(const FirstRows first_rows, index_trajectories(jsonl, rows));
   KEVIN_RETURN_IF_ERROR(check_parents(jsonl, first_rows));
   return rows;

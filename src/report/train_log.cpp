@@ -83,14 +83,7 @@ Result<TrainLogLine> train_log_line_from_json(const Json& object) {
 }
 
 Result<std::vector<TrainLogLine>> read_train_log(const fs::path& jsonl) {
-  std::vector<TrainLogLine> lines;
-  KEVIN_RETURN_IF_ERROR(read_json_lines(jsonl, [&lines](const Json& object, size_t number) -> Status {
-    KEVIN_ASSIGN_OR_RETURN(TrainLogLine line, train_log_line_from_json(object));
-    line.line = number;
-    lines.push_back(std::move(line));
-    return Status::ok();
-  }));
-  return lines;
+  return read_json_rows<TrainLogLine>(jsonl, train_log_line_from_json);
 }
 
 Json to_json(const TrainLogLine& line) {

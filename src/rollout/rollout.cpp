@@ -443,6 +443,12 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
 Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,
                                  const std::string& extension) {
   KEVIN_ASSIGN_OR_RETURN(auto turns, scored_turns(store, config));
+  KEVIN_RETURN_IF_ERROR(write_run_outputs(turns, run_dir, extension));
+  return turns.size();
+}
+
+Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& turns, const fs::path& run_dir,
+                         const std::string& extension) {
   std::map<std::string, const Json*> best;  // task → fastest correct record
   for (const auto& [key, r] : turns) {
     if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
@@ -459,7 +465,7 @@ Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& con
     fs::create_directories(file.parent_path(), ec);
     KEVIN_RETURN_IF_ERROR(write_file_atomic(file, record->value("code", "")));
   }
-  return turns.size();
+  return Status::ok();
 }
 
 }  // namespace kevin::rollout

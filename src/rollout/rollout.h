@@ -98,5 +98,8 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
 // allocations; ext "cu" or "cpp"). Returns the number of records written.
 Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config,
                                  const std::filesystem::path& run_dir, const std::string& extension);
+// The same from turns scored_turns already returned (no second read of the store).
+Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored, const std::filesystem::path& run_dir,
+                         const std::string& extension);
 
 }  // namespace kevin::rollout

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "train/generate.h"
-
 namespace kevin::train {
 namespace {
 
@@ -71,7 +69,9 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       const auto hidden = model->hidden_states(mb.inputs.to(device)).index({scored});  // [K, hidden]
       const auto logits = model->lm_logits(hidden);                                     // [K, vocab]
       const auto targets = mb.targets.to(device).index({scored});
-      const auto scored_logprobs = token_logprobs(logits.unsqueeze(0), targets.unsqueeze(0), config.temperature).squeeze(0);
+      // One log-softmax serves the log-probabilities (with gradient) and the entropy (without).
+      const auto log_softmax = torch::log_softmax(logits.to(torch::kFloat32) / (config.temperature > 0 ? config.temperature : 1.0), -1);
+      const auto scored_logprobs = log_softmax.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
       GrpoInputs in;
       in.logprobs = torch::zeros(scored.sizes(), scored_logprobs.options()).index_put({scored}, scored_logprobs);
       in.old_logprobs = mb.old_logprobs.to(device);
@@ -86,7 +86,7 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       kl_sum += loss.kl * tokens;
       {
         torch::NoGradGuard no_grad;
-        const auto lp = torch::log_softmax(logits.to(torch::kFloat32) / config.temperature, -1);
+        const auto lp = log_softmax.detach();
         entropy_sum += (-(lp.exp() * lp).sum(-1)).sum().item<double>();
       }
     }

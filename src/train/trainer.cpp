@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -131,22 +132,25 @@ Result<std::vector<Sample>> samples_of(const Turns& turns) {
   return samples;
 }
 
+// Appends one line; the log is never rewritten except by truncate_log on resume.
 Status append_line(const fs::path& file, const Json& line) {
-  std::string text;
-  if (fs::exists(file)) {
-    KEVIN_ASSIGN_OR_RETURN(text, read_file(file));
-  }
-  return write_file_atomic(file, text + dump_json(line) + "\n");
+  std::ofstream out(file, std::ios::app | std::ios::binary);
+  out << dump_json(line) << '\n';
+  out.flush();
+  if (!out) return io_error("cannot append to " + file.string());
+  return Status::ok();
 }
 
 // Drops log lines of steps at or after `next_step` (work a resumed run redoes).
 Status truncate_log(const fs::path& file, int next_step) {
   if (!fs::exists(file)) return Status::ok();
   KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
-  KEVIN_ASSIGN_OR_RETURN(auto lines, parse_json_lines(text));
   std::string kept;
-  for (const Json& line : lines) {
-    if (line.value("step", 0) < next_step) kept += dump_json(line) + "\n";
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    // A line cut short by a crash mid-append does not parse; it belongs to redone work.
+    const auto parsed = parse_json(line);
+    if (parsed.is_ok() && parsed->is_object() && parsed->value("step", next_step) < next_step) kept += line + "\n";
   }
   return write_file_atomic(file, kept);
 }
@@ -314,9 +318,9 @@ struct Trainer::Impl {
     rollout::Progress progress;
     rollout::Rollout run(config, &policy, evaluator, &store, &progress);
     KEVIN_RETURN_IF_ERROR(run.run(tasks));
-    const std::string ext = evaluator->backend() == "cuda" ? "cu" : "cpp";
-    KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(store, config, dir, ext).status());
-    return rollout::scored_turns(store, config);
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout::scored_turns(store, config));
+    KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));
+    return turns;
   }
 
   void set_lr(double lr) {
@@ -334,7 +338,6 @@ struct Trainer::Impl {
   Result<Json> update(const std::vector<Sample>& samples) {
     UpdateConfig config = o.update;
     config.optimizer_steps = 1;  // one at a time, so each gets its warm-up learning rate
-    config.pad_id = 0;
     model->train();
     Bf16Autocast autocast(bf16);
     double loss = 0, grad_norm = 0, clipped = 0, entropy = 0, kl = 0, lr = 0;
