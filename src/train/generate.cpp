@@ -28,11 +28,6 @@ std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits, cons
 
 }  // namespace
 
-torch::Tensor token_logprobs(const torch::Tensor& logits, const torch::Tensor& targets, double temperature) {
-  const auto scaled = logits.to(torch::kFloat32) / (temperature > 0 ? temperature : 1.0);
-  return torch::log_softmax(scaled, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
-}
-
 std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::vector<int32_t>>& prompts,
                               const SamplingParams& params) {
   torch::NoGradGuard no_grad;
@@ -59,16 +54,19 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::ve
   auto logits = model->lm_logits(model->hidden_states(ids, mask, &cache).select(1, width - 1));
   for (int64_t step = 0; step < params.max_new_tokens; ++step) {
     const auto [tokens, logprobs] = sample(logits, params);
-    const auto tok_cpu = tokens.to(torch::kCPU), lp_cpu = logprobs.to(torch::kCPU);
+    // Read on the host through raw pointers: indexing a tensor per row costs a dispatch each.
+    const auto tok_cpu = tokens.to(torch::kCPU).contiguous(), lp_cpu = logprobs.to(torch::kCPU).contiguous();
+    const int64_t* token_at = tok_cpu.data_ptr<int64_t>();
+    const float* logprob_at = lp_cpu.data_ptr<float>();
     size_t finished = 0;
     for (size_t i = 0; i < out.size(); ++i) {
       if (done[i]) {
         ++finished;
         continue;
       }
-      const auto token = static_cast<int32_t>(tok_cpu[static_cast<int64_t>(i)].item<int64_t>());
+      const auto token = static_cast<int32_t>(token_at[i]);
       out[i].tokens.push_back(token);
-      out[i].logprobs.push_back(lp_cpu[static_cast<int64_t>(i)].item<float>());
+      out[i].logprobs.push_back(logprob_at[i]);
       if (std::find(params.stop_ids.begin(), params.stop_ids.end(), token) != params.stop_ids.end()) {
         out[i].finish_reason = "stop";
         done[i] = true;

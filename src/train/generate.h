@@ -31,8 +31,4 @@ struct Sampled {
 std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::vector<int32_t>>& prompts,
                               const SamplingParams& params);
 
-// Log-probabilities of `targets` under `logits` / temperature: logits [N, T, V], targets
-// [N, T] → [N, T]. Differentiable.
-torch::Tensor token_logprobs(const torch::Tensor& logits, const torch::Tensor& targets, double temperature);
-
 }  // namespace kevin::train

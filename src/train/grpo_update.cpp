@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "train/token_scores.h"
+
 namespace kevin::train {
 namespace {
 
@@ -69,9 +71,9 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       const auto hidden = model->hidden_states(mb.inputs.to(device)).index({scored});  // [K, hidden]
       const auto logits = model->lm_logits(hidden);                                     // [K, vocab]
       const auto targets = mb.targets.to(device).index({scored});
-      // One log-softmax serves the log-probabilities (with gradient) and the entropy (without).
-      const auto log_softmax = torch::log_softmax(logits.to(torch::kFloat32) / (config.temperature > 0 ? config.temperature : 1.0), -1);
-      const auto scored_logprobs = log_softmax.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+      // One pass over the vocabulary gives the log-probabilities (with gradient) and the entropy.
+      const TokenScores scores = score_tokens(logits, targets, config.temperature);
+      const auto& scored_logprobs = scores.logprobs;
       GrpoInputs in;
       in.logprobs = torch::zeros(scored.sizes(), scored_logprobs.options()).index_put({scored}, scored_logprobs);
       in.old_logprobs = mb.old_logprobs.to(device);
@@ -84,11 +86,7 @@ Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::opt
       stats.loss += loss.loss.item<double>();
       clipped_tokens += loss.clipped_fraction * tokens;
       kl_sum += loss.kl * tokens;
-      {
-        torch::NoGradGuard no_grad;
-        const auto lp = log_softmax.detach();
-        entropy_sum += (-(lp.exp() * lp).sum(-1)).sum().item<double>();
-      }
+      entropy_sum += scores.entropy.sum().item<double>();
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->trainable_parameters(), config.grad_clip);
     optimizer.step();

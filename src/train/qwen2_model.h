@@ -62,6 +62,11 @@ class ProjectionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Projection);
 
+// The projections' outputs of one input, concatenated on the last dimension. Without
+// adapters the weights are concatenated first, so the input is cast (under autocast) and
+// multiplied once, and backward sums no per-projection input gradients.
+torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections, const torch::Tensor& x);
+
 // Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
 // appends this call's keys/values to them (they are replaced, not modified in place).
 class AttentionImpl : public torch::nn::Module {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "train/generate.h"
+#include "train/token_scores.h"
 #include "train/test_configs.h"
 
 namespace kevin::train {
@@ -192,7 +193,7 @@ TEST(Generate, GreedyMatchesArgmaxAndLogprobsMatchRecomputation) {
       const auto logits = m->forward(ids(seq));
       const auto last = logits.select(1, static_cast<int64_t>(seq.size()) - 1);
       EXPECT_EQ(last.argmax(-1).item<int64_t>(), out[i].tokens[t]);
-      const auto lp = token_logprobs(last.unsqueeze(1), torch::tensor({static_cast<int64_t>(out[i].tokens[t])}).unsqueeze(0), 1.0);
+      const auto lp = score_tokens(last.unsqueeze(1), torch::tensor({static_cast<int64_t>(out[i].tokens[t])}).unsqueeze(0), 1.0).logprobs;
       EXPECT_NEAR(lp.item<float>(), out[i].logprobs[t], 1e-4);
       seq.push_back(out[i].tokens[t]);
     }

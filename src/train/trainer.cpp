@@ -13,6 +13,7 @@
 
 #include "core/file.h"
 #include "core/version.h"
+#include "train/fused_adamw.h"
 #include "train/local_policy.h"
 #include "train/model_io.h"
 #include "train/precision.h"
@@ -197,7 +198,7 @@ struct Trainer::Impl {
   bool bf16 = false;
   Qwen2ForCausalLM model{nullptr};
   std::unique_ptr<Tokenizer> tokenizer;
-  std::unique_ptr<torch::optim::AdamW> adam;
+  std::unique_ptr<FusedAdamW> adam;
   int next_step = 0;
   int64_t optimizer_steps = 0;
 
@@ -217,7 +218,7 @@ struct Trainer::Impl {
     if (o.lora.rank > 0) KEVIN_RETURN_IF_ERROR(model->add_lora(o.lora));
     model->set_activation_checkpointing(o.activation_checkpointing);
     model->to(device);  // fp32 master weights; bf16 comes from autocast
-    adam = std::make_unique<torch::optim::AdamW>(
+    adam = std::make_unique<FusedAdamW>(
         model->trainable_parameters(), torch::optim::AdamWOptions(o.optimizer.lr)
                                            .betas({o.optimizer.beta1, o.optimizer.beta2})
                                            .eps(o.optimizer.eps)

@@ -1,0 +1,36 @@
+// kernels.h — launchers of the trainer's fused CUDA kernels (token_scores_kernels.cu,
+// swiglu_kernels.cu), called by token_scores.cpp and swiglu.cpp on CUDA tensors. Plain CUDA
+// and raw pointers, no libtorch types; each returns the launch's status.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kevin::train::kernels {
+
+enum class ElementType { kFloat32, kBFloat16, kFloat16 };
+
+// logits: rows x vocab, row-major, contiguous, of `type`. targets: rows int64 ids. Writes per
+// row (fp32): logprobs = x[target]/T - lse, entropy of softmax(x/T), and lse = logsumexp(x/T)
+// for the backward. A target outside [0, vocab) yields NaN.
+cudaError_t token_scores_forward(const void* logits, ElementType type, const int64_t* targets, int64_t rows,
+                                 int64_t vocab, float inv_temperature, float* logprobs, float* entropy, float* lse,
+                                 cudaStream_t stream);
+
+// grad_logits (same type and shape as logits) = grad[row] / T · (onehot(target) − softmax(x/T)),
+// from the forward's lse. Overwrites grad_logits.
+cudaError_t token_scores_backward(const void* logits, ElementType type, const int64_t* targets, const float* lse,
+                                  const float* grad, int64_t rows, int64_t vocab, float inv_temperature,
+                                  void* grad_logits, cudaStream_t stream);
+
+// gate_up: rows x 2·width, contiguous, gate in the first half of each row and up in the
+// second. out: rows x width, silu(gate) · up.
+cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, int64_t width, void* out,
+                           cudaStream_t stream);
+
+// From grad (rows x width) writes grad_gate_up (rows x 2·width, same layout as gate_up).
+cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows, int64_t width,
+                            void* grad_gate_up, cudaStream_t stream);
+
+}  // namespace kevin::train::kernels
