@@ -5,7 +5,7 @@
 # importable there. Header-only/static build dependencies the GPU image lacks travel in .deps/
 # (see docs/benchmarks.md). Usage on the device: [STEPS="..."] bash bench/h200_session.sh
 # STEPS picks steps from: build ctest bench demo smoke tokfix parity trainbench hfprofile
-# (default: all but hfprofile, in order). parity writes a fresh HF parity fixture to $OUT/parity and checks it.
+# libstdcxx (default: all but hfprofile and libstdcxx, in order). parity writes a fresh HF parity fixture to $OUT/parity and checks it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
@@ -70,5 +70,11 @@ PY
   if wants hfprofile; then step "kernel profile of HF transformers' training step"
     timeout 300 python3 bench/train_bench_hf.py --profile "$OUT/hf_trace.json" > /dev/null 2>&1
     python3 dev/train/trace_summary.py "$OUT/hf_trace.json" 30 && gzip -f "$OUT/hf_trace.json"; fi
+  if wants libstdcxx; then step "C++ runtime clash with PyTorch's libtorch (docs/trainer.md, Known problems)"
+    bash dev/gpu/libstdcxx_probe.sh 2>&1 | tail -40
+    preload=$(g++ -print-file-name=libstdc++.so.6)
+    for env in "" "LD_PRELOAD=$preload"; do
+      echo "safetensors_test ${env:-(plain)}:"; env $env build/src/train/safetensors_test 2>&1 | grep -E "^\[  (PASSED|FAILED)  \]|Segmentation" | head -3; echo "  rc=${PIPESTATUS[0]}"
+    done; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"

@@ -1,6 +1,7 @@
 // kernels.h — launchers of the trainer's fused CUDA kernels (token_scores_kernels.cu,
-// swiglu_kernels.cu), called by token_scores.cpp and swiglu.cpp on CUDA tensors. Plain CUDA
-// and raw pointers, no libtorch types; each returns the launch's status.
+// swiglu_kernels.cu, rotary_kernels.cu), called on CUDA tensors by token_scores.cpp,
+// swiglu.cpp and rotary.cpp. Plain CUDA and raw pointers, no libtorch types; each returns
+// the launch's status.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,5 +33,16 @@ cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, 
 // From grad (rows x width) writes grad_gate_up (rows x 2·width, same layout as gate_up).
 cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows, int64_t width,
                             void* grad_gate_up, cudaStream_t stream);
+
+// x: batch x seq x heads x dim with element strides (stride_b, stride_t, stride_h, 1); cos and
+// sin: batch x seq x dim, fp32, contiguous; out: contiguous batch x seq x heads x dim.
+// out = x·cos + rotate_half(x)·sin, rotate_half(x) = (−x[dim/2:], x[:dim/2]). With `inverse`
+// it applies the transpose instead (the backward, reading x as the output's gradient).
+struct RotaryShape {
+  int64_t batch, seq, heads, dim;
+  int64_t stride_b, stride_t, stride_h;
+};
+cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos, const float* sin,
+                   bool inverse, void* out, cudaStream_t stream);
 
 }  // namespace kevin::train::kernels

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "train/rotary.h"
 #include "train/swiglu.h"
 
 namespace kevin::train {
@@ -15,11 +16,6 @@ namespace {
 
 torch::nn::Linear linear(int64_t in, int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
-}
-
-torch::Tensor rotate_half(const torch::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
 // [B, kv, S, D] → [B, kv * groups, S, D]: each key/value head serves `groups` query heads.
@@ -164,12 +160,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
   const int64_t q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
   // split (not narrow): its backward is one concatenation, not a zero-filled copy per part.
   const auto parts = qkv.split_with_sizes({q_width, kv_width, kv_width}, -1);
-  auto q = parts[0].view({b, t, heads_, head_dim_}).transpose(1, 2);
-  auto k = parts[1].view({b, t, kv_heads_, head_dim_}).transpose(1, 2);
+  const auto q = apply_rotary(parts[0].view({b, t, heads_, head_dim_}), cos, sin).transpose(1, 2);
+  auto k = apply_rotary(parts[1].view({b, t, kv_heads_, head_dim_}), cos, sin).transpose(1, 2);
   auto v = parts[2].view({b, t, kv_heads_, head_dim_}).transpose(1, 2);
-  const auto c = cos.unsqueeze(1), s = sin.unsqueeze(1);
-  q = q * c + rotate_half(q) * s;
-  k = k * c + rotate_half(k) * s;
   if (cache_k != nullptr) {
     if (cache_k->defined()) {
       k = torch::cat({*cache_k, k}, 2);

@@ -18,7 +18,7 @@ struct TokenScores {
 // with the kernels take the fused path, all others the stock ATen ops; both agree to rounding.
 TokenScores score_tokens(const torch::Tensor& logits, const torch::Tensor& targets, double temperature);
 
-// Whether this build has the fused CUDA kernels (score_tokens, swiglu in swiglu.h).
+// Whether this build has the fused CUDA kernels (score_tokens; swiglu.h, rotary.h).
 bool fused_kernels_available();
 
 }  // namespace kevin::train
