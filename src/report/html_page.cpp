@@ -52,17 +52,16 @@ std::string html_table(const std::vector<std::string>& header, const std::vector
   return out.str();
 }
 
-std::string config_section(const fs::path& dir) {
-  const fs::path path = dir / "config.json";
-  auto text = read_file(path);
+std::string config_section(const fs::path& dir, const std::string& file) {
+  auto text = read_file(dir / file);
   if (!text.is_ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No config.json in the run folder.</p>\n";
-    return "<p class=\"note\">config.json could not be read: " + html_escape(text.status().message()) + "</p>\n";
+    if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No " + html_escape(file) + " in the folder.</p>\n";
+    return "<p class=\"note\">" + html_escape(file) + " could not be read: " + html_escape(text.status().message()) + "</p>\n";
   }
   auto config = parse_json(*text);
   if (!config.is_ok() || !config->is_object()) {
     const std::string why = config.is_ok() ? "not a JSON object" : config.status().message();
-    return "<p class=\"note\">config.json is unusable: " + html_escape(why) + "</p>\n";
+    return "<p class=\"note\">" + html_escape(file) + " is unusable: " + html_escape(why) + "</p>\n";
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& [key, value] : config->items()) {

@@ -20,9 +20,9 @@ std::string html_table(const std::vector<std::string>& header, const std::vector
 // The folder's own name ("run" for "a/run" and "a/run/"), not escaped. Pure.
 std::string folder_name(const std::filesystem::path& dir);
 
-// DIR/config.json's top-level scalar fields as a table (keys and values escaped), or a note
-// saying why there are none: no config.json, unreadable, malformed or not an object. Never
-// fails.
-std::string config_section(const std::filesystem::path& dir);
+// DIR/FILE's top-level scalar fields as a table (keys and values escaped), or a note saying
+// why there are none: no such file, unreadable, malformed or not an object. FILE is a run's
+// config.json or a training folder's train_config.json. Never fails.
+std::string config_section(const std::filesystem::path& dir, const std::string& file = "config.json");
 
 }  // namespace kevin::report

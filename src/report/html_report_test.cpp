@@ -53,7 +53,7 @@ TEST_F(HtmlReport, SelfContainedPageWithChartsAndTables) {
   }
   for (const char* expected : {"Allocation <code>3x3</code>", "Speedup vs turns", "Correctness vs samples k",
                                "geometric-mean best speedup <b>1.00x</b>", "<code>lvl/a</code>", "83.3%",
-                               "No config.json in the run folder."}) {
+                               "No config.json in the folder."}) {
     EXPECT_NE(html.find(expected), std::string::npos) << expected;
   }
 }

@@ -229,7 +229,7 @@ std::string render_train_html_report(const fs::path& train_dir, const std::vecto
   body << "<p class=\"note\">Training folder <code>" << html_escape(train_dir.string())
        << "</code>, read from train_log.jsonl (docs/report.md).</p>\n";
   if (lines.empty()) body << "<p>No steps logged.</p>\n";
-  body << summary_section(summarize_train_log(lines)) << "<h2>Settings</h2>\n" << config_section(train_dir)
+  body << summary_section(summarize_train_log(lines)) << "<h2>Settings</h2>\n" << config_section(train_dir, "train_config.json")
        << charts_section(lines) << html_lines_table("Train steps", kTrainColumns, recent(lines, TrainLogKind::kTrain))
        << html_lines_table("Holdout evaluations", kHoldoutColumns, recent(lines, TrainLogKind::kHoldout));
   return html_page("kevin training report: " + folder_name(train_dir), body.str());

@@ -77,7 +77,7 @@ TEST_F(TrainHtml, SelfContainedPageWithOneSvgPerChart) {
         "aria-label=\"Clipped and not-okay responses\"", "aria-label=\"Gradient norm\"", "aria-label=\"KL divergence\"",
         "aria-label=\"Entropy\"", "aria-label=\"Loss\"", "aria-label=\"Learning rate\"", "aria-label=\"Throughput\"",
         ">holdout</text>", ">generation</text>", "<h2>Train steps (last 10 of 12)</h2>", "<h2>Holdout evaluations (4)</h2>",
-        "No config.json in the run folder.", "<li>12 train steps (last step 11), 4 holdout evaluations</li>"}) {
+        "No train_config.json in the folder.", "<li>12 train steps (last step 11), 4 holdout evaluations</li>"}) {
     EXPECT_NE(html.find(expected), std::string::npos) << expected;
   }
 }
@@ -94,10 +94,11 @@ TEST_F(TrainHtml, HoldoutSeriesWithoutValuesIsLeftOut) {
 
 TEST_F(TrainHtml, EscapesFolderAndConfigText) {
   const fs::path train_dir = dir_.path() / "run<b>&'";
-  ASSERT_TRUE(write_file_atomic(train_dir / "config.json", dump_json(Json{{"model", "<script>evil()</script>"}})).is_ok());
+  ASSERT_TRUE(write_file_atomic(train_dir / "train_config.json", dump_json(Json{{"model_dir", "<script>evil()</script>"}})).is_ok());
   const std::string html = render_train_html_report(train_dir, log_of(2));
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<b>&"), std::string::npos);
+  EXPECT_NE(html.find("<code>model_dir</code>"), std::string::npos) << "the training folder's train_config.json is shown";
   EXPECT_NE(html.find("&lt;script&gt;evil()&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(html.find("kevin training report: run&lt;b&gt;&amp;&#39;</h1>"), std::string::npos);
 }

@@ -77,7 +77,8 @@ void FusedAdamW::fused_step() {
         fresh->step(0);
         fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
         fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        if (options.amsgrad()) fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        if (options.amsgrad())
+          fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
         slot = std::move(fresh);
       }
       auto& state = static_cast<torch::optim::AdamWParamState&>(*slot);
@@ -94,10 +95,12 @@ void FusedAdamW::fused_step() {
     const auto device_steps = torch::tensor(steps).to(params.front().device());
     std::vector<torch::Tensor> step_views;
     step_views.reserve(steps.size());
-    for (int64_t i = 0; i < device_steps.size(0); ++i) step_views.push_back(device_steps.select(0, i));
+    for (int64_t i = 0; i < device_steps.size(0); ++i)
+      step_views.push_back(device_steps.select(0, i));
     const auto [beta1, beta2] = options.betas();
-    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_views, options.lr(), beta1, beta2,
-                      options.weight_decay(), options.eps(), options.amsgrad(), /*maximize=*/false);
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_views,
+                      options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
+                      options.amsgrad(), /*maximize=*/false);
   }
 #endif
 }

@@ -12,11 +12,14 @@
 namespace kevin::train {
 namespace {
 
-torch::optim::AdamWOptions options() { return torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1); }
+torch::optim::AdamWOptions options() {
+  return torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1);
+}
 
 std::vector<torch::Tensor> make_params(const torch::Device& device) {
   torch::manual_seed(3);
-  return {torch::randn({33, 17}, device).requires_grad_(), torch::randn({1000}, device).requires_grad_(),
+  return {torch::randn({33, 17}, device).requires_grad_(),
+          torch::randn({1000}, device).requires_grad_(),
           torch::randn({5}, device).requires_grad_()};
 }
 
@@ -38,8 +41,8 @@ void run_steps(Optimizer& optimizer, std::vector<torch::Tensor>& params, int fir
 void expect_close(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(torch::allclose(a[i].cpu(), b[i].cpu(), 1e-5, 1e-6)) << "parameter " << i << " differs by "
-                                                                     << (a[i] - b[i]).abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(a[i].cpu(), b[i].cpu(), 1e-5, 1e-6))
+        << "parameter " << i << " differs by " << (a[i] - b[i]).abs().max().item<double>();
   }
 }
 
@@ -51,7 +54,8 @@ void matches_adamw_on(const torch::Device& device) {
   run_steps(reference, reference_params, 0, 5);
   run_steps(fused, fused_params, 0, 5);
   expect_close(reference_params, fused_params);
-  EXPECT_TRUE(torch::equal(fused_params[2], make_params(device)[2])) << "a parameter without a gradient moved";
+  EXPECT_TRUE(torch::equal(fused_params[2], make_params(device)[2]))
+      << "a parameter without a gradient moved";
 }
 
 TEST(FusedAdamW, MatchesAdamWOnCpu) { matches_adamw_on(torch::kCPU); }
@@ -66,8 +70,10 @@ TEST(FusedAdamW, FusedPathMatchesAdamWOnCuda) {
 }
 
 TEST(FusedAdamW, CheckpointsInterchangeWithAdamW) {
-  const torch::Device device = torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-  const auto file = std::filesystem::temp_directory_path() / ("fused_adamw_test_" + std::to_string(::getpid()) + ".pt");
+  const torch::Device device =
+      torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("fused_adamw_test_" + std::to_string(::getpid()) + ".pt");
   auto fused_params = make_params(device);
   FusedAdamW fused(fused_params, options());
   run_steps(fused, fused_params, 0, 3);

@@ -18,9 +18,12 @@ inline bool has_kernel_type(const torch::Tensor& t) {
 // Precondition: has_kernel_type(t).
 inline kernels::ElementType kernel_type(const torch::Tensor& t) {
   switch (t.scalar_type()) {
-    case torch::kBFloat16: return kernels::ElementType::kBFloat16;
-    case torch::kHalf: return kernels::ElementType::kFloat16;
-    default: return kernels::ElementType::kFloat32;
+    case torch::kBFloat16:
+      return kernels::ElementType::kBFloat16;
+    case torch::kHalf:
+      return kernels::ElementType::kFloat16;
+    default:
+      return kernels::ElementType::kFloat32;
   }
 }
 

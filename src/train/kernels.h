@@ -15,24 +15,24 @@ enum class ElementType { kFloat32, kBFloat16, kFloat16 };
 // logits: rows x vocab, row-major, contiguous, of `type`. targets: rows int64 ids. Writes per
 // row (fp32): logprobs = x[target]/T - lse, entropy of softmax(x/T), and lse = logsumexp(x/T)
 // for the backward. A target outside [0, vocab) yields NaN.
-cudaError_t token_scores_forward(const void* logits, ElementType type, const int64_t* targets, int64_t rows,
-                                 int64_t vocab, float inv_temperature, float* logprobs, float* entropy, float* lse,
-                                 cudaStream_t stream);
+cudaError_t token_scores_forward(const void* logits, ElementType type, const int64_t* targets,
+                                 int64_t rows, int64_t vocab, float inv_temperature,
+                                 float* logprobs, float* entropy, float* lse, cudaStream_t stream);
 
 // grad_logits (same type and shape as logits) = grad[row] / T · (onehot(target) − softmax(x/T)),
 // from the forward's lse. Overwrites grad_logits.
-cudaError_t token_scores_backward(const void* logits, ElementType type, const int64_t* targets, const float* lse,
-                                  const float* grad, int64_t rows, int64_t vocab, float inv_temperature,
-                                  void* grad_logits, cudaStream_t stream);
+cudaError_t token_scores_backward(const void* logits, ElementType type, const int64_t* targets,
+                                  const float* lse, const float* grad, int64_t rows, int64_t vocab,
+                                  float inv_temperature, void* grad_logits, cudaStream_t stream);
 
 // gate_up: rows x 2·width, contiguous, gate in the first half of each row and up in the
 // second. out: rows x width, silu(gate) · up.
-cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, int64_t width, void* out,
-                           cudaStream_t stream);
+cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, int64_t width,
+                           void* out, cudaStream_t stream);
 
 // From grad (rows x width) writes grad_gate_up (rows x 2·width, same layout as gate_up).
-cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows, int64_t width,
-                            void* grad_gate_up, cudaStream_t stream);
+cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows,
+                            int64_t width, void* grad_gate_up, cudaStream_t stream);
 
 // x: batch x seq x heads x dim with element strides (stride_b, stride_t, stride_h, 1); cos and
 // sin: batch x seq x dim, fp32, contiguous; out: contiguous batch x seq x heads x dim.
@@ -42,7 +42,7 @@ struct RotaryShape {
   int64_t batch, seq, heads, dim;
   int64_t stride_b, stride_t, stride_h;
 };
-cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos, const float* sin,
-                   bool inverse, void* out, cudaStream_t stream);
+cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos,
+                   const float* sin, bool inverse, void* out, cudaStream_t stream);
 
 }  // namespace kevin::train::kernels

@@ -14,7 +14,8 @@ torch::Tensor rotate_half(const torch::Tensor& x) {
   return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
-torch::Tensor stock_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor stock_rotary(const torch::Tensor& x, const torch::Tensor& cos,
+                           const torch::Tensor& sin) {
   const auto c = cos.unsqueeze(2), s = sin.unsqueeze(2);  // broadcast over heads
   return (x * c + rotate_half(x) * s).to(x.scalar_type());
 }
@@ -27,10 +28,11 @@ kernels::RotaryShape shape_of(const torch::Tensor& x) {
 
 // x [B, T, H, D] with unit stride in D; cos/sin [B, T, D] fp32 contiguous.
 struct FusedRotary : torch::autograd::Function<FusedRotary> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
-                               const torch::Tensor& sin) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin) {
     auto out = torch::empty(x.sizes(), x.options());
-    check_launch(kernels::rotary(x.data_ptr(), kernel_type(x), shape_of(x), cos.data_ptr<float>(), sin.data_ptr<float>(),
+    check_launch(kernels::rotary(x.data_ptr(), kernel_type(x), shape_of(x), cos.data_ptr<float>(),
+                                 sin.data_ptr<float>(),
                                  /*inverse=*/false, out.data_ptr(), current_stream()),
                  "rotary");
     ctx->save_for_backward({cos, sin});
@@ -42,27 +44,31 @@ struct FusedRotary : torch::autograd::Function<FusedRotary> {
     const auto saved = ctx->get_saved_variables();
     const auto grad = grad_out[0].contiguous();
     auto grad_x = torch::empty(grad.sizes(), grad.options());
-    check_launch(kernels::rotary(grad.data_ptr(), kernel_type(grad), shape_of(grad), saved[0].data_ptr<float>(),
-                                 saved[1].data_ptr<float>(), /*inverse=*/true, grad_x.data_ptr(), current_stream()),
+    check_launch(kernels::rotary(grad.data_ptr(), kernel_type(grad), shape_of(grad),
+                                 saved[0].data_ptr<float>(), saved[1].data_ptr<float>(),
+                                 /*inverse=*/true, grad_x.data_ptr(), current_stream()),
                  "rotary backward");
     return {grad_x, torch::Tensor(), torch::Tensor()};
   }
 };
 
 bool takes_fused_path(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  return x.is_cuda() && x.dim() == 4 && has_kernel_type(x) && x.size(3) % 2 == 0 && x.stride(3) == 1 &&
-         cos.device() == x.device() && sin.device() == x.device() && cos.dim() == 3 && cos.sizes() == sin.sizes() &&
-         cos.size(0) == x.size(0) && cos.size(1) == x.size(1) && cos.size(2) == x.size(3);
+  return x.is_cuda() && x.dim() == 4 && has_kernel_type(x) && x.size(3) % 2 == 0 &&
+         x.stride(3) == 1 && cos.device() == x.device() && sin.device() == x.device() &&
+         cos.dim() == 3 && cos.sizes() == sin.sizes() && cos.size(0) == x.size(0) &&
+         cos.size(1) == x.size(1) && cos.size(2) == x.size(3);
 }
 
 #endif
 
 }  // namespace
 
-torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos,
+                           const torch::Tensor& sin) {
 #if KEVIN_TRAIN_CUDA_KERNELS
   if (takes_fused_path(x, cos, sin)) {
-    return FusedRotary::apply(x, cos.to(torch::kFloat32).contiguous(), sin.to(torch::kFloat32).contiguous());
+    return FusedRotary::apply(x, cos.to(torch::kFloat32).contiguous(),
+                              sin.to(torch::kFloat32).contiguous());
   }
 #endif
   return stock_rotary(x, cos, sin);

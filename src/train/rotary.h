@@ -11,6 +11,7 @@ namespace kevin::train {
 // [B, T, D] → [B, T, H, D] in x's dtype (arithmetic in fp32). Differentiable with respect to
 // x only. CUDA tensors of a build with the kernels take the fused path, all others
 // libtorch's ops; both agree to rounding.
-torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos,
+                           const torch::Tensor& sin);
 
 }  // namespace kevin::train

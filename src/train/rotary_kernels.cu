@@ -13,9 +13,9 @@ constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 8192;
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ x, RotaryShape shape,
-                                                          const float* __restrict__ cos, const float* __restrict__ sin,
-                                                          bool inverse, T* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    rotary_kernel(const T* __restrict__ x, RotaryShape shape, const float* __restrict__ cos,
+                  const float* __restrict__ sin, bool inverse, T* __restrict__ out) {
   const int64_t half = shape.dim / 2, count = shape.batch * shape.seq * shape.heads * half;
   for (int64_t n = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; n < count;
        n += static_cast<int64_t>(gridDim.x) * kThreads) {
@@ -40,26 +40,24 @@ __global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ 
 }
 
 template <typename T>
-cudaError_t rotary_as(const void* x, const RotaryShape& shape, const float* cos, const float* sin, bool inverse,
-                      void* out, cudaStream_t stream) {
+cudaError_t rotary_as(const void* x, const RotaryShape& shape, const float* cos, const float* sin,
+                      bool inverse, void* out, cudaStream_t stream) {
   const int64_t count = shape.batch * shape.seq * shape.heads * (shape.dim / 2);
   if (count == 0) return cudaSuccess;
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads));
-  rotary_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), shape, cos, sin, inverse,
-                                                    static_cast<T*>(out));
+  const auto blocks =
+      static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads));
+  rotary_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), shape, cos, sin,
+                                                    inverse, static_cast<T*>(out));
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos, const float* sin,
-                   bool inverse, void* out, cudaStream_t stream) {
-  switch (type) {
-    case ElementType::kFloat32: return rotary_as<float>(x, shape, cos, sin, inverse, out, stream);
-    case ElementType::kBFloat16: return rotary_as<__nv_bfloat16>(x, shape, cos, sin, inverse, out, stream);
-    case ElementType::kFloat16: return rotary_as<__half>(x, shape, cos, sin, inverse, out, stream);
-  }
-  return cudaErrorInvalidValue;
+cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos,
+                   const float* sin, bool inverse, void* out, cudaStream_t stream) {
+  return with_element_type(type, [&](auto element) {
+    return rotary_as<decltype(element)>(x, shape, cos, sin, inverse, out, stream);
+  });
 }
 
 }  // namespace kevin::train::kernels

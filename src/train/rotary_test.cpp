@@ -13,7 +13,8 @@ namespace {
 
 constexpr int64_t kB = 2, kT = 5, kH = 3, kD = 8;
 
-torch::Tensor reference(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor reference(const torch::Tensor& x, const torch::Tensor& cos,
+                        const torch::Tensor& sin) {
   const int64_t half = x.size(-1) / 2;
   const auto lo = x.narrow(-1, 0, half), hi = x.narrow(-1, half, half);
   const auto c = cos.unsqueeze(2), s = sin.unsqueeze(2);
@@ -28,7 +29,8 @@ void check(const torch::Device& device, torch::Dtype dtype) {
   // The heads sit inside a wider row, as when q is split off a fused q/k/v output.
   const auto wide = torch::randn({kB, kT, kH * kD + 6}).to(dtype);
   const auto angles = torch::rand({kB, kT, kD / 2}) * 6.0;
-  const auto cos = torch::cat({angles.cos(), angles.cos()}, -1), sin = torch::cat({angles.sin(), angles.sin()}, -1);
+  const auto cos = torch::cat({angles.cos(), angles.cos()}, -1),
+             sin = torch::cat({angles.sin(), angles.sin()}, -1);
   const auto grad_out = torch::randn({kB, kT, kH, kD});
 
   auto input = wide.to(device).clone().requires_grad_();
@@ -45,15 +47,18 @@ void check(const torch::Device& device, torch::Dtype dtype) {
 
   const double tolerance = dtype == torch::kFloat32 ? 1e-5 : 2e-2;
   EXPECT_TRUE(torch::allclose(got.cpu().to(torch::kFloat64), expected, tolerance, tolerance));
-  EXPECT_TRUE(torch::allclose(input.grad().cpu().to(torch::kFloat64), expected_input.grad(), tolerance, tolerance));
+  EXPECT_TRUE(torch::allclose(input.grad().cpu().to(torch::kFloat64), expected_input.grad(),
+                              tolerance, tolerance));
 }
 
 TEST(Rotary, StockPathMatchesTheDefinition) { check(torch::kCPU, torch::kFloat32); }
 
 TEST(Rotary, FusedKernelMatchesTheDefinition) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  ASSERT_TRUE(fused_kernels_available()) << "a CUDA build of libtorch, but the kernels were not compiled";
-  for (const auto dtype : {torch::kFloat32, torch::kBFloat16, torch::kHalf}) check(torch::Device(torch::kCUDA, 0), dtype);
+  ASSERT_TRUE(fused_kernels_available())
+      << "a CUDA build of libtorch, but the kernels were not compiled";
+  for (const auto dtype : {torch::kFloat32, torch::kBFloat16, torch::kHalf})
+    check(torch::Device(torch::kCUDA, 0), dtype);
 }
 
 }  // namespace

@@ -18,11 +18,12 @@ torch::Tensor stock_swiglu(const torch::Tensor& gate_up) {
 
 // gate_up [N, 2W] contiguous.
 struct FusedSwiglu : torch::autograd::Function<FusedSwiglu> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& gate_up) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+                               const torch::Tensor& gate_up) {
     const int64_t rows = gate_up.size(0), width = gate_up.size(1) / 2;
     auto out = torch::empty({rows, width}, gate_up.options());
-    check_launch(kernels::swiglu_forward(gate_up.data_ptr(), kernel_type(gate_up), rows, width, out.data_ptr(),
-                                         current_stream()),
+    check_launch(kernels::swiglu_forward(gate_up.data_ptr(), kernel_type(gate_up), rows, width,
+                                         out.data_ptr(), current_stream()),
                  "swiglu_forward");
     ctx->save_for_backward({gate_up});
     return out;
@@ -33,8 +34,9 @@ struct FusedSwiglu : torch::autograd::Function<FusedSwiglu> {
     const auto gate_up = ctx->get_saved_variables()[0];
     const auto grad = grad_out[0].to(gate_up.scalar_type()).contiguous();
     auto grad_gate_up = torch::empty_like(gate_up);
-    check_launch(kernels::swiglu_backward(gate_up.data_ptr(), grad.data_ptr(), kernel_type(gate_up), gate_up.size(0),
-                                          gate_up.size(1) / 2, grad_gate_up.data_ptr(), current_stream()),
+    check_launch(kernels::swiglu_backward(gate_up.data_ptr(), grad.data_ptr(), kernel_type(gate_up),
+                                          gate_up.size(0), gate_up.size(1) / 2,
+                                          grad_gate_up.data_ptr(), current_stream()),
                  "swiglu_backward");
     return {grad_gate_up};
   }
@@ -46,7 +48,8 @@ struct FusedSwiglu : torch::autograd::Function<FusedSwiglu> {
 
 torch::Tensor swiglu(const torch::Tensor& gate_up) {
 #if KEVIN_TRAIN_CUDA_KERNELS
-  if (gate_up.is_cuda() && has_kernel_type(gate_up) && gate_up.dim() >= 1 && gate_up.size(-1) % 2 == 0) {
+  if (gate_up.is_cuda() && has_kernel_type(gate_up) && gate_up.dim() >= 1 &&
+      gate_up.size(-1) % 2 == 0) {
     const int64_t width = gate_up.size(-1);
     auto sizes = gate_up.sizes().vec();
     sizes.back() = width / 2;

@@ -43,8 +43,9 @@ __device__ __forceinline__ void store(T* p, const T (&in)[per]) {
 }
 
 template <typename T, int per>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ gate_up, int64_t rows, int64_t width,
-                                                           T* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ gate_up, int64_t rows, int64_t width,
+                   T* __restrict__ out) {
   const int64_t per_row = width / per, count = rows * per_row;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * kThreads) {
@@ -62,8 +63,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 }
 
 template <typename T, int per>
-__global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict__ gate_up, const T* __restrict__ grad,
-                                                            int64_t rows, int64_t width, T* __restrict__ grad_gate_up) {
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* __restrict__ gate_up, const T* __restrict__ grad, int64_t rows,
+                    int64_t width, T* __restrict__ grad_gate_up) {
   const int64_t per_row = width / per, count = rows * per_row;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * kThreads) {
@@ -84,59 +86,59 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 }
 
 unsigned blocks_for(int64_t count) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
 }
 
 template <typename T>
-cudaError_t forward_as(const void* gate_up, int64_t rows, int64_t width, void* out, cudaStream_t stream) {
+cudaError_t forward_as(const void* gate_up, int64_t rows, int64_t width, void* out,
+                       cudaStream_t stream) {
   if (rows == 0 || width == 0) return cudaSuccess;
   const auto* in = static_cast<const T*>(gate_up);
   auto* result = static_cast<T*>(out);
   if (vector_aligned({gate_up, out}, width, static_cast<int>(sizeof(T)))) {
     constexpr int per = kPerVector<T>;
-    forward_kernel<T, per><<<blocks_for(rows * width / per), kThreads, 0, stream>>>(in, rows, width, result);
+    forward_kernel<T, per>
+        <<<blocks_for(rows * width / per), kThreads, 0, stream>>>(in, rows, width, result);
   } else {
-    forward_kernel<T, 1><<<blocks_for(rows * width), kThreads, 0, stream>>>(in, rows, width, result);
+    forward_kernel<T, 1>
+        <<<blocks_for(rows * width), kThreads, 0, stream>>>(in, rows, width, result);
   }
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t backward_as(const void* gate_up, const void* grad, int64_t rows, int64_t width, void* grad_gate_up,
-                        cudaStream_t stream) {
+cudaError_t backward_as(const void* gate_up, const void* grad, int64_t rows, int64_t width,
+                        void* grad_gate_up, cudaStream_t stream) {
   if (rows == 0 || width == 0) return cudaSuccess;
   const auto* in = static_cast<const T*>(gate_up);
   const auto* g = static_cast<const T*>(grad);
   auto* result = static_cast<T*>(grad_gate_up);
   if (vector_aligned({gate_up, grad, grad_gate_up}, width, static_cast<int>(sizeof(T)))) {
     constexpr int per = kPerVector<T>;
-    backward_kernel<T, per><<<blocks_for(rows * width / per), kThreads, 0, stream>>>(in, g, rows, width, result);
+    backward_kernel<T, per>
+        <<<blocks_for(rows * width / per), kThreads, 0, stream>>>(in, g, rows, width, result);
   } else {
-    backward_kernel<T, 1><<<blocks_for(rows * width), kThreads, 0, stream>>>(in, g, rows, width, result);
+    backward_kernel<T, 1>
+        <<<blocks_for(rows * width), kThreads, 0, stream>>>(in, g, rows, width, result);
   }
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, int64_t width, void* out,
-                           cudaStream_t stream) {
-  switch (type) {
-    case ElementType::kFloat32: return forward_as<float>(gate_up, rows, width, out, stream);
-    case ElementType::kBFloat16: return forward_as<__nv_bfloat16>(gate_up, rows, width, out, stream);
-    case ElementType::kFloat16: return forward_as<__half>(gate_up, rows, width, out, stream);
-  }
-  return cudaErrorInvalidValue;
+cudaError_t swiglu_forward(const void* gate_up, ElementType type, int64_t rows, int64_t width,
+                           void* out, cudaStream_t stream) {
+  return with_element_type(type, [&](auto element) {
+    return forward_as<decltype(element)>(gate_up, rows, width, out, stream);
+  });
 }
 
-cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows, int64_t width,
-                            void* grad_gate_up, cudaStream_t stream) {
-  switch (type) {
-    case ElementType::kFloat32: return backward_as<float>(gate_up, grad, rows, width, grad_gate_up, stream);
-    case ElementType::kBFloat16: return backward_as<__nv_bfloat16>(gate_up, grad, rows, width, grad_gate_up, stream);
-    case ElementType::kFloat16: return backward_as<__half>(gate_up, grad, rows, width, grad_gate_up, stream);
-  }
-  return cudaErrorInvalidValue;
+cudaError_t swiglu_backward(const void* gate_up, const void* grad, ElementType type, int64_t rows,
+                            int64_t width, void* grad_gate_up, cudaStream_t stream) {
+  return with_element_type(type, [&](auto element) {
+    return backward_as<decltype(element)>(gate_up, grad, rows, width, grad_gate_up, stream);
+  });
 }
 
 }  // namespace kevin::train::kernels

@@ -16,7 +16,8 @@ torch::Tensor reference(const torch::Tensor& gate_up) {
 }
 
 void check(const torch::Device& device, torch::Dtype dtype, int64_t width) {
-  SCOPED_TRACE(device.str() + " " + std::string(c10::toString(dtype)) + " width " + std::to_string(width));
+  SCOPED_TRACE(device.str() + " " + std::string(c10::toString(dtype)) + " width " +
+               std::to_string(width));
   torch::manual_seed(5);
   const auto base = (torch::randn({2, 7, 2 * width}) * 3).to(dtype);
   const auto grad_out = torch::randn({2, 7, width});
@@ -34,17 +35,24 @@ void check(const torch::Device& device, torch::Dtype dtype, int64_t width) {
   const double rtol = dtype == torch::kFloat32 ? 1e-5 : (dtype == torch::kHalf ? 2e-3 : 1e-2);
   const double atol = dtype == torch::kFloat32 ? 1e-5 : 1e-2;
   EXPECT_TRUE(torch::allclose(got.cpu().to(torch::kFloat64), expected, rtol, atol));
-  EXPECT_TRUE(torch::allclose(input.grad().cpu().to(torch::kFloat64), expected_input.grad(), rtol, atol))
-      << "max gradient difference " << (input.grad().cpu().to(torch::kFloat64) - expected_input.grad()).abs().max().item<double>();
+  EXPECT_TRUE(
+      torch::allclose(input.grad().cpu().to(torch::kFloat64), expected_input.grad(), rtol, atol))
+      << "max gradient difference "
+      << (input.grad().cpu().to(torch::kFloat64) - expected_input.grad())
+             .abs()
+             .max()
+             .item<double>();
 }
 
 TEST(Swiglu, StockPathMatchesTheDefinition) { check(torch::kCPU, torch::kFloat32, 12); }
 
 TEST(Swiglu, FusedKernelsMatchTheDefinition) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  ASSERT_TRUE(fused_kernels_available()) << "a CUDA build of libtorch, but the kernels were not compiled";
+  ASSERT_TRUE(fused_kernels_available())
+      << "a CUDA build of libtorch, but the kernels were not compiled";
   for (const auto dtype : {torch::kFloat32, torch::kBFloat16, torch::kHalf}) {
-    for (const int64_t width : {64, 37, 4864}) check(torch::Device(torch::kCUDA, 0), dtype, width);  // vectors; odd; Qwen's
+    for (const int64_t width : {64, 37, 4864})
+      check(torch::Device(torch::kCUDA, 0), dtype, width);  // vectors; odd; Qwen's
   }
 }
 

@@ -16,7 +16,8 @@ struct TokenScores {
 // log-probability of each target under softmax(logits / temperature) and that distribution's
 // entropy, both shaped like targets. temperature <= 0 counts as 1. CUDA tensors of a build
 // with the kernels take the fused path, all others the stock ATen ops; both agree to rounding.
-TokenScores score_tokens(const torch::Tensor& logits, const torch::Tensor& targets, double temperature);
+TokenScores score_tokens(const torch::Tensor& logits, const torch::Tensor& targets,
+                         double temperature);
 
 // Whether this build has the fused CUDA kernels (score_tokens; swiglu.h, rotary.h).
 bool fused_kernels_available();

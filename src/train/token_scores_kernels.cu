@@ -43,7 +43,8 @@ __device__ __forceinline__ Stats combine(const Stats& a, const Stats& b) {
 __device__ Stats block_reduce(Stats v) {
   __shared__ Stats partial[kWarps];
   for (int offset = 16; offset > 0; offset /= 2) {
-    const Stats other{__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.s, offset),
+    const Stats other{__shfl_xor_sync(0xffffffffu, v.m, offset),
+                      __shfl_xor_sync(0xffffffffu, v.s, offset),
                       __shfl_xor_sync(0xffffffffu, v.t, offset)};
     v = combine(v, other);
   }
@@ -53,7 +54,8 @@ __device__ Stats block_reduce(Stats v) {
   if (warp == 0) {
     v = lane < kWarps ? partial[lane] : Stats{-INFINITY, 0.0f, 0.0f};
     for (int offset = 16; offset > 0; offset /= 2) {
-      const Stats other{__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.s, offset),
+      const Stats other{__shfl_xor_sync(0xffffffffu, v.m, offset),
+                        __shfl_xor_sync(0xffffffffu, v.s, offset),
                         __shfl_xor_sync(0xffffffffu, v.t, offset)};
       v = combine(v, other);
     }
@@ -62,9 +64,9 @@ __device__ Stats block_reduce(Stats v) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
-                                                           int64_t vocab, float inv_t, bool vectorized, float* logprobs,
-                                                           float* entropy, float* lse_out) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ logits, const int64_t* __restrict__ targets, int64_t vocab,
+                   float inv_t, bool vectorized, float* logprobs, float* entropy, float* lse_out) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
   Stats acc{-INFINITY, 0.0f, 0.0f};
@@ -92,15 +94,17 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 }
 
 template <typename T>
-__device__ __forceinline__ T gradient(T logit, int64_t column, int64_t target, float lse, float g, float inv_t) {
+__device__ __forceinline__ T gradient(T logit, int64_t column, int64_t target, float lse, float g,
+                                      float inv_t) {
   const float p = __expf(to_float(logit) * inv_t - lse);
   return from_float<T>(column == target ? g * (1.0f - p) : -g * p);
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
-                                                            const float* __restrict__ lse, const float* __restrict__ grad,
-                                                            int64_t vocab, float inv_t, bool vectorized, T* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
+                    const float* __restrict__ lse, const float* __restrict__ grad, int64_t vocab,
+                    float inv_t, bool vectorized, T* __restrict__ out) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
   T* y = out + row * vocab;
@@ -116,62 +120,57 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
       uint4 result;
       T* r = reinterpret_cast<T*>(&result);
 #pragma unroll
-      for (int k = 0; k < kPerVector<T>; ++k) r[k] = gradient(e[k], i * kPerVector<T> + k, target, l, g, inv_t);
+      for (int k = 0; k < kPerVector<T>; ++k)
+        r[k] = gradient(e[k], i * kPerVector<T> + k, target, l, g, inv_t);
       out_vectors[i] = result;
     }
   } else {
-    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) y[i] = gradient(x[i], i, target, l, g, inv_t);
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads)
+      y[i] = gradient(x[i], i, target, l, g, inv_t);
   }
 }
 
 template <typename T>
-cudaError_t forward_as(const void* logits, const int64_t* targets, int64_t rows, int64_t vocab, float inv_t,
-                       float* logprobs, float* entropy, float* lse, cudaStream_t stream) {
+cudaError_t forward_as(const void* logits, const int64_t* targets, int64_t rows, int64_t vocab,
+                       float inv_t, float* logprobs, float* entropy, float* lse,
+                       cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   const bool vectorized = vector_aligned({logits}, vocab, static_cast<int>(sizeof(T)));
-  forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, vocab,
-                                                                           inv_t, vectorized, logprobs, entropy, lse);
+  forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      static_cast<const T*>(logits), targets, vocab, inv_t, vectorized, logprobs, entropy, lse);
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t backward_as(const void* logits, const int64_t* targets, const float* lse, const float* grad, int64_t rows,
-                        int64_t vocab, float inv_t, void* grad_logits, cudaStream_t stream) {
+cudaError_t backward_as(const void* logits, const int64_t* targets, const float* lse,
+                        const float* grad, int64_t rows, int64_t vocab, float inv_t,
+                        void* grad_logits, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   const bool vectorized = vector_aligned({logits, grad_logits}, vocab, static_cast<int>(sizeof(T)));
   backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      static_cast<const T*>(logits), targets, lse, grad, vocab, inv_t, vectorized, static_cast<T*>(grad_logits));
+      static_cast<const T*>(logits), targets, lse, grad, vocab, inv_t, vectorized,
+      static_cast<T*>(grad_logits));
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t token_scores_forward(const void* logits, ElementType type, const int64_t* targets, int64_t rows,
-                                 int64_t vocab, float inv_temperature, float* logprobs, float* entropy, float* lse,
-                                 cudaStream_t stream) {
-  switch (type) {
-    case ElementType::kFloat32:
-      return forward_as<float>(logits, targets, rows, vocab, inv_temperature, logprobs, entropy, lse, stream);
-    case ElementType::kBFloat16:
-      return forward_as<__nv_bfloat16>(logits, targets, rows, vocab, inv_temperature, logprobs, entropy, lse, stream);
-    case ElementType::kFloat16:
-      return forward_as<__half>(logits, targets, rows, vocab, inv_temperature, logprobs, entropy, lse, stream);
-  }
-  return cudaErrorInvalidValue;
+cudaError_t token_scores_forward(const void* logits, ElementType type, const int64_t* targets,
+                                 int64_t rows, int64_t vocab, float inv_temperature,
+                                 float* logprobs, float* entropy, float* lse, cudaStream_t stream) {
+  return with_element_type(type, [&](auto element) {
+    return forward_as<decltype(element)>(logits, targets, rows, vocab, inv_temperature, logprobs,
+                                         entropy, lse, stream);
+  });
 }
 
-cudaError_t token_scores_backward(const void* logits, ElementType type, const int64_t* targets, const float* lse,
-                                  const float* grad, int64_t rows, int64_t vocab, float inv_temperature,
-                                  void* grad_logits, cudaStream_t stream) {
-  switch (type) {
-    case ElementType::kFloat32:
-      return backward_as<float>(logits, targets, lse, grad, rows, vocab, inv_temperature, grad_logits, stream);
-    case ElementType::kBFloat16:
-      return backward_as<__nv_bfloat16>(logits, targets, lse, grad, rows, vocab, inv_temperature, grad_logits, stream);
-    case ElementType::kFloat16:
-      return backward_as<__half>(logits, targets, lse, grad, rows, vocab, inv_temperature, grad_logits, stream);
-  }
-  return cudaErrorInvalidValue;
+cudaError_t token_scores_backward(const void* logits, ElementType type, const int64_t* targets,
+                                  const float* lse, const float* grad, int64_t rows, int64_t vocab,
+                                  float inv_temperature, void* grad_logits, cudaStream_t stream) {
+  return with_element_type(type, [&](auto element) {
+    return backward_as<decltype(element)>(logits, targets, lse, grad, rows, vocab, inv_temperature,
+                                          grad_logits, stream);
+  });
 }
 
 }  // namespace kevin::train::kernels

@@ -9,7 +9,8 @@ namespace kevin::train {
 namespace {
 
 // The definitions, in fp64: log p(target) = x_t/T − logsumexp(x/T); H = −Σ p log p.
-TokenScores reference(const torch::Tensor& logits, const torch::Tensor& targets, double temperature) {
+TokenScores reference(const torch::Tensor& logits, const torch::Tensor& targets,
+                      double temperature) {
   const auto scaled = logits.to(torch::kFloat64) / temperature;
   const auto log_p = scaled - scaled.logsumexp(-1, true);
   return {log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1), -(log_p.exp() * log_p).sum(-1)};
@@ -23,14 +24,15 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  return c.device.str() + " " + std::string(c10::toString(c.dtype)) + " V=" + std::to_string(c.vocab) +
-         " T=" + std::to_string(c.temperature);
+  return c.device.str() + " " + std::string(c10::toString(c.dtype)) +
+         " V=" + std::to_string(c.vocab) + " T=" + std::to_string(c.temperature);
 }
 
 void check_case(const Case& c) {
   SCOPED_TRACE(describe(c));
   torch::manual_seed(11);
-  const auto base = (torch::randn({3, 5, c.vocab}) * 4).to(c.dtype);  // rounded once, shared by both sides
+  const auto base =
+      (torch::randn({3, 5, c.vocab}) * 4).to(c.dtype);  // rounded once, shared by both sides
   const auto targets = torch::randint(0, c.vocab, {3, 5}, torch::kLong);
   const auto grad_out = torch::randn({3, 5});
 
@@ -47,7 +49,8 @@ void check_case(const Case& c) {
 
   // Reduced-precision gradients are rounded once to their type (bf16 keeps 8 mantissa bits).
   const double rtol = c.dtype == torch::kFloat32 ? 1e-5 : (c.dtype == torch::kHalf ? 2e-3 : 1e-2);
-  EXPECT_TRUE(torch::allclose(got.logprobs.cpu().to(torch::kFloat64), expected.logprobs, 1e-5, 1e-5));
+  EXPECT_TRUE(
+      torch::allclose(got.logprobs.cpu().to(torch::kFloat64), expected.logprobs, 1e-5, 1e-5));
   EXPECT_TRUE(torch::allclose(got.entropy.cpu().to(torch::kFloat64), expected.entropy, 1e-5, 1e-5));
   const auto grad = logits.grad().cpu().to(torch::kFloat64);
   EXPECT_TRUE(torch::allclose(grad, expected_logits.grad(), rtol, 1e-6))
@@ -61,15 +64,18 @@ TEST(TokenScores, StockPathMatchesTheDefinition) {
 TEST(TokenScores, NonPositiveTemperatureCountsAsOne) {
   const auto logits = torch::randn({4, 9});
   const auto targets = torch::randint(0, 9, {4}, torch::kLong);
-  EXPECT_TRUE(torch::allclose(score_tokens(logits, targets, 0.0).logprobs, score_tokens(logits, targets, 1.0).logprobs));
+  EXPECT_TRUE(torch::allclose(score_tokens(logits, targets, 0.0).logprobs,
+                              score_tokens(logits, targets, 1.0).logprobs));
 }
 
 TEST(TokenScores, FusedKernelsMatchTheDefinition) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  ASSERT_TRUE(fused_kernels_available()) << "a CUDA build of libtorch, but the kernels were not compiled";
+  ASSERT_TRUE(fused_kernels_available())
+      << "a CUDA build of libtorch, but the kernels were not compiled";
   const torch::Device cuda(torch::kCUDA, 0);
   for (const auto dtype : {torch::kFloat32, torch::kBFloat16, torch::kHalf}) {
-    for (const int64_t vocab : {4096, 1003, 151936}) {  // vector loads; odd length; Qwen's vocabulary
+    for (const int64_t vocab :
+         {4096, 1003, 151936}) {  // vector loads; odd length; Qwen's vocabulary
       for (const double t : {1.0, 0.6}) check_case({cuda, dtype, vocab, t});
     }
   }
