@@ -75,6 +75,13 @@ PY
     preload=$(g++ -print-file-name=libstdc++.so.6)
     for env in "" "LD_PRELOAD=$preload"; do
       echo "safetensors_test ${env:-(plain)}:"; env $env build/src/train/safetensors_test 2>&1 | grep -E "^\[  (PASSED|FAILED)  \]|Segmentation" | head -3; echo "  rc=${PIPESTATUS[0]}"
-    done; fi
+    done
+    # Which objects C++ runtime symbols (_ZNSt..., _ZNKSt...) bind to in a crashing test: any
+    # target other than libstdc++.so.6 is a second copy of the runtime.
+    LD_DEBUG=bindings LD_DEBUG_OUTPUT="$OUT/bindings" build/src/train/safetensors_test \
+      --gtest_filter=SafetensorsTest.ReadsAHandWrittenHeader > /dev/null 2>&1
+    cat "$OUT"/bindings.* 2>/dev/null | grep -E "normal symbol \`_ZN?K?St" | grep -v "to /.*libstdc++.so.6" |
+      sed -E 's/.*binding file ([^ ]+) .* to ([^ ]+) .*symbol `([^'"'"']+).*/\1 -> \2 \3/' | sort | uniq -c | sort -rn | head -30
+    rm -f "$OUT"/bindings.*; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"
