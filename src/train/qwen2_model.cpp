@@ -77,7 +77,7 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
 };
 
 torch::Tensor checkpointed(DecoderLayerImpl* layer, const torch::Tensor& x, const torch::Tensor& cos,
-                                                     const torch::Tensor& sin, const torch::Tensor& mask) {
+                           const torch::Tensor& sin, const torch::Tensor& mask) {
   return CheckpointedLayer::apply(x, cos, sin, std::optional<torch::Tensor>(mask), reinterpret_cast<int64_t>(layer));
 }
 
@@ -267,7 +267,9 @@ torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids
   const auto positions = (mask2d.cumsum(1) - 1).clamp_min(0).narrow(1, past, t);
   auto x = model->embed_tokens(input_ids);
   if (inv_freq_.device() != device) inv_freq_ = inv_freq_.to(device);
-  const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, x.scalar_type());
+  // fp32 whatever the model's dtype: apply_rotary computes in fp32, so the angles are
+  // converted once here rather than for q and k in every layer.
+  const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
   const bool causal_only = !attention_mask.defined() && cache == nullptr;
   const auto mask = causal_only ? torch::Tensor() : additive_mask(mask2d, past, t, x.options());
   if (cache != nullptr && cache->keys.empty()) {
