@@ -5,7 +5,7 @@
 # importable there. Header-only/static build dependencies the GPU image lacks travel in .deps/
 # (see docs/benchmarks.md). Usage on the device: [STEPS="..."] bash bench/h200_session.sh
 # STEPS picks steps from: build ctest bench demo smoke tokfix parity trainbench hfprofile
-# libstdcxx (default: all but hfprofile and libstdcxx, in order). parity writes a fresh HF parity fixture to $OUT/parity and checks it.
+# libstdcxx scaling (default: all but hfprofile, libstdcxx and scaling, in order). parity writes a fresh HF parity fixture to $OUT/parity and checks it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
@@ -35,14 +35,15 @@ PY
   grep -E "CXX compiler identification|Check for working CXX" "$OUT/configure.log"
   grep "kevin 0" "$OUT/configure.log"
   step "build"
-  if ! cmake --build build -j "$(nproc)" -- -k > "$OUT/build.log" 2>&1; then
+  # BUILD_TARGETS (optional): build only these targets (a shorter session).
+  if ! cmake --build build -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k > "$OUT/build.log" 2>&1; then
     # Report what failed; if it was only a warning of this newer compiler, finish the session
     # without -Werror so its measurements still come back (the warning is fixed afterwards).
     grep -E "error|warning" -A3 "$OUT/build.log" | head -40
     echo "!! build failed with -Werror; rebuilding with -DKEVIN_WERROR=OFF to finish the session"
     cmake -S . -B build -DKEVIN_WERROR=OFF > /dev/null 2>&1
     # Keep going past a failed target: the steps whose binaries did build still run.
-    cmake --build build -j "$(nproc)" -- -k > "$OUT/build2.log" 2>&1 || grep -E "error" -A3 "$OUT/build2.log" | head -40
+    cmake --build build -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k > "$OUT/build2.log" 2>&1 || grep -E "error" -A3 "$OUT/build2.log" | head -40
   fi
   fi
   if wants ctest; then step "ctest"
@@ -82,6 +83,20 @@ PY
       --gtest_filter=SafetensorsTest.ReadsAHandWrittenHeader > /dev/null 2>&1
     cat "$OUT"/bindings.* 2>/dev/null | grep -E "normal symbol \`_ZN?K?St" | grep -v "to /.*libstdc++.so.6" |
       sed -E 's/.*binding file ([^ ]+) .* to ([^ ]+) .*symbol `([^'"'"']+).*/\1 -> \2 \3/' | sort | uniq -c | sort -rn | head -30
-    rm -f "$OUT"/bindings.*; fi
+    rm -f "$OUT"/bindings.*
+    # Where the test's own C++ runtime references go, its load order, and the crash's stack.
+    readelf -d build/src/train/safetensors_test | grep NEEDED
+    ldd build/src/train/safetensors_test | head -12
+    LD_DEBUG=bindings LD_DEBUG_OUTPUT="$OUT/bindings" build/src/train/safetensors_test \
+      --gtest_filter=SafetensorsTest.ReadsAHandWrittenHeader > /dev/null 2>&1
+    cat "$OUT"/bindings.* 2>/dev/null | grep "binding file build/src/train/safetensors_test " | grep -E "symbol \`_ZN?K?St" |
+      sed -E 's/.*binding file ([^ ]+) .* to ([^ ]+) .*symbol `([^'"'"']+).*/\2 \3/' | sort | uniq -c | sort -rn | head -40
+    rm -f "$OUT"/bindings.*
+    if command -v gdb > /dev/null; then
+      gdb -q -batch -ex run -ex bt --args build/src/train/safetensors_test --gtest_filter=SafetensorsTest.ReadsAHandWrittenHeader 2>&1 | tail -25
+    else echo "(no gdb)"; fi; fi
+  if wants scaling; then step "scaling over the visible GPUs (engine evaluations/minute; data-parallel training)"
+    timeout 420 bench/eval_scaling build "$OUT/eval-scaling" 2>&1 | tail -8
+    timeout 300 build/bench/train_scaling 2>&1 | tail -1 | tee "$OUT/train_scaling.json"; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"

@@ -50,5 +50,6 @@ function(kevin_test name)
                                              KEVIN_BUILD_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60  # a cold start of a libtorch binary can take longer than the default 5 s
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()

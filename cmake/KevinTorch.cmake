@@ -11,11 +11,13 @@ if(NOT KEVIN_TORCH STREQUAL "OFF")
   endif()
 endif()
 
-# Two C++ runtimes in one process crash (seen on the GPU machine: its default compiler,
-# /opt/gcc, links libstdc++ statically, while libtorch loads the system's libstdc++.so; every
-# binary linking libtorch segfaulted in std::ostringstream). Naming the shared libstdc++ ahead
-# of every library makes the executable use the one libtorch uses; relinking a test that
-# way on the GPU machine made it pass. "SHELL:" keeps CMake from de-duplicating the flags.
+# PyTorch's pip wheels export copies of libstdc++ functions (std::filesystem among them,
+# pytorch/pytorch#133437). When libtorch precedes libstdc++ on the link line, the linker takes
+# those definitions and drops libstdc++ from the executable's NEEDED list (seen on the GPU
+# machine); our header-inlined code then calls another library version's out-of-line code
+# and crashes in std::filesystem and stream calls. Naming libstdc++ ahead of everything in
+# every executable's link flags (a raw flag string: no reordering or de-duplication) makes it
+# the first place symbols are looked up. cxx_runtime_test checks the result.
 if(KEVIN_HAVE_TORCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  set(KEVIN_TORCH_LINK_OPTIONS "SHELL:-Wl,--no-as-needed -lstdc++ -Wl,--as-needed")
+  string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
 endif()

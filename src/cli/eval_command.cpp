@@ -14,6 +14,7 @@
 
 #include "cli/app.h"
 #include "cli/paths.h"
+#include "cli/run_setup.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "env/evaluator.h"
@@ -27,7 +28,8 @@ namespace {
 struct EvalArgs {
   std::string task, candidate, batch, backend = "auto", tolerance = "default";
   std::string python, cache;
-  int device = 0, seeds = 5, jobs = 0, max_timed_calls = 100;
+  std::string devices = "all";
+  int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
   bool json = false, table = false, fresh_seeds = false, no_sandbox = false;
 };
@@ -40,7 +42,7 @@ Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) 
   } else {
     o.backend = *engine::backend_from_name(a.backend);
   }
-  o.device = a.device;
+  KEVIN_ASSIGN_OR_RETURN(o.devices, parse_devices(a.devices));
   o.cache_dir = cache_dir(a.cache);
   o.share_dir = share_dir();
   o.runner_path = runner_path();
@@ -243,7 +245,7 @@ void add_eval_command(CLI::App& app, Action& action) {
   batch->excludes(task)->excludes(cand);
   sub->add_option("--backend", args->backend, "cuda, cpu or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  sub->add_option("--device", args->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  add_device_options(sub, &args->devices);
   sub->add_option("--seeds", args->seeds, "number of secret input sets checked (K)")->check(CLI::Range(1, 64));
   sub->add_option("--tolerance", args->tolerance, "default, kevin (1e-2, the paper's) or ATOL,RTOL");
   sub->add_flag("--json", args->json, "print one JSON object");

@@ -52,7 +52,8 @@ struct RunArgs {
   double speedup_cap = 0;
   // engine
   std::string backend = "auto", tolerance = "default", python, cache;
-  int device = 0, seeds = 5, jobs = 0;
+  std::string devices = "all";
+  int seeds = 5, jobs = 0;
   double call_timeout_s = 20;
   bool no_sandbox = false;
 };
@@ -179,7 +180,7 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
 }
 
 Result<Json> engine_json(const RunArgs& a) {
-  return resolve_engine_json({{"backend", a.backend},     {"device", a.device},   {"seeds", a.seeds},
+  return resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},   {"seeds", a.seeds},
                               {"tolerance", a.tolerance}, {"jobs", a.jobs},       {"python", a.python},
                               {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
 }
@@ -300,7 +301,7 @@ void add_run_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"group", "per_turn", "leave_one_out"}));
   sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")->check(CLI::NonNegativeNumber);
   sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  sub->add_option("--device", a->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  add_device_options(sub, &a->devices);
   sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64));
   sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL");
   sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);

@@ -1,6 +1,9 @@
 // run_setup.cpp — task selection and engine settings shared by `kevin run` and `kevin train`.
 #include "cli/run_setup.h"
 
+#include <CLI/CLI.hpp>
+
+#include <charconv>
 #include <set>
 #include <sstream>
 
@@ -64,15 +67,61 @@ Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>
   return out;
 }
 
+Result<std::vector<int>> parse_devices(const std::string& text) {
+  if (text == "all") return std::vector<int>{};
+  std::vector<int> out;
+  for (std::string item : split_list({text})) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    int ordinal = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
+    if (ec != std::errc() || end != item.data() + item.size() || ordinal < 0) {
+      return invalid_argument("devices: \"" + text + "\" is not \"all\" or a list of GPU ordinals like 0,2");
+    }
+    out.push_back(ordinal);
+  }
+  if (out.empty()) return invalid_argument("devices: empty list (use \"all\" or ordinals like 0,2)");
+  return out;
+}
+
+void add_device_options(CLI::App* command, std::string* devices) {
+  auto* list = command->add_option("--devices", *devices, "GPUs to evaluate on: all, or ordinals like 0,2 (default: all)");
+  command->add_option("--device", *devices, "one GPU to evaluate on (the same as --devices N)")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(list);
+}
+
+namespace {
+
+// The "devices" setting as a list of ordinals ({} = all).
+Result<std::vector<int>> devices_of(const Json& value) {
+  if (value.is_string()) return parse_devices(value.get<std::string>());
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) return std::vector<int>{value.get<int>()};
+  if (value.is_array()) {
+    std::vector<int> out;
+    for (const Json& d : value) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) return invalid_argument("devices: list entries must be GPU ordinals");
+      out.push_back(d.get<int>());
+    }
+    if (!out.empty()) return out;
+  }
+  return invalid_argument("devices: expected \"all\", a GPU ordinal or a list of them");
+}
+
+}  // namespace
+
 Result<Json> resolve_engine_json(const Json& given) {
   if (!given.is_object()) return invalid_argument("engine settings must be an object");
   if (given.value("fake", false)) return Json{{"fake", true}};
-  Json e = {{"backend", "auto"}, {"device", 0},          {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
+  Json e = {{"backend", "auto"}, {"devices", "all"},     {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
             {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0}};
+  if (given.contains("device") && given.contains("devices")) return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
   for (const auto& item : given.items()) {
-    if (!e.contains(item.key())) return invalid_argument("unknown engine setting \"" + item.key() + "\"");
-    e[item.key()] = item.value();
+    const std::string key = item.key() == "device" ? "devices" : item.key();
+    if (!e.contains(key)) return invalid_argument("unknown engine setting \"" + item.key() + "\"");
+    e[key] = item.value();
   }
+  KEVIN_RETURN_IF_ERROR(devices_of(e["devices"]).status());
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
   if (backend == "auto") e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
   if (!engine::backend_from_name(e["backend"].get<std::string>())) return invalid_argument("engine backend must be auto, cuda or cpu");
@@ -86,7 +135,7 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   env::EngineOptions o;
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
   o.backend = *engine::backend_from_name(backend);
-  KEVIN_ASSIGN_OR_RETURN(o.device, json_get<int>(e, "device"));
+  KEVIN_ASSIGN_OR_RETURN(o.devices, devices_of(e.value("devices", Json("all"))));
   KEVIN_ASSIGN_OR_RETURN(o.seeds, json_get<int>(e, "seeds"));
   KEVIN_ASSIGN_OR_RETURN(o.tolerance, json_get<std::string>(e, "tolerance"));
   KEVIN_ASSIGN_OR_RETURN(o.jobs, json_get<int>(e, "jobs"));

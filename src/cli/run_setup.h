@@ -1,5 +1,6 @@
 // run_setup.h — what `kevin run` and `kevin train` resolve the same way: task selections
-// (suites, ids, files, folders, a split) and the evaluation engine's settings.
+// (suites, ids, files, folders, a split) and the evaluation engine's settings; `kevin eval`
+// shares the device flags.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,8 @@
 #include "core/status.h"
 #include "env/evaluator.h"
 #include "tasks/suite.h"
+
+namespace CLI { class App; }
 
 namespace kevin::cli {
 
@@ -23,9 +26,17 @@ std::vector<std::string> split_list(const std::vector<std::string>& values);
 Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs, const std::string& tasks_dir,
                                                   const std::string& split);
 
+// The CUDA devices a --devices value names: "all" (every visible GPU: an empty list) or
+// comma-separated ordinals ("0,2"). Anything else is kInvalidArgument.
+Result<std::vector<int>> parse_devices(const std::string& text);
+// Registers --devices LIST (default "all") and its one-GPU spelling --device N on `command`,
+// both writing `devices` (a string for parse_devices); giving both is a usage error.
+void add_device_options(CLI::App* command, std::string* devices);
+
 // The engine settings with every default filled in ("backend": "auto" becomes cuda when a
 // device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
-// kInvalidArgument. {"fake": true} is kept as it is: a FakeEvaluator (dry runs, tests).
+// kInvalidArgument. "devices" is "all", an ordinal, or a list of ordinals ("device", one
+// ordinal, is its older spelling). {"fake": true} is kept as it is: a FakeEvaluator (dry runs, tests).
 Result<Json> resolve_engine_json(const Json& given);
 
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.

@@ -442,6 +442,7 @@ Json to_json(const EvalResult& r) {
              {{"prepare", r.phases.prepare_ms}, {"load", r.phases.load_ms}, {"check", r.phases.check_ms},
               {"time", r.phases.time_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
+  if (r.device_ordinal >= 0) j["device_ordinal"] = r.device_ordinal;
   if (r.timing) j["timing"] = to_json(*r.timing);
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
   if (!r.mismatch.empty()) j["mismatch"] = r.mismatch;
@@ -452,6 +453,7 @@ Json to_json(const EvalResult& r) {
 Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& ref) const {
   const auto start = Clock::now();
   EvalResult result;
+  if (config_.backend == Backend::kCuda) result.device_ordinal = config_.device;
   result.baseline = ref.baseline;
   if (ref.baseline) result.baseline_ms = ref.baseline->median_ms;
   const auto finish = [&](Decision d) {

@@ -58,6 +58,7 @@ struct EvalResult {
   std::string runner_output;           // what the candidate printed (capped)
   std::vector<std::string> sandbox_enforced, sandbox_skipped;
   std::string device_name;
+  int device_ordinal = -1;  // the CUDA device it ran on (-1 on the CPU)
   double total_ms = 0;
   // Where total_ms went: gate+compile+symbol gate, runner start and upload, correctness
   // calls with the judge's comparisons, timed calls. Unreached phases stay 0.

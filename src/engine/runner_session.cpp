@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+
+#include "sys/cuda_probe.h"
 
 namespace kevin::engine {
 namespace fs = std::filesystem;
@@ -39,7 +42,7 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
 
   sys::SpawnOptions o;
   o.argv = {how.runner.string()};
-  o.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=" + std::to_string(how.device),
+  o.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=" + sys::child_visible_device(how.device, std::getenv("CUDA_VISIBLE_DEVICES")),
            "CUDA_DEVICE_ORDER=PCI_BUS_ID", "NCCL_NVLS_ENABLE=0", "HOME=/nonexistent"};
   o.fds = {{0, devnull}, {1, capture}, {2, capture}, {3, cmd.read.get()},
            {4, rep.write.get()}, {5, inputs_fd.get()}, {6, s.staging_.fd()}};

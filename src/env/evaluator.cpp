@@ -1,8 +1,9 @@
-// evaluator.cpp — EngineEvaluator: the reference provider, compile driver and judge wired
-// together, with evaluation sharing and a concurrency limit.
+// evaluator.cpp — EngineEvaluator: the reference provider, compile driver and one judge per
+// GPU wired together under a DevicePool; SharingEvaluator's once-per-pair judging.
 #include "env/evaluator.h"
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "core/file.h"
@@ -13,19 +14,35 @@
 namespace kevin::env {
 namespace fs = std::filesystem;
 
+Status EngineEvaluator::choose_devices() {
+  if (options_.backend != engine::Backend::kCuda) {
+    options_.devices = {0};  // the CPU: one lane, its ordinal unused
+    device_name_ = "CPU";
+    return Status::ok();
+  }
+  std::string why;
+  const int n = sys::cuda_device_count(&why);
+  if (n == 0) return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
+  if (options_.devices.empty()) {
+    for (int d = 0; d < n; ++d) options_.devices.push_back(d);
+  }
+  std::set<int> seen;
+  for (int d : options_.devices) {
+    if (d < 0 || d >= n) return invalid_argument("device " + std::to_string(d) + ": only " + std::to_string(n) + " CUDA devices");
+    if (!seen.insert(d).second) return invalid_argument("device " + std::to_string(d) + " is listed twice");
+    const std::string name = sys::cuda_device_name(d);
+    if (device_name_.empty()) device_name_ = name;
+    if (name != device_name_) {
+      return invalid_argument("devices " + std::to_string(options_.devices.front()) + " (" + device_name_ + ") and " +
+                              std::to_string(d) + " (" + name + ") are different GPU models; choose GPUs of one model with --devices");
+    }
+  }
+  return Status::ok();
+}
+
 Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOptions& options) {
   std::unique_ptr<EngineEvaluator> ev(new EngineEvaluator(options));
-  if (options.backend == engine::Backend::kCuda) {
-    std::string why;
-    const int n = sys::cuda_device_count(&why);
-    if (n == 0) return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
-    if (options.device >= n) {
-      return invalid_argument("--device " + std::to_string(options.device) + ": only " + std::to_string(n) + " CUDA devices");
-    }
-    ev->device_name_ = sys::cuda_device_name(options.device);
-  } else {
-    ev->device_name_ = "CPU";
-  }
+  KEVIN_RETURN_IF_ERROR(ev->choose_devices());
   KEVIN_ASSIGN_OR_RETURN(auto tolerance, engine::ToleranceProfile::parse(options.tolerance));
   if (!fs::exists(options.runner_path)) return not_found("kevin-runner not found: " + options.runner_path.string());
 
@@ -48,20 +65,34 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
 
   engine::EvalConfig e;
   e.backend = options.backend;
-  e.device = options.device;
   e.tolerance = tolerance;
   e.runner_path = options.runner_path;
   e.sandbox = options.sandbox;
   e.max_timed_calls = options.max_timed_calls;
   e.timing_budget_ms = options.timing_budget_ms;
   e.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.call_timeout_s * 1000));
-  e.gate = &ev->gate_;
-  ev->judge_ = std::make_unique<engine::Judge>(*ev->compiler_, e);
-  ev->max_running_ = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int d : ev->options_.devices) {
+    auto lane = std::make_unique<Lane>();
+    lane->device = d;
+    e.device = d;
+    e.gate = &lane->gate;
+    lane->judge = std::make_unique<engine::Judge>(*ev->compiler_, e);
+    ev->lanes_.push_back(std::move(lane));
+  }
+  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ev->pool_ = std::make_unique<DevicePool>(ev->lanes_.size(), jobs);
   return ev;
 }
 
 std::string EngineEvaluator::device_name() const { return device_name_; }
+
+engine::DeviceGate* EngineEvaluator::device_gate(int device) {
+  if (options_.backend != engine::Backend::kCuda) return nullptr;
+  for (auto& lane : lanes_) {
+    if (lane->device == device) return &lane->gate;
+  }
+  return nullptr;
+}
 
 Result<std::string> EngineEvaluator::problem(const tasks::TaskInfo& task) {
   {
@@ -78,22 +109,12 @@ Result<std::string> EngineEvaluator::problem(const tasks::TaskInfo& task) {
 }
 
 Result<engine::ReferenceSet> EngineEvaluator::reference(const fs::path& task) {
-  return provider_->get(task, backend(), options_.device);
+  return provider_->get(task, backend(), options_.devices.front());
 }
 
 Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, const engine::ReferenceSet& ref) {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    slot_free_.wait(lock, [&] { return running_ < max_running_; });
-    ++running_;
-  }
-  auto result = judge_->evaluate(source, ref);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    --running_;
-  }
-  slot_free_.notify_one();
-  return result;
+  DevicePool::Lease lease(*pool_);
+  return lanes_[lease.lane()]->judge->evaluate(source, ref);
 }
 
 Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
@@ -101,9 +122,10 @@ Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task
   return judge(source, ref);
 }
 
-int EngineEvaluator::in_flight() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return running_;
+int EngineEvaluator::in_flight() const { return pool_->in_flight(); }
+
+std::vector<int> EngineEvaluator::devices() const {
+  return options_.backend == engine::Backend::kCuda ? options_.devices : std::vector<int>{};
 }
 
 Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {

@@ -1,19 +1,20 @@
 // evaluator.h — the environment's view of the engine: a task's problem statement and the
 // evaluation of one candidate source. EngineEvaluator is the real one (reference worker,
-// compile driver, judge, one GPU); FakeEvaluator (fake_evaluator.h) stands in for it in
+// compile driver, a judge per GPU); FakeEvaluator (fake_evaluator.h) stands in for it in
 // tests so rollouts, rewards, servers and trainers can be exercised without a GPU or Python.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/judge.h"
+#include "env/device_pool.h"
 #include "tasks/reference_provider.h"
 #include "tasks/suite.h"
 
@@ -32,11 +33,18 @@ class Evaluator {
   // "cuda" or "cpu", and the device name a prompt names ("NVIDIA H200", "CPU").
   virtual std::string backend() const = 0;
   virtual std::string device_name() const = 0;
+  // The gate that gives this evaluator's timing CUDA device `device` alone, for other GPU work
+  // of the process (the trainer's sampling and updates) to hold shared, so that it never
+  // runs during a timed call; nullptr when nothing is timed on that device. Borrowed: lives
+  // as long as the evaluator.
+  virtual engine::DeviceGate* device_gate(int /*device*/) { return nullptr; }
 };
 
 struct EngineOptions {
   engine::Backend backend = engine::Backend::kCuda;
-  int device = 0;
+  // CUDA ordinals to evaluate on; empty: every visible GPU. They must be one GPU model (the
+  // baseline times and speedups are per model). Ignored by the CPU backend.
+  std::vector<int> devices;
   std::filesystem::path cache_dir;       // reference data, baselines, builds
   std::filesystem::path share_dir;       // kevin_abi.h and reference_worker.py
   std::filesystem::path runner_path;     // the kevin-runner executable
@@ -48,21 +56,25 @@ struct EngineOptions {
   double call_timeout_s = 20;
   double timing_budget_ms = 2000;
   int max_timed_calls = 100;
-  int jobs = 0;                          // concurrent evaluations; 0 = CPU cores
+  int jobs = 0;                          // concurrent evaluations over all GPUs; 0 = CPU cores
 };
 
-// The engine behind the Evaluator interface: at most `jobs` evaluations run at a time, and
-// timing holds the GPU exclusively (engine::DeviceGate). Thread-safe.
+// The engine behind the Evaluator interface, over every chosen GPU: at most `jobs`
+// evaluations run at a time, each on the GPU with the fewest running (DevicePool), and
+// timing holds its GPU exclusively (engine::DeviceGate per GPU). Reference data and baseline
+// times come from the first GPU. Thread-safe.
 class EngineEvaluator final : public Evaluator {
  public:
   // Errors: kFailedPrecondition (CUDA backend without a GPU), kInvalidArgument (bad
-  // tolerance or device), kNotFound (runner missing).
+  // tolerance, a device that is not there or listed twice, GPUs of different models),
+  // kNotFound (runner missing).
   static Result<std::unique_ptr<EngineEvaluator>> create(const EngineOptions& options);
 
   Result<std::string> problem(const tasks::TaskInfo& task) override;
   Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
   std::string backend() const override { return engine::backend_name(options_.backend); }
   std::string device_name() const override;
+  engine::DeviceGate* device_gate(int device) override;
 
   // Reference data of the task file at `task` (prepared on first use, then cached on disk
   // by the provider under its seed-set policy).
@@ -71,19 +83,27 @@ class EngineEvaluator final : public Evaluator {
   Result<engine::EvalResult> judge(const std::string& source, const engine::ReferenceSet& ref);
   // Evaluations currently running (for progress displays).
   int in_flight() const;
+  // The CUDA ordinals evaluations run on ({} on the CPU backend).
+  std::vector<int> devices() const;
 
  private:
+  // One GPU (or the CPU): its judge, pinned to it, and the gate that makes timing exclusive.
+  struct Lane {
+    int device = 0;
+    engine::DeviceGate gate;
+    std::unique_ptr<engine::Judge> judge;
+  };
+
   explicit EngineEvaluator(EngineOptions options) : options_(std::move(options)) {}
+  Status choose_devices();
 
   EngineOptions options_;
-  engine::DeviceGate gate_;
   std::unique_ptr<tasks::ReferenceProvider> provider_;
   std::unique_ptr<engine::CompileDriver> compiler_;
-  std::unique_ptr<engine::Judge> judge_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<DevicePool> pool_;
 
   mutable std::mutex mu_;
-  std::condition_variable slot_free_;
-  int running_ = 0, max_running_ = 1;
   std::map<std::string, std::string> problems_;  // by task id
   std::string device_name_;
 };
@@ -100,6 +120,7 @@ class SharingEvaluator final : public Evaluator {
   Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
   std::string backend() const override { return inner_->backend(); }
   std::string device_name() const override { return inner_->device_name(); }
+  engine::DeviceGate* device_gate(int device) override { return inner_->device_gate(device); }
 
  private:
   Evaluator* inner_;

@@ -52,4 +52,22 @@ std::string cuda_device_name(int ordinal) {
   return buffer;
 }
 
+std::string child_visible_device(int ordinal, const char* visible) {
+  if (visible == nullptr || *visible == '\0') return std::to_string(ordinal);
+  const std::string list = visible;
+  size_t begin = 0;
+  for (int i = 0; begin <= list.size(); ++i) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    if (i == ordinal) {
+      std::string entry = list.substr(begin, end - begin);
+      const size_t first = entry.find_first_not_of(" \t");
+      const size_t last = entry.find_last_not_of(" \t");
+      return first == std::string::npos ? std::to_string(ordinal) : entry.substr(first, last - first + 1);
+    }
+    begin = end + 1;
+  }
+  return std::to_string(ordinal);
+}
+
 }  // namespace kevin::sys

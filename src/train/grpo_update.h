@@ -2,7 +2,10 @@
 // rollout batch, with their sampler log-probabilities and advantages, drive
 // `optimizer_steps` optimizer steps; each step runs every micro-batch, accumulating exactly
 // the whole batch's gradient (the loss normaliser is fixed from the whole batch first), then
-// clips the gradient norm and steps the optimizer.
+// clips the gradient norm and steps the optimizer. Data-parallel: each replica passes the
+// whole batch and its place in the group; it runs only its shard of the samples, and the
+// gradients and statistics are summed over the group before clipping, so every replica makes
+// the single-device step on the whole batch.
 #pragma once
 
 #include <torch/torch.h>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "train/collective.h"
 #include "train/grpo.h"
 #include "train/qwen2_model.h"
 
@@ -42,9 +46,24 @@ struct UpdateStats {
   int64_t tokens = 0;
 };
 
-// Errors: kInvalidArgument for an empty batch or a sample whose lengths disagree. The
-// model's parameters must be the optimizer's. One UpdateStats per optimizer step.
+// One replica's place in data-parallel training: `group` (borrowed; nullptr: training alone)
+// and this replica's rank in it.
+struct ReplicaRank {
+  Collective* group = nullptr;
+  int rank = 0;
+};
+
+// The samples replica `rank` of `world_size` runs, as indices into `samples`: the whole batch
+// in order when alone; otherwise shards of about equal token counts (longest samples first,
+// each to the replica with the fewest tokens so far), which may be empty.
+std::vector<size_t> shard_of(const std::vector<Sample>& samples, int rank, int world_size);
+
+// Errors: kInvalidArgument for an empty batch or a sample whose lengths disagree; the group's
+// errors (a failed or aborted all-reduce). The model's parameters must be the optimizer's.
+// Every replica of a group must pass the same samples and config. One UpdateStats per
+// optimizer step (the whole batch's, the same on every replica).
 Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::optim::Optimizer& optimizer,
-                                             const std::vector<Sample>& samples, const UpdateConfig& config);
+                                             const std::vector<Sample>& samples, const UpdateConfig& config,
+                                             const ReplicaRank& replica = {});
 
 }  // namespace kevin::train

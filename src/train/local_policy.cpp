@@ -2,6 +2,7 @@
 // requests, and turning sampled tokens into a policy::Generation.
 #include "train/local_policy.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "train/precision.h"
@@ -29,7 +30,10 @@ Result<std::unique_ptr<LocalPolicy>> LocalPolicy::load(const LocalPolicyOptions&
 }
 
 LocalPolicy::LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options)
-    : model_(std::move(model)), tokenizer_(std::move(tokenizer)), options_(std::move(options)) {
+    : LocalPolicy(std::vector<Qwen2ForCausalLM>{std::move(model)}, std::move(tokenizer), std::move(options)) {}
+
+LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer, LocalPolicyOptions options)
+    : replicas_(std::move(replicas)), tokenizer_(std::move(tokenizer)), options_(std::move(options)), busy_(replicas_.size(), false) {
   for (const char* stop : {"<|im_end|>", "<|endoftext|>"}) {
     if (auto id = tokenizer_.token_id(stop)) stop_ids_.push_back(*id);
   }
@@ -61,23 +65,20 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
   std::unique_lock<std::mutex> lock(mu_);
   queue_.push_back(request);
   while (!request->result) {
-    if (!busy_) {
-      // Lead: take every waiting request with the same sampling settings.
-      busy_ = true;
-      std::vector<std::shared_ptr<Request>> batch;
-      for (auto it = queue_.begin(); it != queue_.end() && batch.size() < options_.max_batch;) {
-        const auto& p = (*it)->params;
-        if (p.temperature == params.temperature && p.top_p == params.top_p && p.max_tokens == params.max_tokens) {
-          batch.push_back(*it);
-          it = queue_.erase(it);
-        } else {
-          ++it;
-        }
-      }
+    const auto free = std::find(busy_.begin(), busy_.end(), false);
+    const bool waiting = std::find(queue_.begin(), queue_.end(), request) != queue_.end();
+    if (free != busy_.end() && waiting) {
+      // Lead: run the waiting requests that sample alike on a free replica.
+      const auto replica = static_cast<size_t>(free - busy_.begin());
+      busy_[replica] = true;
+      auto batch = take_batch(params);
       lock.unlock();
-      run_batch(std::move(batch));
+      {
+        const engine::SharedDeviceLock not_while_timing(replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
+        run_batch(replicas_[replica], std::move(batch));
+      }
       lock.lock();
-      busy_ = false;
+      busy_[replica] = false;
       cv_.notify_all();
     } else {
       cv_.wait(lock);
@@ -86,7 +87,21 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
   return *request->result;
 }
 
-void LocalPolicy::run_batch(std::vector<std::shared_ptr<Request>> batch) {
+std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(const policy::GenerationParams& params) {
+  std::vector<std::shared_ptr<Request>> batch;
+  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < options_.max_batch;) {
+    const auto& p = (*it)->params;
+    if (p.temperature == params.temperature && p.top_p == params.top_p && p.max_tokens == params.max_tokens) {
+      batch.push_back(*it);
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return batch;
+}
+
+void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch) {
   if (batch.empty()) return;
   const auto start = std::chrono::steady_clock::now();
   const policy::GenerationParams& p = batch.front()->params;
@@ -99,8 +114,9 @@ void LocalPolicy::run_batch(std::vector<std::shared_ptr<Request>> batch) {
   for (const auto& r : batch) prompts.push_back(r->prompt);
   std::vector<Sampled> sampled;
   try {
+    const DeviceOfThread on_device(model->parameters().front().device());
     Bf16Autocast autocast(options_.autocast_bf16);
-    sampled = train::generate(model_, prompts, sampling);
+    sampled = train::generate(model, prompts, sampling);
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory) by exception; it must not cross.
     for (auto& r : batch) r->result = Result<policy::Generation>(unavailable(std::string("local model: ") + e.what()));

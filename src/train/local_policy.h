@@ -2,7 +2,8 @@
 // local:MODEL_DIR`): a Qwen2-family HF folder (config.json, *.safetensors, tokenizer.json)
 // loaded into libtorch; each request is rendered as ChatML, sampled with the KV-cache
 // generator and decoded, with the leading <think> block returned as reasoning. Requests that
-// arrive together from several trajectories are sampled as one batch.
+// arrive together from several trajectories are sampled as one batch; with several replicas
+// of the model (the trainer's, one per GPU) several batches run at once, one per replica.
 #pragma once
 
 #include <condition_variable>
@@ -11,7 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
+#include "engine/device_gate.h"
 #include "policy/policy.h"
 #include "train/generate.h"
 #include "train/qwen2_model.h"
@@ -25,6 +28,9 @@ struct LocalPolicyOptions {
   bool open_think = false;   // start the answer inside "<think>\n" (QwQ-32B's chat template)
   size_t max_batch = 16;     // requests sampled together
   bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)
+  // Per replica (or empty): a gate held shared while that replica samples, so that the
+  // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
+  std::vector<engine::DeviceGate*> replica_gates;
 };
 
 class LocalPolicy final : public policy::Policy {
@@ -34,6 +40,8 @@ class LocalPolicy final : public policy::Policy {
   static Result<std::unique_ptr<LocalPolicy>> load(const LocalPolicyOptions& options);
   // Builds the policy around a model and tokenizer already in memory (tests, the trainer).
   LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options);
+  // The same over identical replicas of one model, each on its own device (at least one).
+  LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer, LocalPolicyOptions options);
 
   Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
                                       const policy::GenerationParams& params) override;
@@ -44,16 +52,18 @@ class LocalPolicy final : public policy::Policy {
 
  private:
   struct Request;
-  void run_batch(std::vector<std::shared_ptr<Request>> batch);
+  // Takes the waiting requests that sample like `params` (up to max_batch). Needs mu_.
+  std::vector<std::shared_ptr<Request>> take_batch(const policy::GenerationParams& params);
+  void run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch);
 
-  Qwen2ForCausalLM model_;
+  std::vector<Qwen2ForCausalLM> replicas_;
   Tokenizer tokenizer_;
   LocalPolicyOptions options_;
   std::vector<int32_t> stop_ids_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Request>> queue_;
-  bool busy_ = false;
+  std::vector<bool> busy_;  // per replica: a batch is running on it
 };
 
 }  // namespace kevin::train

@@ -1,9 +1,11 @@
-// precision.h — bf16 mixed precision on CUDA: fp32 master weights and optimizer state, with
-// matmuls and attention autocast to bf16 inside a scope (the usual recipe; pure bf16 weights
-// lose small AdamW updates to rounding).
+// precision.h — thread-local execution settings. bf16 mixed precision on CUDA: fp32 master
+// weights and optimizer state, with matmuls and attention autocast to bf16 inside a scope (the
+// usual recipe; pure bf16 weights lose small AdamW updates to rounding). And the current
+// device of a thread that runs one replica of a model.
 #pragma once
 
 #include <ATen/autocast_mode.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/version.h>
 
 namespace kevin::train {
@@ -46,6 +48,19 @@ class Bf16Autocast {
   bool enabled_;
   bool was_enabled_ = false;
   at::ScalarType was_dtype_ = at::kBFloat16;
+};
+
+// While alive, `device` (when a CUDA device) is this thread's current device: what libtorch
+// allocates without a device and what our kernels launch on follow it, so a thread driving
+// the replica on GPU 1 must hold one. A CPU device changes nothing.
+class DeviceOfThread {
+ public:
+  explicit DeviceOfThread(c10::Device device) {
+    if (device.is_cuda()) guard_.reset_device(device);
+  }
+
+ private:
+  c10::OptionalDeviceGuard guard_;
 };
 
 }  // namespace kevin::train

@@ -31,9 +31,10 @@ struct FusedRotary : torch::autograd::Function<FusedRotary> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& cos, const torch::Tensor& sin) {
     auto out = torch::empty(x.sizes(), x.options());
+    const OnDeviceOf on(x);
     check_launch(kernels::rotary(x.data_ptr(), kernel_type(x), shape_of(x), cos.data_ptr<float>(),
                                  sin.data_ptr<float>(),
-                                 /*inverse=*/false, out.data_ptr(), current_stream()),
+                                 /*inverse=*/false, out.data_ptr(), on.stream()),
                  "rotary");
     ctx->save_for_backward({cos, sin});
     return out;
@@ -44,9 +45,10 @@ struct FusedRotary : torch::autograd::Function<FusedRotary> {
     const auto saved = ctx->get_saved_variables();
     const auto grad = grad_out[0].contiguous();
     auto grad_x = torch::empty(grad.sizes(), grad.options());
+    const OnDeviceOf on(grad);
     check_launch(kernels::rotary(grad.data_ptr(), kernel_type(grad), shape_of(grad),
                                  saved[0].data_ptr<float>(), saved[1].data_ptr<float>(),
-                                 /*inverse=*/true, grad_x.data_ptr(), current_stream()),
+                                 /*inverse=*/true, grad_x.data_ptr(), on.stream()),
                  "rotary backward");
     return {grad_x, torch::Tensor(), torch::Tensor()};
   }

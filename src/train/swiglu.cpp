@@ -22,8 +22,9 @@ struct FusedSwiglu : torch::autograd::Function<FusedSwiglu> {
                                const torch::Tensor& gate_up) {
     const int64_t rows = gate_up.size(0), width = gate_up.size(1) / 2;
     auto out = torch::empty({rows, width}, gate_up.options());
+    const OnDeviceOf on(gate_up);
     check_launch(kernels::swiglu_forward(gate_up.data_ptr(), kernel_type(gate_up), rows, width,
-                                         out.data_ptr(), current_stream()),
+                                         out.data_ptr(), on.stream()),
                  "swiglu_forward");
     ctx->save_for_backward({gate_up});
     return out;
@@ -34,9 +35,10 @@ struct FusedSwiglu : torch::autograd::Function<FusedSwiglu> {
     const auto gate_up = ctx->get_saved_variables()[0];
     const auto grad = grad_out[0].to(gate_up.scalar_type()).contiguous();
     auto grad_gate_up = torch::empty_like(gate_up);
+    const OnDeviceOf on(gate_up);
     check_launch(kernels::swiglu_backward(gate_up.data_ptr(), grad.data_ptr(), kernel_type(gate_up),
                                           gate_up.size(0), gate_up.size(1) / 2,
-                                          grad_gate_up.data_ptr(), current_stream()),
+                                          grad_gate_up.data_ptr(), on.stream()),
                  "swiglu_backward");
     return {grad_gate_up};
   }

@@ -37,10 +37,11 @@ struct FusedTokenScores : torch::autograd::Function<FusedTokenScores> {
     auto logprobs = torch::empty({rows}, options), entropy = torch::empty({rows}, options),
          lse = torch::empty({rows}, options);
     const float inv_t = static_cast<float>(1.0 / temperature);
+    const OnDeviceOf on(logits);
     check_launch(kernels::token_scores_forward(
                      logits.data_ptr(), kernel_type(logits), targets.data_ptr<int64_t>(), rows,
                      vocab, inv_t, logprobs.data_ptr<float>(), entropy.data_ptr<float>(),
-                     lse.data_ptr<float>(), current_stream()),
+                     lse.data_ptr<float>(), on.stream()),
                  "token_scores_forward");
     ctx->save_for_backward({logits, targets, lse});
     ctx->saved_data["inv_t"] = static_cast<double>(inv_t);
@@ -57,11 +58,12 @@ struct FusedTokenScores : torch::autograd::Function<FusedTokenScores> {
     const auto grad = grad_out[0].defined() ? grad_out[0].to(torch::kFloat32).contiguous()
                                             : torch::zeros_like(lse);
     auto grad_logits = torch::empty_like(logits);
+    const OnDeviceOf on(logits);
     check_launch(kernels::token_scores_backward(
                      logits.data_ptr(), kernel_type(logits), targets.data_ptr<int64_t>(),
                      lse.data_ptr<float>(), grad.data_ptr<float>(), logits.size(0), logits.size(1),
                      static_cast<float>(ctx->saved_data["inv_t"].toDouble()),
-                     grad_logits.data_ptr(), current_stream()),
+                     grad_logits.data_ptr(), on.stream()),
                  "token_scores_backward");
     return {grad_logits, torch::Tensor(), torch::Tensor()};
   }

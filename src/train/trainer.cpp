@@ -10,9 +10,11 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "core/file.h"
 #include "core/version.h"
+#include "train/collective.h"
 #include "train/fused_adamw.h"
 #include "train/local_policy.h"
 #include "train/model_io.h"
@@ -191,53 +193,122 @@ std::optional<CheckpointState> latest_checkpoint(const fs::path& out_dir) {
 
 }  // namespace
 
+// One copy of the model on one device with its optimizer. Replicas start equal and take the
+// same steps on the same summed gradients, so they stay equal.
+struct Replica {
+  torch::Device device{torch::kCPU};
+  Qwen2ForCausalLM model{nullptr};
+  std::unique_ptr<FusedAdamW> adam;
+};
+
 struct Trainer::Impl {
   TrainerOptions o;
   env::Evaluator* evaluator = nullptr;
-  torch::Device device{torch::kCPU};
+  std::vector<Replica> replicas;      // [0] is the one checkpoints and exports read
+  std::unique_ptr<Collective> group;  // null with one replica
   bool bf16 = false;
-  Qwen2ForCausalLM model{nullptr};
   std::unique_ptr<Tokenizer> tokenizer;
-  std::unique_ptr<FusedAdamW> adam;
   int next_step = 0;
   int64_t optimizer_steps = 0;
 
-  Status choose_device() {
+  Qwen2ForCausalLM& model() { return replicas.front().model; }
+  const Qwen2ForCausalLM& model() const { return replicas.front().model; }
+  bool on_cuda() const { return replicas.front().device.is_cuda(); }
+
+  Result<std::vector<torch::Device>> choose_devices() const {
     const bool cuda = torch::cuda::is_available();
     if (o.device == "cuda" && !cuda) return failed_precondition("device \"cuda\" but no CUDA device is visible");
-    device = (o.device == "cuda" || (o.device == "auto" && cuda)) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-    if (o.precision == "bf16" && !device.is_cuda()) return invalid_argument("precision \"bf16\" needs the CUDA device");
-    bf16 = device.is_cuda() && o.precision != "fp32";
-    return Status::ok();
+    if (o.precision == "bf16" && !(o.device == "cuda" || (o.device == "auto" && cuda))) {
+      return invalid_argument("precision \"bf16\" needs the CUDA device");
+    }
+    std::vector<torch::Device> devices;
+    if (o.device == "cuda" || (o.device == "auto" && cuda)) {
+      const int visible = static_cast<int>(torch::cuda::device_count());
+      std::vector<int> gpus = o.gpus;
+      if (gpus.empty()) {
+        for (int g = 0; g < visible; ++g) gpus.push_back(g);
+      }
+      for (int g : gpus) {
+        if (g >= visible) return failed_precondition("gpus: GPU " + std::to_string(g) + " is not visible (" + std::to_string(visible) + " are)");
+        devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(g));
+      }
+    } else {
+      devices.assign(static_cast<size_t>(o.cpu_replicas), torch::Device(torch::kCPU));
+    }
+    return devices;
+  }
+
+  // The replica on `device`: the model folder loaded, LoRA added, moved there.
+  Result<Replica> load_replica(torch::Device device) {
+    Replica r;
+    r.device = device;
+    KEVIN_ASSIGN_OR_RETURN(r.model, load_qwen2_dir(o.model_dir));
+    if (o.lora.rank > 0) KEVIN_RETURN_IF_ERROR(r.model->add_lora(o.lora));
+    r.model->set_activation_checkpointing(o.activation_checkpointing);
+    r.model->to(device);  // fp32 master weights; bf16 comes from autocast
+    return r;
+  }
+
+  void add_optimizer(Replica& r) const {
+    r.adam = std::make_unique<FusedAdamW>(r.model->trainable_parameters(),
+                                          torch::optim::AdamWOptions(o.optimizer.lr)
+                                              .betas({o.optimizer.beta1, o.optimizer.beta2})
+                                              .eps(o.optimizer.eps)
+                                              .weight_decay(o.optimizer.weight_decay));
+  }
+
+  // Copies replica 0's parameters into the others (LoRA's random initialisation, a resumed
+  // checkpoint): replicas must start equal.
+  void copy_weights_to_replicas() {
+    torch::NoGradGuard no_grad;
+    const auto source = model()->named_parameters();
+    for (size_t r = 1; r < replicas.size(); ++r) {
+      for (auto& item : replicas[r].model->named_parameters()) item.value().copy_(source[item.key()]);
+    }
   }
 
   Status load_model() {
-    KEVIN_ASSIGN_OR_RETURN(model, load_qwen2_dir(o.model_dir));
+    KEVIN_ASSIGN_OR_RETURN(std::vector<torch::Device> devices, choose_devices());
+    bf16 = devices.front().is_cuda() && o.precision != "fp32";
     KEVIN_ASSIGN_OR_RETURN(Tokenizer t, Tokenizer::load(o.model_dir / "tokenizer.json"));
     tokenizer = std::make_unique<Tokenizer>(std::move(t));
-    if (o.lora.rank > 0) KEVIN_RETURN_IF_ERROR(model->add_lora(o.lora));
-    model->set_activation_checkpointing(o.activation_checkpointing);
-    model->to(device);  // fp32 master weights; bf16 comes from autocast
-    adam = std::make_unique<FusedAdamW>(
-        model->trainable_parameters(), torch::optim::AdamWOptions(o.optimizer.lr)
-                                           .betas({o.optimizer.beta1, o.optimizer.beta2})
-                                           .eps(o.optimizer.eps)
-                                           .weight_decay(o.optimizer.weight_decay));
+    for (const auto& device : devices) {
+      KEVIN_ASSIGN_OR_RETURN(Replica r, load_replica(device));
+      add_optimizer(r);
+      replicas.push_back(std::move(r));
+    }
+    copy_weights_to_replicas();
+    if (replicas.size() > 1) {
+      KEVIN_ASSIGN_OR_RETURN(group, make_group(devices));
+    }
     return Status::ok();
   }
 
-  NamedTensors trainable_weights() const { return o.lora.rank > 0 ? model->lora_weights() : model->named_weights(); }
+  // NCCL between GPUs when this build has it; host memory otherwise (the CPU, tests).
+  static Result<std::unique_ptr<Collective>> make_group(const std::vector<torch::Device>& devices) {
+    if (!devices.front().is_cuda() || !nccl_available()) return make_host_collective(static_cast<int>(devices.size()));
+    std::vector<int> ordinals;
+    for (const auto& d : devices) ordinals.push_back(d.index());
+    return make_nccl_collective(ordinals);
+  }
 
-  // Keeps the config beside the run; a different config (other than "steps") is refused.
+  NamedTensors trainable_weights() const { return o.lora.rank > 0 ? model()->lora_weights() : model()->named_weights(); }
+
+  // Keeps the config beside the run; a different config is refused, except for the keys a
+  // resumed run may change (how long, and on how many devices: the update is the same).
   Status keep_config() {
     const fs::path file = o.out_dir / "train_config.json";
     if (fs::exists(file)) {
       KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
       KEVIN_ASSIGN_OR_RETURN(Json kept, parse_json(text));
       Json a = kept, b = o.source;
-      a.erase("steps");
-      b.erase("steps");
-      if (a != b) return already_exists(o.out_dir.string() + " holds a training run with another config (only \"steps\" may change)");
+      for (const char* key : {"steps", "gpus", "cpu_replicas"}) {
+        a.erase(key);
+        b.erase(key);
+      }
+      if (a != b) {
+        return already_exists(o.out_dir.string() + " holds a training run with another config (only \"steps\", \"gpus\" and \"cpu_replicas\" may change)");
+      }
     }
     return write_file_atomic(file, dump_json(o.source, 2) + "\n");
   }
@@ -253,10 +324,13 @@ struct Trainer::Impl {
         if (saved->sizes() != param.sizes()) return invalid_argument("checkpoint " + latest->dir.string() + ": " + name + " has another shape");
         param.copy_(*saved);
       }
-      try {
-        torch::load(*adam, (latest->dir / kOptimizerFile).string(), device);
-      } catch (const std::exception& e) {
-        return invalid_argument("checkpoint " + latest->dir.string() + ": optimizer state: " + e.what());
+      copy_weights_to_replicas();
+      for (auto& r : replicas) {
+        try {
+          torch::load(*r.adam, (latest->dir / kOptimizerFile).string(), r.device);
+        } catch (const std::exception& e) {
+          return invalid_argument("checkpoint " + latest->dir.string() + ": optimizer state: " + e.what());
+        }
       }
       next_step = latest->next_step;
       optimizer_steps = latest->optimizer_steps;
@@ -267,14 +341,32 @@ struct Trainer::Impl {
     return truncate_log(o.out_dir / kLogFile, next_step);
   }
 
+  // Replicas take identical steps, so they must hold identical weights; a difference means
+  // a broken collective, and a checkpoint of replica 0 alone would hide it.
+  Status check_replicas_agree() {
+    torch::NoGradGuard no_grad;
+    const auto reference = model()->trainable_parameters();
+    for (size_t r = 1; r < replicas.size(); ++r) {
+      const auto params = replicas[r].model->trainable_parameters();
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (!torch::equal(params[i].to(reference[i].device()), reference[i])) {
+          return internal_error("the replica on " + replicas[r].device.str() + " drifted from the one on " +
+                                replicas.front().device.str() + " (parameter " + std::to_string(i) + ")");
+        }
+      }
+    }
+    return Status::ok();
+  }
+
   Status checkpoint() {
+    KEVIN_RETURN_IF_ERROR(check_replicas_agree());
     const fs::path dir = o.out_dir / "checkpoints" / step_name(next_step);
     const fs::path tmp = dir.string() + ".tmp";
     std::error_code ec;
     fs::remove_all(tmp, ec);
     KEVIN_RETURN_IF_ERROR(write_safetensors(tmp / kWeightsFile, trainable_weights()));
     try {
-      torch::save(*adam, (tmp / kOptimizerFile).string());
+      torch::save(*replicas.front().adam, (tmp / kOptimizerFile).string());
     } catch (const std::exception& e) {
       return io_error("saving the optimizer state: " + std::string(e.what()));
     }
@@ -310,12 +402,19 @@ struct Trainer::Impl {
     config.prompt.device_name = evaluator->device_name();
     LocalPolicyOptions po;
     po.model_dir = o.model_dir;
-    po.cuda = device.is_cuda();
+    po.cuda = on_cuda();
     po.open_think = o.open_think;
-    po.max_batch = static_cast<size_t>(std::max(1, config.parallel));
+    // Trajectories advancing at once are shared out over the replicas.
+    const auto per_replica = (static_cast<size_t>(std::max(1, config.parallel)) + replicas.size() - 1) / replicas.size();
+    po.max_batch = per_replica;
     po.autocast_bf16 = bf16;
-    LocalPolicy policy(model, *tokenizer, po);
-    model->eval();
+    std::vector<Qwen2ForCausalLM> models;
+    for (auto& r : replicas) {
+      r.model->eval();
+      models.push_back(r.model);
+      po.replica_gates.push_back(gate_of(r));
+    }
+    LocalPolicy policy(std::move(models), *tokenizer, po);
     rollout::Progress progress;
     rollout::Rollout run(config, &policy, evaluator, &store, &progress);
     KEVIN_RETURN_IF_ERROR(run.run(tasks));
@@ -325,7 +424,56 @@ struct Trainer::Impl {
   }
 
   void set_lr(double lr) {
-    for (auto& group : adam->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    for (auto& r : replicas) {
+      for (auto& g : r.adam->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+    }
+  }
+
+  // The engine's timing gate of the replica's GPU (nullptr on the CPU or when the engine does
+  // not time there): the trainer's GPU work holds it shared, so timing never overlaps it.
+  engine::DeviceGate* gate_of(const Replica& r) const {
+    return r.device.is_cuda() ? evaluator->device_gate(r.device.index()) : nullptr;
+  }
+
+  // One optimizer step of replica `r` on its share of `samples`, in the calling thread.
+  Result<UpdateStats> step_replica(size_t r, const std::vector<Sample>& samples, const UpdateConfig& config) {
+    Replica& replica = replicas[r];
+    try {
+      const engine::SharedDeviceLock not_while_timing(gate_of(replica));
+      const DeviceOfThread on_device(replica.device);
+      Bf16Autocast autocast(bf16);  // thread-local: each replica's thread opens its own
+      replica.model->train();
+      KEVIN_ASSIGN_OR_RETURN(auto stats, grpo_update(replica.model, *replica.adam, samples, config,
+                                                     ReplicaRank{group.get(), static_cast<int>(r)}));
+      return stats.front();
+    } catch (const std::exception& e) {
+      return internal_error("replica on " + replica.device.str() + ": " + e.what());
+    }
+  }
+
+  // One optimizer step of every replica, each in its own thread; a replica that fails aborts
+  // the group so that the others stop waiting for its gradients. The first failure that is
+  // not such a consequence is the one reported.
+  Result<UpdateStats> step_all(const std::vector<Sample>& samples, const UpdateConfig& config) {
+    if (replicas.size() == 1) return step_replica(0, samples, config);
+    std::vector<Result<UpdateStats>> results(replicas.size(), internal_error("replica did not run"));
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < replicas.size(); ++r) {
+      threads.emplace_back([&, r] {
+        results[r] = step_replica(r, samples, config);
+        if (!results[r].is_ok()) group->abort();
+      });
+    }
+    for (auto& t : threads) t.join();
+    const Result<UpdateStats>* first_error = nullptr;
+    for (const auto& result : results) {
+      if (result.is_ok()) continue;
+      if (!first_error || (first_error->status().code() == StatusCode::kUnavailable && result.status().code() != StatusCode::kUnavailable)) {
+        first_error = &result;
+      }
+    }
+    if (first_error) return first_error->status();
+    return results.front();
   }
 
   // Linear warm-up over the first warmup_steps optimizer steps, then constant.
@@ -339,24 +487,22 @@ struct Trainer::Impl {
   Result<Json> update(const std::vector<Sample>& samples) {
     UpdateConfig config = o.update;
     config.optimizer_steps = 1;  // one at a time, so each gets its warm-up learning rate
-    model->train();
-    Bf16Autocast autocast(bf16);
     double loss = 0, grad_norm = 0, clipped = 0, entropy = 0, kl = 0, lr = 0;
     int64_t tokens = 0;
     const auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < o.update.optimizer_steps; ++k) {
       lr = lr_for(optimizer_steps);
       set_lr(lr);
-      KEVIN_ASSIGN_OR_RETURN(auto stats, grpo_update(model, *adam, samples, config));
+      KEVIN_ASSIGN_OR_RETURN(UpdateStats stats, step_all(samples, config));
       ++optimizer_steps;
-      loss += stats[0].loss;
-      grad_norm += stats[0].grad_norm;
-      clipped += stats[0].clipped_fraction;
-      entropy += stats[0].entropy;
-      kl += stats[0].kl;
-      tokens += stats[0].tokens;
+      loss += stats.loss;
+      grad_norm += stats.grad_norm;
+      clipped += stats.clipped_fraction;
+      entropy += stats.entropy;
+      kl += stats.kl;
+      tokens += stats.tokens;
     }
-    if (device.is_cuda()) torch::cuda::synchronize();
+    if (on_cuda()) torch::cuda::synchronize();
     const double seconds = seconds_since(start);
     const double steps = o.update.optimizer_steps;
     return Json{{"loss", loss / steps},          {"grad_norm", grad_norm / steps}, {"clip_fraction", clipped / steps},
@@ -396,7 +542,7 @@ struct Trainer::Impl {
     KEVIN_ASSIGN_OR_RETURN(torch::ScalarType dtype, export_dtype_of(o.export_dtype));
     if (o.export_merged) {
       const fs::path dir = o.out_dir / "export" / "merged";
-      KEVIN_RETURN_IF_ERROR(save_qwen2_dir(model->config(), model->merged_weights(), dir, dtype));
+      KEVIN_RETURN_IF_ERROR(save_qwen2_dir(model()->config(), model()->merged_weights(), dir, dtype));
       for (const char* name : {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
                                "special_tokens_map.json", "generation_config.json"}) {
         std::error_code ec;
@@ -405,7 +551,7 @@ struct Trainer::Impl {
       }
     }
     if (o.export_lora && o.lora.rank > 0) {
-      KEVIN_RETURN_IF_ERROR(save_peft_adapter(model, o.out_dir / "export" / "lora", fs::absolute(o.model_dir).string(), dtype));
+      KEVIN_RETURN_IF_ERROR(save_peft_adapter(model(), o.out_dir / "export" / "lora", fs::absolute(o.model_dir).string(), dtype));
     }
     return Status::ok();
   }
@@ -460,7 +606,6 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options, env::Ev
   fs::create_directories(impl->o.out_dir, ec);
   if (ec) return unavailable("cannot create " + impl->o.out_dir.string() + ": " + ec.message());
   try {
-    KEVIN_RETURN_IF_ERROR(impl->choose_device());
     KEVIN_RETURN_IF_ERROR(impl->load_model());
     KEVIN_RETURN_IF_ERROR(impl->keep_config());
     KEVIN_RETURN_IF_ERROR(impl->resume());

@@ -3,6 +3,8 @@
 // turns the stored turns into GRPO samples (their exact tokens, sampler log-probabilities and
 // group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout rollouts,
 // checkpoints that resume exactly, and exports as an HF folder and a PEFT LoRA adapter.
+// Data parallel over the GPUs of one host: one replica per GPU samples and trains on its
+// share, and summed gradients keep the replicas identical.
 #pragma once
 
 #include <filesystem>
@@ -40,6 +42,11 @@ struct TrainerOptions {
   LoraConfig lora;                 // rank 0: full fine-tuning
   bool activation_checkpointing = false;
   std::string device = "auto";     // auto (CUDA when present), cuda, cpu
+  // Data parallel: one replica of the model per GPU (CUDA ordinals; empty = every visible GPU),
+  // gradients summed over NCCL (host memory without it). On the CPU, `cpu_replicas` threads
+  // do the same through host memory (the path tested without GPUs).
+  std::vector<int> gpus;
+  int cpu_replicas = 1;
   std::string precision = "auto";  // auto (bf16 autocast on CUDA, fp32 on CPU), bf16, fp32
   int holdout_every = 0;           // steps between holdout rollouts; 0: never
   int checkpoint_every = 1;
@@ -68,7 +75,8 @@ class Trainer {
   // optimizer and keeps the config in out_dir/train_config.json. `evaluator` is borrowed and
   // must outlive the trainer. Errors: a model folder or checkpoint that does not load
   // (kNotFound / kInvalidArgument), an out_dir holding a run with another config
-  // (kAlreadyExists), no CUDA device for device "cuda" (kFailedPrecondition).
+  // (kAlreadyExists; only "steps", "gpus" and "cpu_replicas" may change on resume), no CUDA
+  // device for device "cuda" or a listed GPU that is not there (kFailedPrecondition).
   static Result<std::unique_ptr<Trainer>> create(TrainerOptions options, env::Evaluator* evaluator);
   ~Trainer();
 

@@ -129,6 +129,14 @@ Status parse_runtime(const Json& j, TrainerOptions& o) {
   KEVIN_ASSIGN_OR_RETURN(o.precision, get_or<std::string>(j, "config", "precision", o.precision));
   KEVIN_ASSIGN_OR_RETURN(o.open_think, get_or<bool>(j, "config", "open_think", o.open_think));
   KEVIN_ASSIGN_OR_RETURN(o.not_okay_prefix, get_or<std::string>(j, "config", "not_okay_prefix", o.not_okay_prefix));
+  KEVIN_ASSIGN_OR_RETURN(o.cpu_replicas, get_or<int>(j, "config", "cpu_replicas", o.cpu_replicas));
+  KEVIN_RETURN_IF_ERROR(at_least("cpu_replicas", o.cpu_replicas, 1));
+  if (j.contains("gpus") && j["gpus"] != "all") {
+    KEVIN_ASSIGN_OR_RETURN(o.gpus, get_or<std::vector<int>>(j, "config", "gpus", {}));
+    if (o.gpus.empty()) return invalid_argument("gpus: expected \"all\" or a non-empty list of GPU ordinals");
+    for (int g : o.gpus) KEVIN_RETURN_IF_ERROR(at_least("gpus", g, 0));
+    if (std::set<int>(o.gpus.begin(), o.gpus.end()).size() != o.gpus.size()) return invalid_argument("gpus: a GPU is listed twice");
+  }
   if (o.device != "auto" && o.device != "cuda" && o.device != "cpu") return invalid_argument("device: expected auto, cuda or cpu");
   if (o.precision != "auto" && o.precision != "bf16" && o.precision != "fp32") {
     return invalid_argument("precision: expected auto, bf16 or fp32");
@@ -142,7 +150,7 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j) {
   std::set<std::string> allowed = {"model", "out", "steps", "tasks_per_step", "holdout_every", "checkpoint_every",
                                    "keep_checkpoints", "seed", "rollout", "grpo", "optimizer", "lora",
                                    "activation_checkpointing", "device", "precision", "open_think",
-                                   "not_okay_prefix", "export"};
+                                   "not_okay_prefix", "export", "gpus", "cpu_replicas"};
   allowed.insert(kCallerConfigKeys.begin(), kCallerConfigKeys.end());
   KEVIN_RETURN_IF_ERROR(check_keys(j, "the config", allowed));
   TrainerOptions o;

@@ -189,6 +189,26 @@ TEST_F(TrainerTest, TrainsOnCudaInMixedPrecision) {
   EXPECT_TRUE(load_qwen2_dir(out("cuda") / "export" / "merged").is_ok());
 }
 
+// Data parallel on the CPU: two replicas sample and train (the checkpoint checks that they
+// stayed identical), and the run resumes on one replica (the device count may change).
+TEST_F(TrainerTest, ReplicasTrainTogetherAndResumeOnAnotherCount) {
+  Json config = base_config(model_dir(), out("replicas"));
+  config["steps"] = 2;
+  config["cpu_replicas"] = 2;
+  config["rollout"]["parallel"] = 4;  // batches on both replicas at once
+  const std::string progress = train(config);
+  EXPECT_NE(progress.find("train step 2/2"), std::string::npos) << progress;
+  config["steps"] = 3;
+  config["cpu_replicas"] = 1;
+  train(config);
+  const auto lines = log_lines(out("replicas"));
+  ASSERT_EQ(lines.size(), 3u);
+  double grad = 0;
+  for (const Json& l : lines) grad += l["grad_norm"].get<double>();
+  EXPECT_GT(grad, 0);
+  EXPECT_TRUE(fs::exists(out("replicas") / "checkpoints" / "step-000003" / "trainable.safetensors"));
+}
+
 TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   Json config = base_config(model_dir(), out("run"));
   config["steps"] = 1;
@@ -225,6 +245,17 @@ TEST(TrainerConfig, ErrorsNameTheKey) {
   j = good;
   j["steps"] = 0;
   EXPECT_NE(message(j).find("steps"), std::string::npos);
+  for (const Json& gpus : {Json("some"), Json::array(), Json({0, 0}), Json({-1})}) {
+    j = good;
+    j["gpus"] = gpus;
+    EXPECT_NE(message(j).find("gpus"), std::string::npos) << dump_json(gpus);
+  }
+  j = good;
+  j["cpu_replicas"] = 0;
+  EXPECT_NE(message(j).find("cpu_replicas"), std::string::npos);
+  j = good;
+  j["gpus"] = {1, 3};
+  EXPECT_EQ(trainer_options_from_json(j)->gpus, (std::vector<int>{1, 3}));
   const auto parsed = trainer_options_from_json({{"model", "m"}, {"out", "o"}, {"rollout", {{"trajectories", 8}, {"turns", 2}}}});
   ASSERT_TRUE(parsed.is_ok());
   EXPECT_EQ(parsed->rollout.allocations[0].label(), "8x2");
