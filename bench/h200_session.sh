@@ -15,6 +15,9 @@ step() { echo "== $* ($(date +%T))"; }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 {
   step "machine"; nvidia-smi -L; nproc; g++ --version | head -1; cmake --version | head -1
+  # What decides which C++ runtime the link picks (docs/trainer.md, Known problems).
+  env | grep -E "^(LIBRARY_PATH|LDFLAGS|CXXFLAGS|CXX|CC)=" || true
+  for f in libstdc++.so libstdc++.a libstdc++.so.6; do echo "$f -> $(/usr/bin/g++ -print-file-name=$f 2>/dev/null)"; done
   python3 - <<'PY'
 import importlib
 for name in ("torch", "transformers", "tokenizers", "safetensors", "peft", "accelerate"):
@@ -47,7 +50,7 @@ PY
   fi
   fi
   if wants ctest; then step "ctest"
-  ldd build/src/train/safetensors_test 2>/dev/null | grep -E "libstdc|libgcc_s" 
+  readelf -d build/src/train/safetensors_test 2>/dev/null | grep NEEDED | head -3
   # Slow tests ran in CI on the CPU; here all others, and the trainer's CUDA run.
   timeout 240 ctest --test-dir build -j 12 -LE slow --output-on-failure > "$OUT/ctest.log" 2>&1
   timeout 240 ctest --test-dir build -R TrainsOnCuda --output-on-failure >> "$OUT/ctest.log" 2>&1

@@ -12,12 +12,21 @@ if(NOT KEVIN_TORCH STREQUAL "OFF")
 endif()
 
 # PyTorch's pip wheels export copies of libstdc++ functions (std::filesystem among them,
-# pytorch/pytorch#133437). When libtorch precedes libstdc++ on the link line, the linker takes
-# those definitions and drops libstdc++ from the executable's NEEDED list (seen on the GPU
-# machine); our header-inlined code then calls another library version's out-of-line code
-# and crashes in std::filesystem and stream calls. Naming libstdc++ ahead of everything in
-# every executable's link flags (a raw flag string: no reordering or de-duplication) makes it
-# the first place symbols are looked up. cxx_runtime_test checks the result.
+# pytorch/pytorch#133437). When the shared libstdc++ is not ahead of libtorch on the link
+# line, the linker takes those copies and libstdc++ is missing from the executable's NEEDED
+# list; our header-inlined code then calls another library version's out-of-line code and
+# crashes in std::filesystem and stream calls (every test touching files, on the GPU
+# machine). A plain -lstdc++ there did not help: on that image it found a static libstdc++
+# (the executables defined libstdc++ functions themselves). So every executable names the
+# shared libstdc++.so.6 by its full path, first: it is then the first place symbols are looked
+# up, the way LD_PRELOAD of that file fixed the crashes. cxx_runtime_test checks the result.
 if(KEVIN_HAVE_TORCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
+                  OUTPUT_VARIABLE KEVIN_LIBSTDCXX_SO OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(IS_ABSOLUTE "${KEVIN_LIBSTDCXX_SO}" AND EXISTS "${KEVIN_LIBSTDCXX_SO}")
+    string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,--push-state,--no-as-needed ${KEVIN_LIBSTDCXX_SO} -Wl,--pop-state")
+    message(STATUS "libtorch: executables link ${KEVIN_LIBSTDCXX_SO} first")
+  else()
+    message(WARNING "libtorch: the compiler does not know libstdc++.so.6; binaries may mix PyTorch's copies of the C++ runtime with ours")
+  endif()
 endif()
