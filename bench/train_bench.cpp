@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "bench_shapes.h"
 #include "core/json.h"
 #include "train/fused_adamw.h"
 #include "train/generate.h"
@@ -29,19 +30,6 @@ using kevin::train::Qwen2Config;
 using kevin::train::Qwen2ForCausalLM;
 constexpr double kH200PeakBf16Flops = 989.4e12;  // dense bf16 tensor-core peak (same as H100 SXM)
 constexpr int kGenerateRuns = 3;
-
-Qwen2Config qwen25_half_b() {
-  Qwen2Config c;
-  c.vocab_size = 151936;
-  c.hidden_size = 896;
-  c.intermediate_size = 4864;
-  c.num_hidden_layers = 24;
-  c.num_attention_heads = 14;
-  c.num_key_value_heads = 2;
-  c.rope_theta = 1e6;
-  c.tie_word_embeddings = true;
-  return c;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   torch::cuda::synchronize();
@@ -156,7 +144,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const Qwen2Config config = qwen25_half_b();
+  const Qwen2Config config = kevin::bench::qwen25_half_b();
   kevin::Json result = {{"model", "random Qwen2, Qwen2.5-0.5B shape"}, {"parameters", config.parameter_count()},
                         {"precision", "bf16 autocast, fp32 weights and AdamW state (training); bf16 weights (sampling)"}};
   result["train"] = train(config, quick ? 2 : 8, quick ? 256 : 2048, quick ? 2 : 10, trace);

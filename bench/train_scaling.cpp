@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "bench_shapes.h"
 #include "core/json.h"
 #include "train/collective.h"
 #include "train/fused_adamw.h"
@@ -22,19 +23,6 @@ namespace {
 
 using kevin::train::Qwen2Config;
 using kevin::train::Qwen2ForCausalLM;
-
-Qwen2Config qwen25_half_b() {
-  Qwen2Config c;
-  c.vocab_size = 151936;
-  c.hidden_size = 896;
-  c.intermediate_size = 4864;
-  c.num_hidden_layers = 24;
-  c.num_attention_heads = 14;
-  c.num_key_value_heads = 2;
-  c.rope_theta = 1e6;
-  c.tie_word_embeddings = true;
-  return c;
-}
 
 // `count` samples of `prompt` + `completion` random tokens with made-up sampler log-probabilities.
 std::vector<kevin::train::Sample> synthetic_samples(int64_t count, int64_t prompt, int64_t completion, int64_t vocab) {
@@ -129,7 +117,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "train_scaling: needs CUDA devices and a build with NCCL\n");
     return 2;
   }
-  const Qwen2Config config = qwen25_half_b();
+  const Qwen2Config config = kevin::bench::qwen25_half_b();
   const int64_t per_gpu = quick ? 4 : 8, prompt = quick ? 128 : 1024, completion = quick ? 128 : 1024;
   kevin::Json result = {{"model", "random Qwen2, Qwen2.5-0.5B shape"},
                         {"per_gpu_samples", per_gpu},
