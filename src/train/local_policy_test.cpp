@@ -1,12 +1,15 @@
 // local_policy_test.cpp — the in-process policy on a tiny random model with the real Qwen
 // tokenizer: ChatML prompt tokens, concurrent requests batched without changing any answer
-// (greedy answers alone equal answers in a batch), token limits, and the think split.
+// (greedy answers alone equal answers in a batch), replicas sampling concurrently, the timing
+// gate held while sampling, token limits, and the think split.
 #include "train/local_policy.h"
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "core/file.h"
@@ -72,6 +75,57 @@ TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(together, solo);
+}
+
+// Two identical replicas answer concurrent requests as one model does, and a replica does not
+// sample while the engine times on its GPU (its gate held exclusively).
+TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
+  auto tok = Tokenizer::load(kTokenizer);
+  ASSERT_TRUE(tok.is_ok());
+  const Qwen2Config c = tiny_qwen2(tok->vocab_size(), 16, 32, 1, 2, 1);
+  torch::manual_seed(11);
+  Qwen2ForCausalLM first(c), second(c);
+  {
+    torch::NoGradGuard no_grad;
+    const auto source = first->named_parameters();
+    for (auto& item : second->named_parameters()) item.value().copy_(source[item.key()]);
+  }
+  engine::DeviceGate gate0, gate1;
+  LocalPolicyOptions o;
+  o.model_dir = "tiny";
+  o.max_batch = 1;
+  o.replica_gates = {&gate0, &gate1};
+  LocalPolicy alone(first, *tok, o);
+  LocalPolicy pair(std::vector<Qwen2ForCausalLM>{first, second}, *tok, o);
+  policy::GenerationParams greedy;
+  greedy.temperature = 0;
+  greedy.max_tokens = 6;
+  const std::vector<std::string> questions = {"add", "softmax over rows", "x", "gemm", "layer norm", "relu"};
+  std::vector<std::string> want, got(questions.size());
+  for (const auto& q : questions) want.push_back(alone.generate(ask(q), greedy)->content);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < questions.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto g = pair.generate(ask(questions[i]), greedy);
+      got[i] = g.is_ok() ? g->content : g.status().to_string();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(got, want);
+
+  gate0.lock();  // timing runs on both GPUs
+  gate1.lock();
+  std::atomic<bool> done{false};
+  std::thread waiting([&] {
+    EXPECT_TRUE(pair.generate(ask("add"), greedy).is_ok());
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(done.load()) << "sampled while its GPU was being timed";
+  gate0.unlock();
+  gate1.unlock();
+  waiting.join();
+  EXPECT_TRUE(done.load());
 }
 
 TEST(LocalPolicy, LoadsAnHfModelFolder) {
