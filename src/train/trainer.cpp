@@ -218,11 +218,10 @@ struct Trainer::Impl {
   Result<std::vector<torch::Device>> choose_devices() const {
     const bool cuda = torch::cuda::is_available();
     if (o.device == "cuda" && !cuda) return failed_precondition("device \"cuda\" but no CUDA device is visible");
-    if (o.precision == "bf16" && !(o.device == "cuda" || (o.device == "auto" && cuda))) {
-      return invalid_argument("precision \"bf16\" needs the CUDA device");
-    }
+    const bool use_cuda = o.device == "cuda" || (o.device == "auto" && cuda);
+    if (o.precision == "bf16" && !use_cuda) return invalid_argument("precision \"bf16\" needs the CUDA device");
     std::vector<torch::Device> devices;
-    if (o.device == "cuda" || (o.device == "auto" && cuda)) {
+    if (use_cuda) {
       const int visible = static_cast<int>(torch::cuda::device_count());
       std::vector<int> gpus = o.gpus;
       if (gpus.empty()) {
