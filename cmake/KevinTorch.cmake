@@ -12,14 +12,13 @@ if(NOT KEVIN_TORCH STREQUAL "OFF")
 endif()
 
 # PyTorch's pip wheels export copies of libstdc++ functions (std::filesystem among them,
-# pytorch/pytorch#133437). When the shared libstdc++ is not ahead of libtorch on the link
-# line, the linker takes those copies and libstdc++ is missing from the executable's NEEDED
-# list; our header-inlined code then calls another library version's out-of-line code and
-# crashes in std::filesystem and stream calls (every test touching files, on the GPU
-# machine). A plain -lstdc++ there did not help: on that image it found a static libstdc++
-# (the executables defined libstdc++ functions themselves). So every executable names the
-# shared libstdc++.so.6 by its full path, first: it is then the first place symbols are looked
-# up, the way LD_PRELOAD of that file fixed the crashes. cxx_runtime_test checks the result.
+# pytorch/pytorch#133437). With a linker that drops libraries not needed at their place on the
+# line (--as-needed, Ubuntu's default), the libstdc++ that g++ appends after libtorch resolves
+# nothing new and is left out of NEEDED; our header-inlined code then calls another library
+# version's out-of-line code and crashes in std::filesystem and stream calls (every test
+# touching files, on the GPU machine). So every executable names the shared libstdc++.so.6 by
+# its full path, first, with --no-as-needed: it is then the first place symbols are looked up.
+# cxx_runtime_test checks the result (docs/trainer.md, "The C++ runtime and PyTorch's pip libtorch").
 if(KEVIN_HAVE_TORCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
                   OUTPUT_VARIABLE KEVIN_LIBSTDCXX_SO OUTPUT_STRIP_TRAILING_WHITESPACE)
