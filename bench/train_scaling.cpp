@@ -10,7 +10,6 @@
 #include <cstring>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "bench_shapes.h"
 #include "core/json.h"
@@ -68,25 +67,19 @@ kevin::Json measure(const Qwen2Config& config, int gpus, int64_t per_gpu, int64_
   update.micro_batch = 4;
   update.grad_clip = 1.0;
   const auto run_steps = [&](int count) {
-    std::vector<std::thread> threads;
-    std::vector<std::string> errors(replicas.size());
-    for (size_t r = 0; r < replicas.size(); ++r) {
-      threads.emplace_back([&, r] {
-        const kevin::train::DeviceOfThread on_device(replicas[r].device);
-        kevin::train::Bf16Autocast autocast(true);
-        for (int i = 0; i < count; ++i) {
-          auto stats = kevin::train::grpo_update(replicas[r].model, *replicas[r].adam, samples, update,
-                                                 kevin::train::ReplicaRank{group->get(), static_cast<int>(r)});
-          if (!stats.is_ok()) errors[r] = stats.status().message();
-        }
-        torch::cuda::synchronize(static_cast<c10::DeviceIndex>(r));
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (const auto& e : errors) {
-      if (!e.empty()) return e;
-    }
-    return std::string();
+    const kevin::Status done = kevin::train::run_ranks(gpus, group->get(), [&](int r) {
+      auto& replica = replicas[static_cast<size_t>(r)];
+      const kevin::train::DeviceOfThread on_device(replica.device);
+      kevin::train::Bf16Autocast autocast(true);
+      for (int i = 0; i < count; ++i) {
+        auto stats = kevin::train::grpo_update(replica.model, *replica.adam, samples, update,
+                                               kevin::train::ReplicaRank{group->get(), r});
+        if (!stats.is_ok()) return stats.status();
+      }
+      torch::cuda::synchronize(replica.device.index());
+      return kevin::Status::ok();
+    });
+    return done.is_ok() ? std::string() : done.message();
   };
   if (auto e = run_steps(2); !e.empty()) return {{"gpus", gpus}, {"error", e}};
   const auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 namespace kevin::train {
 namespace {
@@ -64,6 +65,25 @@ class HostCollective final : public Collective {
 };
 
 }  // namespace
+
+Status run_ranks(int world_size, Collective* group, const std::function<Status(int rank)>& rank_fn) {
+  std::vector<Status> results(static_cast<size_t>(world_size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world_size; ++r) {
+    threads.emplace_back([&, r] {
+      results[static_cast<size_t>(r)] = rank_fn(r);
+      if (!results[static_cast<size_t>(r)].is_ok() && group != nullptr) group->abort();
+    });
+  }
+  for (auto& t : threads) t.join();
+  const Status* first_error = nullptr;
+  for (const Status& result : results) {
+    if (result.is_ok()) continue;
+    const bool only_aborted = first_error != nullptr && first_error->code() == StatusCode::kUnavailable;
+    if (first_error == nullptr || (only_aborted && result.code() != StatusCode::kUnavailable)) first_error = &result;
+  }
+  return first_error ? *first_error : Status::ok();
+}
 
 std::unique_ptr<Collective> make_host_collective(int world_size) {
   return std::make_unique<HostCollective>(std::max(1, world_size));

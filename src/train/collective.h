@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,6 +27,12 @@ class Collective {
   // of a failed rank stop instead of waiting for it forever. Thread-safe.
   virtual void abort() = 0;
 };
+
+// Runs rank_fn(r) for every rank r in [0, world_size) on a thread of its own and waits for
+// all of them. A rank whose call fails aborts `group` (when not null) so that the others stop
+// waiting for it. Returns ok, or the first failure that is not merely kUnavailable from such
+// an abort (a kUnavailable one only when every failure is). rank_fn must not throw.
+Status run_ranks(int world_size, Collective* group, const std::function<Status(int rank)>& rank_fn);
 
 // Ranks exchange through host memory: tensors on any device, summed on the CPU in rank order
 // (deterministic). For data-parallel training on the CPU, tests, and GPUs without NCCL.

@@ -1,6 +1,6 @@
 // collective_test.cpp — the host collective sums in rank order and hands every rank the same
-// bits, keeps rounds apart, rejects mismatched tensors, and abort() frees waiting ranks; the
-// NCCL collective (when built, on the visible GPUs) sums the same way.
+// bits, keeps rounds apart, rejects mismatched tensors, and abort() (or run_ranks, for a failed
+// rank) frees waiting ranks; the NCCL collective (when built, on the visible GPUs) sums the same way.
 #include "train/collective.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +73,29 @@ TEST(HostCollectiveTest, AbortFreesRanksWaitingForAFailedOne) {
   EXPECT_EQ(statuses[1].code(), StatusCode::kUnavailable);
   torch::Tensor t = torch::ones({4});
   EXPECT_EQ(group->all_reduce_sum(0, t).code(), StatusCode::kUnavailable);
+}
+
+// run_ranks aborts the group for a failed rank itself, and reports that rank's failure rather
+// than the kUnavailable of the ranks it freed, whatever their order.
+TEST(RunRanksTest, AFailedRankFreesTheOthersAndItsErrorIsReported) {
+  for (int failing = 0; failing < 3; ++failing) {
+    auto group = make_host_collective(3);
+    const Status status = run_ranks(3, group.get(), [&](int rank) {
+      if (rank == failing) return internal_error("rank failed");
+      torch::Tensor t = torch::ones({4});
+      return group->all_reduce_sum(rank, t);
+    });
+    EXPECT_EQ(status.code(), StatusCode::kInternal) << "failing rank " << failing << ": " << status.to_string();
+  }
+  auto group = make_host_collective(2);
+  std::vector<float> sums(2);
+  EXPECT_TRUE(run_ranks(2, group.get(), [&](int rank) {
+                torch::Tensor t = torch::full({1}, static_cast<float>(rank + 1));
+                KEVIN_RETURN_IF_ERROR(group->all_reduce_sum(rank, t));
+                sums[static_cast<size_t>(rank)] = t.item<float>();
+                return Status::ok();
+              }).is_ok());
+  EXPECT_EQ(sums, (std::vector<float>{3.0f, 3.0f}));
 }
 
 TEST(HostCollectiveTest, BadRankIsAnError) {

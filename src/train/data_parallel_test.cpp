@@ -4,7 +4,6 @@
 // statistics. On the CPU through the host collective; on GPUs through NCCL when built.
 #include <gtest/gtest.h>
 
-#include <thread>
 
 #include "train/collective.h"
 #include "train/generate.h"
@@ -62,16 +61,15 @@ Trained train(const std::vector<Sample>& batch, const std::vector<torch::Device>
   Trained out;
   out.params.resize(devices.size());
   out.stats.resize(devices.size());
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < devices.size(); ++r) {
-    threads.emplace_back([&, r] {
-      auto stats = grpo_update(models[r], *optimizers[r], batch, update_config(), ReplicaRank{group, static_cast<int>(r)});
-      ASSERT_TRUE(stats.is_ok()) << stats.status().message();
-      out.stats[r] = *stats;
-      for (const auto& p : models[r]->parameters()) out.params[r].push_back(p.detach().cpu().clone());
-    });
-  }
-  for (auto& t : threads) t.join();
+  const Status done = run_ranks(static_cast<int>(devices.size()), group, [&](int rank) {
+    const auto r = static_cast<size_t>(rank);
+    auto stats = grpo_update(models[r], *optimizers[r], batch, update_config(), ReplicaRank{group, rank});
+    if (!stats.is_ok()) return stats.status();
+    out.stats[r] = *stats;
+    for (const auto& p : models[r]->parameters()) out.params[r].push_back(p.detach().cpu().clone());
+    return Status::ok();
+  });
+  EXPECT_TRUE(done.is_ok()) << done.message();
   return out;
 }
 

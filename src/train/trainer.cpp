@@ -10,7 +10,6 @@
 #include <fstream>
 #include <random>
 #include <sstream>
-#include <thread>
 
 #include "core/file.h"
 #include "core/version.h"
@@ -450,29 +449,17 @@ struct Trainer::Impl {
     }
   }
 
-  // One optimizer step of every replica, each in its own thread; a replica that fails aborts
-  // the group so that the others stop waiting for its gradients. The first failure that is
-  // not such a consequence is the one reported.
+  // One optimizer step of every replica, each in its own thread (run_ranks: a failing replica
+  // aborts the group, and the failure that caused it is the one reported).
   Result<UpdateStats> step_all(const std::vector<Sample>& samples, const UpdateConfig& config) {
     if (replicas.size() == 1) return step_replica(0, samples, config);
-    std::vector<Result<UpdateStats>> results(replicas.size(), internal_error("replica did not run"));
-    std::vector<std::thread> threads;
-    for (size_t r = 0; r < replicas.size(); ++r) {
-      threads.emplace_back([&, r] {
-        results[r] = step_replica(r, samples, config);
-        if (!results[r].is_ok()) group->abort();
-      });
-    }
-    for (auto& t : threads) t.join();
-    const Result<UpdateStats>* first_error = nullptr;
-    for (const auto& result : results) {
-      if (result.is_ok()) continue;
-      if (!first_error || (first_error->status().code() == StatusCode::kUnavailable && result.status().code() != StatusCode::kUnavailable)) {
-        first_error = &result;
-      }
-    }
-    if (first_error) return first_error->status();
-    return results.front();
+    std::vector<UpdateStats> stats(replicas.size());
+    KEVIN_RETURN_IF_ERROR(run_ranks(static_cast<int>(replicas.size()), group.get(), [&](int r) {
+      auto replica_stats = step_replica(static_cast<size_t>(r), samples, config);
+      if (replica_stats.is_ok()) stats[static_cast<size_t>(r)] = *replica_stats;
+      return replica_stats.status();
+    }));
+    return stats.front();
   }
 
   // Linear warm-up over the first warmup_steps optimizer steps, then constant.
