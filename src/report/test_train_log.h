@@ -23,7 +23,8 @@ inline Json train_line(int64_t step, double reward_mean) {
           {"lr", 1e-6 * static_cast<double>(step + 1)},
           {"train_tokens_per_s", 5400.0},
           {"gen_tokens_per_s", 21000.0},
-          {"rollout_s", 120.0},       {"update_s", 30.0},
+          {"rollout_s", 120.0},       {"sampling_s", 45.0},
+          {"update_s", 30.0},
           {"samples", 64},            {"train_tokens", 52000}};
 }
 

@@ -38,7 +38,7 @@ struct TrainLogLine {
   std::optional<double> not_okay_ratio;        // null in the log: unknown
   // The update's statistics, on train lines only (read past on holdout lines).
   std::optional<double> loss, grad_norm, clip_fraction, entropy, kl, lr;
-  std::optional<double> train_tokens_per_s, gen_tokens_per_s, rollout_s, update_s;
+  std::optional<double> train_tokens_per_s, gen_tokens_per_s, rollout_s, sampling_s, update_s;
   std::optional<int64_t> samples, train_tokens;
   size_t line = 0;  // 1-based line in the file; 0 for lines built in code
 };
@@ -59,7 +59,7 @@ struct TrainCountField {
 };
 
 // Every numeric field, in the order of the log's documentation (docs/report.md).
-inline constexpr std::array<TrainNumberField, 16> kTrainNumberFields = {{
+inline constexpr std::array<TrainNumberField, 17> kTrainNumberFields = {{
     {"reward_mean", &TrainLogLine::reward_mean, false},
     {"correct_rate", &TrainLogLine::correct_rate, false},
     {"response_tokens_mean", &TrainLogLine::response_tokens_mean, false},
@@ -75,6 +75,7 @@ inline constexpr std::array<TrainNumberField, 16> kTrainNumberFields = {{
     {"train_tokens_per_s", &TrainLogLine::train_tokens_per_s, true},
     {"gen_tokens_per_s", &TrainLogLine::gen_tokens_per_s, true},
     {"rollout_s", &TrainLogLine::rollout_s, true},
+    {"sampling_s", &TrainLogLine::sampling_s, true},
     {"update_s", &TrainLogLine::update_s, true},
 }};
 

@@ -65,6 +65,7 @@ TEST_F(TrainLog, ReadsEveryFieldOfTrainAndHoldoutLines) {
   EXPECT_EQ(t.train_tokens_per_s, 5400.0);
   EXPECT_EQ(t.gen_tokens_per_s, 21000.0);
   EXPECT_EQ(t.rollout_s, 120.0);
+  EXPECT_EQ(t.sampling_s, 45.0);
   EXPECT_EQ(t.update_s, 30.0);
   EXPECT_EQ(t.samples, 64);
   EXPECT_EQ(t.train_tokens, 52000);

@@ -75,7 +75,9 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
       lock.unlock();
       {
         const engine::SharedDeviceLock not_while_timing(replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
-        run_batch(replicas_[replica], std::move(batch));
+        sampling_clock_.start();
+        run_batch(replicas_[replica], std::move(batch));  // does not throw
+        sampling_clock_.stop();
       }
       lock.lock();
       busy_[replica] = false;
@@ -85,6 +87,24 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
     }
   }
   return *request->result;
+}
+
+double LocalPolicy::sampling_seconds() const { return sampling_clock_.seconds(); }
+
+void LocalPolicy::BusyClock::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_++ == 0) since_ = std::chrono::steady_clock::now();
+}
+
+void LocalPolicy::BusyClock::stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--running_ == 0) closed_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
+}
+
+double LocalPolicy::BusyClock::seconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double open_s = running_ > 0 ? std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count() : 0.0;
+  return closed_s_ + open_s;
 }
 
 std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(const policy::GenerationParams& params) {

@@ -6,6 +6,7 @@
 // of the model (the trainer's, one per GPU) several batches run at once, one per replica.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -50,6 +51,11 @@ class LocalPolicy final : public policy::Policy {
   // The prompt tokens a request renders to (exposed for tests and the trainer).
   std::vector<int32_t> prompt_tokens(const std::vector<policy::ChatMessage>& messages) const;
 
+  // Wall-clock seconds, since construction, during which at least one replica was sampling
+  // (batches running at once count once; waiting for a batch slot or for the engine's timing
+  // gate does not count): the time generation throughput is measured against. Thread-safe.
+  double sampling_seconds() const;
+
  private:
   struct Request;
   // Takes the waiting requests that sample like `params` (up to max_batch). Needs mu_.
@@ -64,6 +70,21 @@ class LocalPolicy final : public policy::Policy {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Request>> queue_;
   std::vector<bool> busy_;  // per replica: a batch is running on it
+
+  // The union of the intervals in which batches ran (sampling_seconds).
+  class BusyClock {
+   public:
+    void start();
+    void stop();
+    double seconds() const;
+
+   private:
+    mutable std::mutex mu_;
+    int running_ = 0;
+    std::chrono::steady_clock::time_point since_;
+    double closed_s_ = 0;  // intervals already ended
+  };
+  BusyClock sampling_clock_;
 };
 
 }  // namespace kevin::train

@@ -103,6 +103,8 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
   const std::vector<std::string> questions = {"add", "softmax over rows", "x", "gemm", "layer norm", "relu"};
   std::vector<std::string> want, got(questions.size());
   for (const auto& q : questions) want.push_back(alone.generate(ask(q), greedy)->content);
+  EXPECT_EQ(pair.sampling_seconds(), 0.0);
+  const auto concurrent_start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (size_t i = 0; i < questions.size(); ++i) {
     threads.emplace_back([&, i] {
@@ -112,6 +114,11 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(got, want);
+  // Batches on the two replicas overlap in time; the sampling clock counts that time once.
+  const double concurrent_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - concurrent_start).count();
+  const double sampled_s = pair.sampling_seconds();
+  EXPECT_GT(sampled_s, 0.0);
+  EXPECT_LE(sampled_s, concurrent_wall_s);
 
   gate0.lock();  // timing runs on both GPUs
   gate1.lock();
@@ -120,12 +127,16 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
     EXPECT_TRUE(pair.generate(ask("add"), greedy).is_ok());
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(done.load()) << "sampled while its GPU was being timed";
   gate0.unlock();
   gate1.unlock();
   waiting.join();
   EXPECT_TRUE(done.load());
+  // The 300 ms spent waiting for the timing gate are not sampling time (sampling these six
+  // tokens takes milliseconds).
+  EXPECT_GT(pair.sampling_seconds(), sampled_s);
+  EXPECT_LT(pair.sampling_seconds() - sampled_s, 0.25);
 }
 
 TEST(LocalPolicy, LoadsAnHfModelFolder) {

@@ -390,7 +390,8 @@ struct Trainer::Impl {
   }
 
   // Multi-turn rollouts of `tasks` with the current weights into `dir` (a kevin run folder).
-  Result<Turns> rollout(const fs::path& dir, const std::vector<tasks::TaskInfo>& tasks) {
+  // `sampling_s` (when given) receives the seconds in which the policy was sampling.
+  Result<Turns> rollout(const fs::path& dir, const std::vector<tasks::TaskInfo>& tasks, double* sampling_s = nullptr) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
@@ -416,6 +417,7 @@ struct Trainer::Impl {
     rollout::Progress progress;
     rollout::Rollout run(config, &policy, evaluator, &store, &progress);
     KEVIN_RETURN_IF_ERROR(run.run(tasks));
+    if (sampling_s) *sampling_s = policy.sampling_seconds();
     KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout::scored_turns(store, config));
     KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));
     return turns;
@@ -501,14 +503,17 @@ struct Trainer::Impl {
     torch::manual_seed(step_seed(o.seed, step, 1));
     const auto tasks = tasks_for_step(o.train_tasks, o.tasks_per_step, o.seed, step);
     const auto start = std::chrono::steady_clock::now();
-    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step), tasks));
+    double sampling_s = 0;
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step), tasks, &sampling_s));
     const double rollout_s = seconds_since(start);
     Json line = {{"kind", "train"}, {"step", step}};
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     double generated = 0;
     for (const auto& [key, r] : turns) generated += static_cast<double>(r.value("completion_tokens", 0));
     line["rollout_s"] = rollout_s;
-    line["gen_tokens_per_s"] = rollout_s > 0 ? generated / rollout_s : 0.0;
+    // Against the time the policy sampled: the rollout also waits for the engine's verdicts.
+    line["sampling_s"] = sampling_s;
+    line["gen_tokens_per_s"] = sampling_s > 0 ? generated / sampling_s : 0.0;
     KEVIN_ASSIGN_OR_RETURN(auto samples, samples_of(turns));
     if (samples.empty()) return failed_precondition("step " + std::to_string(step) + ": the rollout produced no samples");
     KEVIN_ASSIGN_OR_RETURN(Json stats, update(samples));
