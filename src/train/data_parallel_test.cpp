@@ -4,7 +4,6 @@
 // statistics. On the CPU through the host collective; on GPUs through NCCL when built.
 #include <gtest/gtest.h>
 
-
 #include "train/collective.h"
 #include "train/generate.h"
 #include "train/grpo_update.h"
