@@ -25,7 +25,7 @@ namespace kevin::train {
 
 struct LocalPolicyOptions {
   std::filesystem::path model_dir;
-  bool cuda = false;         // on CUDA device 0 in bf16; else the CPU in fp32
+  bool cuda = false;         // load(): on CUDA device 0 in bf16; else the CPU in fp32
   bool open_think = false;   // start the answer inside "<think>\n" (QwQ-32B's chat template)
   size_t max_batch = 16;     // requests sampled together
   bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)

@@ -401,7 +401,6 @@ struct Trainer::Impl {
     config.prompt.device_name = evaluator->device_name();
     LocalPolicyOptions po;
     po.model_dir = o.model_dir;
-    po.cuda = on_cuda();
     po.open_think = o.open_think;
     // Trajectories advancing at once are shared out over the replicas.
     const auto per_replica = (static_cast<size_t>(std::max(1, config.parallel)) + replicas.size() - 1) / replicas.size();
