@@ -31,7 +31,7 @@ struct EvalArgs {
   std::string devices = "all";
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
-  bool json = false, table = false, fresh_seeds = false, no_sandbox = false;
+  bool json = false, table = false, fresh_seeds = false, no_sandbox = false, allow_degenerate = false;
 };
 
 // The engine for this command's flags.
@@ -51,6 +51,7 @@ Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) 
   o.fresh_seeds = a.fresh_seeds;
   o.tolerance = a.tolerance;
   o.sandbox = !a.no_sandbox;
+  o.allow_degenerate_tasks = a.allow_degenerate;
   o.call_timeout_s = a.call_timeout_s;
   o.timing_budget_ms = a.timing_budget_ms;
   o.max_timed_calls = a.max_timed_calls;
@@ -254,7 +255,10 @@ void add_eval_command(CLI::App& app, Action& action) {
   sub->add_option("--python", args->python, "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", args->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--fresh-seeds", args->fresh_seeds, "draw a new secret seed set instead of reusing the cached one");
-  sub->add_flag("--no-sandbox", args->no_sandbox, "run candidates without seccomp/rlimits/namespaces (debugging only)");
+  sub->add_flag("--no-sandbox", args->no_sandbox,
+                "compile and run candidates without namespaces, seccomp, rlimits or the compiler sandbox (debugging only)");
+  sub->add_flag("--allow-degenerate-tasks", args->allow_degenerate,
+                "evaluate even when an all-zero, constant or input-copy output passes the task's reference data");
   sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
   sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")->check(CLI::Range(1, 10000));
   sub->callback([args, sub, &action] {

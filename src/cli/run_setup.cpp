@@ -114,7 +114,8 @@ Result<Json> resolve_engine_json(const Json& given) {
   if (!given.is_object()) return invalid_argument("engine settings must be an object");
   if (given.value("fake", false)) return Json{{"fake", true}};
   Json e = {{"backend", "auto"}, {"devices", "all"},     {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
-            {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0}};
+            {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0},
+            {"allow_degenerate_tasks", false}};
   if (given.contains("device") && given.contains("devices")) return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
   for (const auto& item : given.items()) {
     const std::string key = item.key() == "device" ? "devices" : item.key();
@@ -142,6 +143,7 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(o.python, json_get<std::string>(e, "python"));
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));
+  KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks, json_get_or<bool>(e, "allow_degenerate_tasks", false));
   KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
   o.cache_dir = cache;
   o.share_dir = share_dir();

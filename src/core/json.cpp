@@ -1,9 +1,50 @@
 // json.cpp — the non-throwing wrappers around nlohmann::json.
 #include "core/json.h"
 
+#include <algorithm>
+
 namespace kevin {
 
-Result<Json> parse_json(std::string_view text) {
+namespace {
+
+// The deepest nesting of arrays and objects in `text`, stopping early once past `limit`.
+// Brackets inside strings do not count; malformed text is the parser's to report.
+int nesting_depth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    return invalid_argument("JSON document of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                            std::to_string(limits.max_bytes));
+  }
+  if (nesting_depth(text, limits.max_depth) > limits.max_depth) {
+    return invalid_argument("JSON nested deeper than " + std::to_string(limits.max_depth) + " levels");
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,16 @@ namespace kevin {
 
 using Json = nlohmann::json;
 
-// Parses one JSON document. Malformed text gives kInvalidArgument naming the byte offset.
-Result<Json> parse_json(std::string_view text);
+// Bounds on a document from an untrusted writer, checked before anything is built from it,
+// so that neither memory nor recursion (here or in a later dump) follows the input.
+struct JsonLimits {
+  size_t max_bytes = SIZE_MAX;
+  int max_depth = 256;  // arrays and objects nested inside each other
+};
+
+// Parses one JSON document. Malformed text, or text beyond `limits`, gives kInvalidArgument
+// naming the byte offset or the limit.
+Result<Json> parse_json(std::string_view text, const JsonLimits& limits = {});
 
 // Parses JSON-lines: one document per non-blank line. The first bad line gives
 // kInvalidArgument naming its line number.

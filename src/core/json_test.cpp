@@ -19,6 +19,22 @@ TEST(Json, MalformedIsInvalidArgumentNotException) {
   EXPECT_NE(doc.status().message().find("malformed JSON"), std::string::npos);
 }
 
+TEST(Json, LimitsBoundSizeAndNestingBeforeParsing) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto nested = parse_json(deep, JsonLimits{SIZE_MAX, 8});
+  ASSERT_FALSE(nested.is_ok());
+  EXPECT_NE(nested.status().message().find("nested deeper than 8"), std::string::npos);
+  EXPECT_FALSE(parse_json(deep).is_ok()) << "the default depth limit applies to every parse";
+  // Brackets inside strings (escaped quotes included) are text, not nesting.
+  auto text = parse_json(R"({"a": "[[[[[[[[[[\"[[[[["})", JsonLimits{SIZE_MAX, 2});
+  EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+  auto big = parse_json(R"({"a": "0123456789"})", JsonLimits{10, 8});
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_NE(big.status().message().find("exceeds the limit"), std::string::npos);
+  EXPECT_TRUE(parse_json("[[[1]]]", JsonLimits{7, 3}).is_ok());
+  EXPECT_FALSE(parse_json("[[[[1]]]]", JsonLimits{SIZE_MAX, 3}).is_ok());
+}
+
 TEST(Json, TypedGetReportsMissingAndWrongType) {
   Json obj = {{"n", 3}, {"s", "text"}};
   EXPECT_EQ(json_get<int>(obj, "n").value(), 3);

@@ -138,34 +138,6 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
   return total;
 }
 
-namespace {
-
-// Σ (a−b)² over [begin, end); +inf when non-finite values differ.
-double squared_distance_range(const void* a, const void* b, int32_t dtype, uint64_t begin, uint64_t end) {
-  double sum = 0;
-  for (uint64_t i = begin; i < end; ++i) {
-    const double x = runner::load_as_double(a, dtype, i), y = runner::load_as_double(b, dtype, i);
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-      if (!(std::isnan(x) && std::isnan(y)) && x != y) return INFINITY;
-      continue;
-    }
-    sum += (x - y) * (x - y);
-  }
-  return sum;
-}
-
-}  // namespace
-
-double l2_distance(const void* a, const void* b, DType dtype, uint64_t count) {
-  std::vector<double> partial(chunk_parts(count));
-  parallel_chunks(count, [&](uint64_t begin, uint64_t end, size_t part) {
-    partial[part] = squared_distance_range(a, b, static_cast<int32_t>(dtype), begin, end);
-  });
-  double sum = 0;
-  for (double p : partial) sum += p;
-  return std::sqrt(sum);
-}
-
 std::string multi_index(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {

@@ -47,10 +47,6 @@ struct CompareStats {
 CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
                              Tolerance tol);
 
-// Euclidean (L2) distance between two buffers of the same dtype (+inf where non-finite values
-// differ). Uses several threads for large buffers.
-double l2_distance(const void* a, const void* b, DType dtype, uint64_t count);
-
 // Calls fn(begin, end, part) over `parts` contiguous slices of [0, count) on that many
 // threads (one slice, inline, for small counts); returns the number of parts used.
 // fn must only touch state owned by its part.

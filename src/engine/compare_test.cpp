@@ -75,13 +75,9 @@ TEST(ToleranceProfile, Profiles) {
   }
 }
 
-TEST(Compare, MultiIndexAndL2) {
+TEST(Compare, MultiIndex) {
   EXPECT_EQ(multi_index(7, {2, 3, 4}), "[0, 1, 3]");
   EXPECT_EQ(multi_index(0, {}), "[]");
-  std::vector<float> a = {1, 2, 0}, b = {4, 6, 0};
-  EXPECT_DOUBLE_EQ(l2_distance(a.data(), b.data(), DType::kF32, 3), 5.0);
-  std::vector<float> nan_a = {NAN}, nan_b = {1};
-  EXPECT_TRUE(std::isinf(l2_distance(nan_a.data(), nan_b.data(), DType::kF32, 1)));
 }
 
 }  // namespace

@@ -1,17 +1,24 @@
-// compiler.cpp — compiler invocation, cache layout and log shaping.
+// compiler.cpp — compiler invocation (sandboxed), the gates over what it produced, cache
+// layout, leases and eviction, and log shaping.
 #include <cstdint>
 #include "engine/compiler.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <random>
+#include <algorithm>
+#include <mutex>
 
 #include "engine/abi/kevin_abi.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/sha256.h"
+#include "engine/symbol_gate.h"
+#include "sys/cache_dir.h"
+#include "sys/confine.h"
+#include "sys/jail.h"
 #include "sys/process.h"
 #include "sys/tempdir.h"
 
@@ -20,7 +27,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kCacheFormat = "kevin-build-v1";
+// v2: compiled in the sandbox; translation-unit and object gates inside the build; gate
+// refusals and timeouts cached as results; entries carry a lock file for leases.
+constexpr const char* kCacheFormat = "kevin-build-v2";
+constexpr const char* kObjectName = "candidate.so";
+constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed units
+constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
+constexpr int kRescanEvery = 32;  // stores between full scans of the cache (other processes store too)
 
 Result<fs::path> resolve(const fs::path& program, const std::vector<fs::path>& fallbacks) {
   if (program.is_absolute()) {
@@ -48,11 +61,58 @@ std::string first_nonempty_line_with(const std::string& text, const std::string&
   return fallback;
 }
 
-std::string unique_name() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
+std::string human_bytes(uint64_t n) {
+  if (n >= (uint64_t{1} << 30) && n % (uint64_t{1} << 30) == 0) return std::to_string(n >> 30) + " GiB";
+  if (n >= (uint64_t{1} << 20) && n % (uint64_t{1} << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  return std::to_string(n) + " bytes";
+}
+
+// `path` with its parent folders resolved, its last component kept (kevin-sandbox binds a
+// path whose last component is a symlink as that symlink; parents must be real folders).
+fs::path bindable(const fs::path& path) {
+  std::error_code ec;
+  const fs::path parent = fs::canonical(path.parent_path(), ec);
+  return ec ? path : parent / path.filename();
+}
+
+// What the compiler needs to run: the system's program and library trees as they exist
+// here, the dynamic loader's cache, and the toolchain root the compiler lives in (the
+// path it was found at and its resolved location, e.g. /usr/local/cuda → cuda-13.0).
+std::vector<fs::path> toolchain_paths(const fs::path& compiler, const std::vector<fs::path>& extra) {
+  std::vector<fs::path> paths;
+  const auto add = [&](const fs::path& p) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(p, ec))) return;
+    const fs::path b = bindable(p);
+    if (std::find(paths.begin(), paths.end(), b) == paths.end()) paths.push_back(b);
+  };
+  for (const char* p : {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives"}) add(p);
+  add(compiler.parent_path().parent_path());
+  std::error_code ec;
+  const fs::path real = fs::canonical(compiler, ec);
+  if (!ec) add(real.parent_path().parent_path());
+  for (const auto& p : extra) add(p);
+  return paths;
+}
+
+// The compiler's whole environment inside the sandbox.
+std::vector<std::string> sandbox_environment(const fs::path& compiler) {
+  return {"PATH=" + compiler.parent_path().string() + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "LC_ALL=C", "LANG=C", "TMPDIR=/tmp", "HOME=/tmp"};
+}
+
+// Diagnostics that mean the compiler ran out of address space (g++, cc1plus, cicc, ptxas).
+bool reports_memory_exhaustion(const std::string& output) {
+  for (const char* needle : {"virtual memory exhausted", "out of memory", "Out of memory", "Cannot allocate memory",
+                             "std::bad_alloc", "memory exhausted"}) {
+    if (output.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool regular_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::symlink_status(p, ec));
 }
 
 Result<BuildResult> load_entry(const fs::path& dir, const std::string& key) {
@@ -64,14 +124,74 @@ Result<BuildResult> load_entry(const fs::path& dir, const std::string& key) {
   KEVIN_ASSIGN_OR_RETURN(r.log, json_get<std::string>(meta, "log"));
   KEVIN_ASSIGN_OR_RETURN(r.compile_ms, json_get<double>(meta, "compile_ms"));
   KEVIN_ASSIGN_OR_RETURN(r.device_global_bytes, json_get<uint64_t>(meta, "device_global_bytes"));
+  KEVIN_ASSIGN_OR_RETURN(r.timed_out, json_get<bool>(meta, "timed_out"));
+  KEVIN_ASSIGN_OR_RETURN(Json rejection, json_get_or<Json>(meta, "rejection", Json()));
+  if (!rejection.is_null()) {
+    Rejection rej;
+    KEVIN_ASSIGN_OR_RETURN(rej.rule, json_get<std::string>(rejection, "rule"));
+    KEVIN_ASSIGN_OR_RETURN(rej.detail, json_get<std::string>(rejection, "detail"));
+    r.rejection = std::move(rej);
+  }
   if (r.ok) {
-    r.object = dir / "candidate.so";
-    if (!fs::exists(r.object)) return not_found("cache entry lacks its object");
+    r.object = dir / kObjectName;
+    if (!regular_file(r.object)) return not_found("cache entry lacks its object");
   }
   return r;
 }
 
+Json entry_json(const BuildResult& r, const std::string& compiler) {
+  Json rejection;  // null
+  if (r.rejection) rejection = {{"rule", r.rejection->rule}, {"detail", r.rejection->detail}};
+  return {{"ok", r.ok},
+          {"log", r.log},
+          {"compile_ms", r.compile_ms},
+          {"device_global_bytes", r.device_global_bytes},
+          {"timed_out", r.timed_out},
+          {"rejection", rejection},
+          {"compiler", compiler}};
+}
+
+// Everything in `work` except the object of an ok build: sources, preprocessed units and
+// intermediates do not go into the cache.
+void keep_only_object(const fs::path& work, bool keep_object) {
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  for (const auto& e : fs::directory_iterator(work, ec)) {
+    if (!(keep_object && e.path().filename() == kObjectName)) doomed.push_back(e.path());
+  }
+  for (const auto& p : doomed) fs::remove_all(p, ec);
+}
+
+// The preprocessed translation units the compiler left in `dir` (sorted, for a stable
+// first rule).
+std::vector<fs::path> translation_units(const fs::path& dir) {
+  std::vector<fs::path> units;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".ii" && regular_file(e.path())) units.push_back(e.path());
+  }
+  std::sort(units.begin(), units.end());
+  return units;
+}
+
 }  // namespace
+
+// One compiler run, its outcome, and our explanation when a limit ended it.
+struct CompileDriver::Run {
+  bool ok = false;        // exited 0
+  bool timed_out = false;
+  bool file_too_large = false;  // stopped by the file size limit
+  std::string output;     // stdout + stderr, at most max_output_bytes
+  std::string notes;      // lines we put before the output: "the compiler exceeded its memory limit (8 GiB)"
+  double wall_ms = 0;
+};
+
+struct CompileDriver::Accounting {
+  std::mutex mu;
+  bool scanned = false;          // a scan has measured the cache
+  uint64_t bytes = 0;            // at the last scan, plus what this driver stored since
+  int stores_since_scan = 0;
+};
 
 uint64_t parse_ptxas_gmem(std::string_view log) {
   // Only ptxas's own lines count (candidate text can reach the log through #warning), and
@@ -128,23 +248,60 @@ std::string truncate_compiler_log(std::string log, const std::string& build_dir,
   return kept;
 }
 
+CompileDriver::CompileDriver(CompilerConfig config, std::string version, std::vector<fs::path> toolchain)
+    : config_(std::move(config)),
+      compiler_version_(std::move(version)),
+      toolchain_(std::move(toolchain)),
+      accounting_(std::make_shared<Accounting>()) {}
+
 Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   const bool cuda = config.backend == Backend::kCuda;
   KEVIN_ASSIGN_OR_RETURN(
       fs::path compiler,
       cuda ? resolve(config.nvcc, {"/usr/local/cuda/bin/nvcc"}) : resolve(config.gxx, {}));
   (cuda ? config.nvcc : config.gxx) = compiler;
-  KEVIN_ASSIGN_OR_RETURN(auto version,
-                         sys::run_command({compiler.string(), "--version"},
-                                          sys::Deadline::after(std::chrono::seconds(30))));
-  if (!version.exit.exited || version.exit.code != 0) {
-    return unavailable(compiler.string() + " --version failed: " + version.output);
-  }
-  std::string line = first_nonempty_line_with(version.output, cuda ? "Build" : "g++");
   if (config.abi_include_dir.empty() || !fs::exists(config.abi_include_dir / "kevin_abi.h")) {
     return not_found("kevin_abi.h not found in " + config.abi_include_dir.string());
   }
-  return CompileDriver(std::move(config), std::move(line));
+  // Real paths throughout: the sandbox binds them at the same place, and the log scrubbing
+  // looks for the same spelling the compiler prints.
+  config.abi_include_dir = fs::canonical(config.abi_include_dir);
+  config.cache_dir = fs::weakly_canonical(config.cache_dir);
+  if (config.sandbox) {
+    if (config.sandbox_path.empty()) config.sandbox_path = sys::executable_dir() / "kevin-sandbox";
+    if (::access(config.sandbox_path.c_str(), X_OK) != 0) {
+      return not_found("kevin-sandbox not found at " + config.sandbox_path.string() +
+                       " (build it, or compile without the sandbox: --no-sandbox)");
+    }
+  }
+  std::vector<fs::path> toolchain = toolchain_paths(compiler, config.extra_read_only);
+  CompileDriver driver(std::move(config), "", std::move(toolchain));
+  // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
+  KEVIN_ASSIGN_OR_RETURN(Run version, driver.run_compiler({compiler.string(), "--version"}, {}, 0,
+                                                                  sys::Deadline::after(driver.config_.timeout)));
+  if (!version.ok) return unavailable(compiler.string() + " --version failed: " + version.output + version.notes);
+  driver.compiler_version_ = first_nonempty_line_with(version.output, cuda ? "Build" : "g++");
+  KEVIN_RETURN_IF_ERROR(driver.find_include_roots());
+  return driver;
+}
+
+Status CompileDriver::find_include_roots() {
+  // The preprocessor's own list (-v), as the build's flags make it, plus the ABI folder.
+  std::vector<std::string> argv = {compiler().string()};
+  for (const auto& f : flags()) argv.push_back(f);
+  if (config_.backend == Backend::kCuda) {
+    argv.insert(argv.end(), {"-E", "-Xcompiler", "-v", "-x", "cu"});
+  } else {
+    argv.insert(argv.end(), {"-E", "-v", "-x", "c++"});
+  }
+  argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), "/dev/null", "-o", "/dev/null"});
+  KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(argv, {}, 0, sys::Deadline::after(config_.timeout)));
+  include_roots_ = include_search_dirs(run.output);
+  if (!run.ok || include_roots_.empty()) {
+    return unavailable("cannot read the include search directories of " + compiler().string() + ": " + run.output + run.notes);
+  }
+  include_roots_.push_back(config_.abi_include_dir.string());
+  return Status::ok();
 }
 
 std::vector<std::string> CompileDriver::flags() const {
@@ -166,68 +323,255 @@ std::string CompileDriver::cache_key(std::string_view source) const {
   return h.hex_digest();
 }
 
+fs::path CompileDriver::compiler() const {
+  return config_.backend == Backend::kCuda ? config_.nvcc : config_.gxx;
+}
+
+std::vector<std::string> CompileDriver::compiler_argv(const fs::path& source, Step step) const {
+  std::vector<std::string> argv = {compiler().string()};
+  for (const auto& f : flags()) argv.push_back(f);
+  if (step == Step::kPreprocess) argv.push_back("-E");
+  if (step == Step::kCompile && config_.backend == Backend::kCuda) {
+    argv.insert(argv.end(), {"--keep", "--keep-dir", kKeptDir});
+  }
+  argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), source.filename().string(), "-o",
+                           step == Step::kPreprocess ? "candidate.ii" : kObjectName});
+  return argv;
+}
+
+std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>& argv, const fs::path& work,
+                                                  uint64_t file_size_limit) const {
+  sys::JailOptions jail;
+  jail.read_only = toolchain_;
+  jail.read_only.push_back(config_.abi_include_dir);
+  if (!work.empty()) jail.read_write.push_back(work);
+  jail.chdir = work.empty() ? fs::path("/") : work;
+  jail.tmp_bytes = config_.tmp_bytes;
+  jail.parent_pid = ::getpid();
+  jail.limits.address_space_bytes = config_.memory_limit_bytes;
+  jail.limits.cpu_seconds = static_cast<uint64_t>(config_.timeout.count());
+  jail.limits.file_size_bytes = file_size_limit;
+  jail.env = sandbox_environment(compiler());
+  jail.command = argv;
+  std::vector<std::string> command = {config_.sandbox_path.string()};
+  for (auto& a : sys::jail_args(jail)) command.push_back(std::move(a));
+  return command;
+}
+
+Result<CompileDriver::Run> CompileDriver::run_compiler(const std::vector<std::string>& argv, const fs::path& work,
+                                                       uint64_t file_size_limit, sys::Deadline deadline) const {
+  if (file_size_limit == 0) file_size_limit = config_.file_size_limit_bytes;
+  sys::CommandOptions options;
+  options.max_output = config_.max_output_bytes;  // all of it: ptxas's reports must not be cut off
+  options.kill_after_output = config_.max_output_bytes;
+  if (!config_.sandbox) {
+    // Unconfined, the compiler at least gets no secrets: an #include of /proc/self/environ
+    // would echo its environment into the feedback.
+    options.env = sys::current_environment({"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
+    if (!work.empty()) options.cwd = work;
+    KEVIN_ASSIGN_OR_RETURN(sys::CommandResult r, sys::run_command(argv, deadline, options));
+    return classify(r, file_size_limit);
+  }
+  options.env = std::vector<std::string>{};
+  if (::geteuid() == 0 && !work.empty()) {
+    // As root the compiler runs as nobody: the work folder is lent to it for the run.
+    KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, sys::kNobodyUid, sys::kNobodyGid, false));
+  }
+  KEVIN_ASSIGN_OR_RETURN(sys::CommandResult r, sys::run_command(sandboxed(argv, work, file_size_limit),
+                                                                deadline, options));
+  // Back to us, minus anything that is not a plain file or folder (a planted symlink would
+  // redirect our reads of the object or the preprocessed units).
+  if (!work.empty()) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, ::geteuid(), ::getegid(), true));
+  return classify(r, file_size_limit);
+}
+
+Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r, uint64_t file_size_limit) const {
+  const bool sandbox_failed = config_.sandbox && r.exit.exited &&
+                              (r.exit.code == sys::kJailSetupFailedExit || r.exit.code == sys::kJailUsageExit) &&
+                              r.output.find(sys::kJailMessagePrefix) != std::string::npos;
+  if (sandbox_failed) {
+    const size_t at = r.output.rfind(sys::kJailMessagePrefix);
+    const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+    return unavailable("compiler sandbox failed: " + line);
+  }
+  Run run;
+  run.ok = !r.timed_out && !r.output_exceeded && r.exit.exited && r.exit.code == 0;
+  run.timed_out = r.timed_out;
+  run.output = r.output;
+  run.wall_ms = r.wall_ms;
+  if (run.ok) return run;
+  // Our explanation goes first: the log is cut from the end when it is long.
+  const auto note = [&](const std::string& line) { run.notes += line + "\n"; };
+  if (r.timed_out) {
+    note("compilation timed out after " + std::to_string(config_.timeout.count()) + " s");
+  } else if (r.output_exceeded) {
+    note("the compiler printed more than " + human_bytes(config_.max_output_bytes) + " of diagnostics and was stopped");
+  } else if ((!r.exit.exited && r.exit.signal == SIGXFSZ) || r.output.find("File size limit exceeded") != std::string::npos) {
+    run.file_too_large = true;
+    note("the compiler exceeded its output file size limit (" + human_bytes(file_size_limit) + ")");
+  } else if ((!r.exit.exited && r.exit.signal == SIGXCPU) || r.output.find("CPU time limit exceeded") != std::string::npos) {
+    run.timed_out = true;  // its CPU time limit is the timeout; it just got there first
+    note("compilation timed out after " + std::to_string(config_.timeout.count()) + " s (CPU time limit)");
+  } else if (config_.sandbox && reports_memory_exhaustion(r.output)) {
+    note("the compiler exceeded its memory limit (" + human_bytes(config_.memory_limit_bytes) + ")");
+  } else if (!r.exit.exited) {
+    note("compiler " + r.exit.describe());
+  }
+  return run;
+}
+
+namespace {
+
+Rejection preprocessed_too_large() {
+  return {"source_too_large", "the preprocessed candidate is larger than " + human_bytes(kMaxPreprocessedBytes)};
+}
+
+}  // namespace
+
+Status CompileDriver::gate_translation_units(const fs::path& dir, BuildResult* result) const {
+  for (const auto& unit : translation_units(dir)) {
+    auto text = read_file(unit, kMaxPreprocessedBytes);
+    if (!text.is_ok() && text.status().code() == StatusCode::kInvalidArgument) {
+      result->rejection = preprocessed_too_large();
+      return Status::ok();
+    }
+    KEVIN_RETURN_IF_ERROR(text.status());
+    if (auto r = check_translation_unit(*text, config_.backend, include_roots_)) {
+      result->rejection = std::move(r);
+      return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) const {
+  const fs::path object = work / kObjectName;
+  std::error_code ec;
+  if (fs::file_size(object, ec) > kMaxObjectBytes && !ec) {
+    result->rejection = Rejection{"static_storage_too_large", "the built kernel is larger than 256 MiB (large static data)"};
+    return Status::ok();
+  }
+  KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(object, kMaxObjectBytes));
+  result->rejection = check_object(image, config_.backend, result->device_global_bytes);
+  return Status::ok();
+}
+
+Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source, BuildResult* result,
+                                   std::string* log) const {
+  const bool cuda = config_.backend == Backend::kCuda;
+  const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
+  if (!cuda) {
+    // g++ -E with the compile's own flags is exactly what the compile sees, and keeps the
+    // compile's diagnostics intact (-save-temps would lose macro-expansion notes).
+    KEVIN_ASSIGN_OR_RETURN(Run pre, run_compiler(compiler_argv(source, Step::kPreprocess), work,
+                                                   kMaxPreprocessedBytes + 1, deadline));
+    result->timed_out = pre.timed_out;
+    if (pre.file_too_large) result->rejection = preprocessed_too_large();
+    if (!pre.ok) {
+      *log = pre.notes + pre.output;
+      return Status::ok();
+    }
+    KEVIN_RETURN_IF_ERROR(gate_translation_units(work, result));
+    if (result->rejection) return Status::ok();
+  } else {
+    // nvcc keeps every unit it preprocessed (host, and each device architecture with its
+    // own macros): exactly what it compiled, where `nvcc -E` would show one device view.
+    fs::create_directories(work / kKeptDir);
+  }
+  KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(compiler_argv(source, Step::kCompile), work, 0, deadline));
+  *log = run.notes + run.output;
+  result->timed_out = run.timed_out;
+  result->device_global_bytes = cuda ? parse_ptxas_gmem(run.output) : 0;
+  if (!run.ok || !regular_file(work / kObjectName)) return Status::ok();
+  if (cuda) KEVIN_RETURN_IF_ERROR(gate_translation_units(work / kKeptDir, result));
+  if (!result->rejection) KEVIN_RETURN_IF_ERROR(gate_object(work, result));
+  result->ok = !result->rejection;
+  return Status::ok();
+}
+
+Result<BuildResult> CompileDriver::build_fresh(std::string_view source, const std::string& key,
+                                               const fs::path& entry) const {
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  const fs::path staging_root = config_.cache_dir / "staging";
+  fs::create_directories(staging_root, ec);
+  // Work folders are lent to nobody during a compile; no other process of nobody's (a
+  // candidate runner) needs to reach them. The sandbox binds them directly.
+  ::chmod(staging_root.c_str(), 0700);
+  KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, sys::TempDir::create("build-", staging_root));
+  const fs::path src = work.path() / (config_.backend == Backend::kCuda ? "candidate.cu" : "candidate.cpp");
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
+
+  BuildResult result;
+  result.key = key;
+  std::string log;
+  KEVIN_RETURN_IF_ERROR(run_pipeline(work.path(), src, &result, &log));
+  result.log = truncate_compiler_log(log, work.path().string(), config_.max_log_bytes);
+  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  keep_only_object(work.path(), result.ok);
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "build.json", dump_json(entry_json(result, compiler_version_), 1)));
+  ::chmod(work.path().c_str(), 0755);  // runners read objects under another uid
+  if (result.ok) ::chmod((work.path() / kObjectName).c_str(), 0755);
+  const fs::path staged = work.release();
+  auto lease = sys::publish_entry(staged, entry);
+  if (!lease.is_ok()) {
+    fs::remove_all(staged, ec);
+    return lease.status();
+  }
+  KEVIN_ASSIGN_OR_RETURN(BuildResult stored, load_entry(entry, key));
+  stored.compile_ms = result.compile_ms;
+  if (stored.ok) stored.lease = std::move(lease).value();
+  account_store(sys::entry_bytes(entry));
+  return stored;
+}
+
 Result<BuildResult> CompileDriver::build(std::string_view source) const {
   const auto start = std::chrono::steady_clock::now();
   const std::string key = cache_key(source);
   const fs::path entry = config_.cache_dir / "builds" / key.substr(0, 2) / key;
   if (fs::exists(entry / "build.json")) {
-    if (auto hit = load_entry(entry, key); hit.is_ok()) {
+    // Leased before it is read, so it cannot be evicted between the read and the use.
+    auto lease = sys::lease_entry(entry);
+    auto hit = lease.is_ok() ? load_entry(entry, key) : Result<BuildResult>(lease.status());
+    if (hit.is_ok()) {
+      sys::touch_entry(entry);
+      if (hit->ok) hit->lease = std::move(lease).value();
       hit->cache_hit = true;
       hit->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       return hit;
     }
   }
-  std::error_code ec;
-  const fs::path staging_root = config_.cache_dir / "staging";
-  fs::create_directories(staging_root, ec);
-  KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, sys::TempDir::create("build-", staging_root));
-  ::chmod(work.path().c_str(), 0755);  // runners read objects under another uid
-  const bool cuda = config_.backend == Backend::kCuda;
-  const fs::path src = work.path() / (cuda ? "candidate.cu" : "candidate.cpp");
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
+  return build_fresh(source, key, entry);
+}
 
-  std::vector<std::string> argv = {(cuda ? config_.nvcc : config_.gxx).string()};
-  for (const auto& f : flags()) argv.push_back(f);
-  argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), src.filename().string(), "-o",
-                           "candidate.so"});
-  // The compiler sees untrusted source (an #include of /proc/self/environ would echo its
-  // environment into the feedback), so it gets only what it needs: no keys, no tokens.
-  const std::vector<std::string> env = sys::current_environment({"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
-  KEVIN_ASSIGN_OR_RETURN(auto run, sys::run_command(argv, sys::Deadline::after(config_.timeout),
-                                                    1 << 20, work.path(), env));
-  BuildResult result;
-  result.key = key;
-  result.compile_ms = run.wall_ms;
-  result.ok = run.exit.exited && run.exit.code == 0 && fs::exists(work.path() / "candidate.so");
-  result.device_global_bytes = cuda ? parse_ptxas_gmem(run.output) : 0;
-  std::string log = run.output;
-  if (run.timed_out) {
-    log += "\ncompilation timed out after " + std::to_string(config_.timeout.count()) + " s\n";
-  } else if (!run.exit.exited) {
-    log += "\ncompiler " + run.exit.describe() + "\n";
+void CompileDriver::account_store(uint64_t bytes) const {
+  bool scan = false;
+  {
+    std::lock_guard<std::mutex> lock(accounting_->mu);
+    accounting_->bytes += bytes;
+    ++accounting_->stores_since_scan;
+    scan = !accounting_->scanned || accounting_->bytes > config_.max_cache_bytes ||
+           accounting_->stores_since_scan >= kRescanEvery;
   }
-  result.log = truncate_compiler_log(log, work.path().string(), config_.max_log_bytes);
-  if (run.timed_out) return result;  // not cached: a loaded machine may finish next time
+  if (!scan) return;
+  if (Status s = enforce_cache_cap(config_.max_cache_bytes); !s.is_ok()) {
+    KEVIN_LOG(warn) << "build cache eviction failed: " << s.to_string();
+  }
+}
 
-  const Json meta = {{"ok", result.ok},
-                     {"log", result.log},
-                     {"compile_ms", result.compile_ms},
-                     {"device_global_bytes", result.device_global_bytes},
-                     {"compiler", compiler_version_}};
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "build.json", dump_json(meta, 1)));
-  fs::remove(src, ec);
-  fs::create_directories(entry.parent_path(), ec);
-  const fs::path staged = staging_root / ("done-" + unique_name());
-  fs::rename(work.path(), staged, ec);
-  if (!ec) {
-    fs::rename(staged, entry, ec);
-    if (ec) fs::remove_all(staged, ec);  // another builder won the race; theirs is identical
+Status CompileDriver::enforce_cache_cap(uint64_t max_bytes) const {
+  KEVIN_ASSIGN_OR_RETURN(sys::EvictionStats stats, sys::evict_to_cap(config_.cache_dir / "builds", max_bytes));
+  if (stats.skipped) return Status::ok();  // another process is evicting right now
+  std::lock_guard<std::mutex> lock(accounting_->mu);
+  accounting_->scanned = true;
+  accounting_->bytes = stats.bytes_after;
+  accounting_->stores_since_scan = 0;
+  if (stats.evicted > 0) {
+    KEVIN_LOG(debug) << "build cache: evicted " << stats.evicted << " entries, " << stats.bytes_after << " bytes left ("
+                     << stats.in_use << " in use)";
   }
-  if (auto stored = load_entry(entry, key); stored.is_ok()) {
-    stored->compile_ms = result.compile_ms;
-    return stored;
-  }
-  return internal_error("build cache entry " + entry.string() + " unreadable after store");
+  return Status::ok();
 }
 
 }  // namespace kevin::engine

@@ -1,19 +1,30 @@
 // compiler.h — the compile driver: builds one candidate source into a shared object with
 // harness-fixed flags (nvcc for CUDA, g++ for CPU) behind a content-addressed cache.
-// The cache key hashes (source, ABI version, compiler version, flags, arch); entries are
-// written to a private temporary directory and renamed into place, so concurrent builders
-// of the same source are safe and readers never see half an entry. Thread-safe.
+// The compiler runs inside kevin-sandbox (sys/jail.h): it sees the toolchain, the ABI header
+// and its own work folder only, as nobody, with memory, CPU, file-size and output limits.
+// Every preprocessed translation unit it compiled goes through the translation-unit gate and
+// the object through the object gate before the build counts as ok.
+// The cache key hashes (format, source, ABI version, compiler version, flags, arch); entries
+// are prepared in a private folder and renamed into place (sys/cache_dir.h), so concurrent
+// builders of the same source are safe and readers never see half an entry; the cache is
+// kept under a size cap by evicting least recently used entries that nobody holds.
+// Thread-safe.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.h"
 #include "engine/backend.h"
+#include "engine/gate.h"
+#include "sys/file_lock.h"
+#include "sys/process.h"
 
 namespace kevin::engine {
 
@@ -24,29 +35,56 @@ struct CompilerConfig {
   std::string cuda_arch = "sm_90a";
   std::filesystem::path nvcc = "nvcc";    // resolved on PATH or /usr/local/cuda/bin if relative
   std::filesystem::path gxx = "g++";
-  std::chrono::seconds timeout{180};
+  std::chrono::seconds timeout{180};      // wall clock, and CPU time of each compiler process
   size_t max_log_bytes = 6000;            // compiler diagnostics kept for feedback
+
+  // The compiler sandbox. With `sandbox` false the compiler runs unconfined (only its
+  // environment is scrubbed): the --no-sandbox debugging path.
+  bool sandbox = true;
+  std::filesystem::path sandbox_path;     // kevin-sandbox; empty: beside the running executable
+  uint64_t memory_limit_bytes = uint64_t{8} << 30;       // address space of each compiler process
+  uint64_t file_size_limit_bytes = uint64_t{512} << 20;  // largest file the compiler may write
+  uint64_t tmp_bytes = uint64_t{512} << 20;              // the sandbox's private /tmp
+  size_t max_output_bytes = size_t{4} << 20;  // diagnostics beyond this stop the compiler
+  std::vector<std::filesystem::path> extra_read_only;    // more paths the toolchain needs
+
+  // Cap on the bytes under <cache_dir>/builds; least recently used entries that no
+  // BuildResult holds are evicted after a store that goes over it.
+  uint64_t max_cache_bytes = uint64_t{8} << 30;
 };
 
 struct BuildResult {
-  bool ok = false;                        // false: the source did not compile (see log)
+  bool ok = false;                        // true: `object` is built and passed both gates
   std::string log;                        // compiler diagnostics, truncated, paths scrubbed
   std::filesystem::path object;           // the shared object when ok
   std::string key;                        // cache key (hex SHA-256)
   double compile_ms = 0;                  // time spent now: the build, or the cache lookup on a hit
   bool cache_hit = false;
   uint64_t device_global_bytes = 0;       // __device__ storage reported by ptxas
+  // Set when a gate refused the preprocessed source or the built object: ok is false and
+  // there is no object (the judge's verdict is `rejected` with this rule).
+  std::optional<Rejection> rejection;
+  bool timed_out = false;                 // the compiler ran out of time (ok is false)
+  // Keeps the cache entry, and so `object`, from being evicted (by any process) while this
+  // result is alive; held only when ok. Drop the result (or reset the lease) when done.
+  sys::FileLock lease;
 };
 
 class CompileDriver {
  public:
-  // Resolves the compiler and reads its version. kNotFound if the compiler is missing.
+  // Resolves the compiler and reads its version, through the sandbox when it is on (so a
+  // sandbox that cannot work here fails now, with its one-line reason). kNotFound if the
+  // compiler or kevin-sandbox is missing; kUnavailable if the sandbox cannot be set up.
   static Result<CompileDriver> create(CompilerConfig config);
 
-  // Builds `source` (or returns the cached build). A compile failure is a BuildResult with
-  // ok = false; an error Status means our side failed (cache not writable, compiler crashed
-  // to start, timeout of the compiler → reported as a failed build with a log).
+  // Builds `source` (or returns the cached build). A compile failure, a compiler timeout or a
+  // gate's refusal is a BuildResult with ok = false (and cached); an error Status means our
+  // side failed and nothing was cached: cache not writable, sandbox or compiler unusable.
   Result<BuildResult> build(std::string_view source) const;
+
+  // Evicts least recently used, unheld cache entries until <cache_dir>/builds holds at most
+  // `max_bytes` (build() does this itself with config().max_cache_bytes when needed).
+  Status enforce_cache_cap(uint64_t max_bytes) const;
 
   const CompilerConfig& config() const { return config_; }
   const std::string& compiler_version() const { return compiler_version_; }
@@ -54,12 +92,39 @@ class CompileDriver {
   std::vector<std::string> flags() const;
 
  private:
-  CompileDriver(CompilerConfig config, std::string version)
-      : config_(std::move(config)), compiler_version_(std::move(version)) {}
+  struct Accounting;  // what the cache holds, as far as this driver knows; shared by copies
+  struct Run;         // one compiler run, classified
+  enum class Step { kPreprocess, kCompile };
+
+  CompileDriver(CompilerConfig config, std::string version, std::vector<std::filesystem::path> toolchain);
   std::string cache_key(std::string_view source) const;
+  std::filesystem::path compiler() const;
+  std::vector<std::string> compiler_argv(const std::filesystem::path& source, Step step) const;
+  // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
+  std::vector<std::string> sandboxed(const std::vector<std::string>& argv, const std::filesystem::path& work,
+                                     uint64_t file_size_limit) const;
+  // Runs `argv` in `work` (empty: no work folder) until `deadline`, sandboxed unless
+  // configured otherwise; `file_size_limit` 0 means the configured one. An error only when
+  // the sandbox failed (or the work folder could not be lent and taken back).
+  Result<Run> run_compiler(const std::vector<std::string>& argv, const std::filesystem::path& work,
+                           uint64_t file_size_limit, sys::Deadline deadline) const;
+  Result<Run> classify(const sys::CommandResult& r, uint64_t file_size_limit) const;
+  // Preprocess (CPU) → translation-unit gate → compile → (CUDA: unit gate) → object gate,
+  // filling `result` (ok, rejection, timed_out, device_global_bytes) and the raw `log`.
+  Status run_pipeline(const std::filesystem::path& work, const std::filesystem::path& source,
+                      BuildResult* result, std::string* log) const;
+  Status find_include_roots();
+  Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;
+  Status gate_object(const std::filesystem::path& work, BuildResult* result) const;
+  Result<BuildResult> build_fresh(std::string_view source, const std::string& key,
+                                  const std::filesystem::path& entry) const;
+  void account_store(uint64_t bytes) const;
 
   CompilerConfig config_;
   std::string compiler_version_;
+  std::vector<std::filesystem::path> toolchain_;  // read-only binds of the sandbox
+  std::vector<std::string> include_roots_;        // where included files may come from
+  std::shared_ptr<Accounting> accounting_;
 };
 
 // Keeps the start of a compiler log (the first errors are the useful ones), at most

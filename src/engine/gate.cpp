@@ -1,9 +1,12 @@
-// gate.cpp — static gate rules over lightly lexed source text.
-#include <cstdint>
+// gate.cpp — the text gate (check_source): a cheap first line over the candidate's source,
+// lexed by the lexer it shares with the translation-unit gate (tu_gate.cpp).
 #include "engine/gate.h"
 
 #include <algorithm>
-#include <cctype>
+#include <array>
+#include <cstdint>
+
+#include "engine/tu_gate.h"
 
 namespace kevin::engine {
 
@@ -34,132 +37,6 @@ const std::vector<std::string> kCudaOnlyIncludes = {
 const std::vector<std::string> kCpuOnlyIncludes = {
     "immintrin.h", "x86intrin.h", "emmintrin.h", "xmmintrin.h", "pmmintrin.h",
     "tmmintrin.h", "smmintrin.h", "nmmintrin.h", "avxintrin.h", "avx2intrin.h", "fmaintrin.h"};
-
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// True if `word` occurs in `code` as a whole identifier.
-bool has_identifier(std::string_view code, std::string_view word, size_t* at = nullptr) {
-  size_t pos = 0;
-  while ((pos = code.find(word, pos)) != std::string_view::npos) {
-    const bool left_ok = pos == 0 || !is_ident_char(code[pos - 1]);
-    const size_t end = pos + word.size();
-    const bool right_ok = end >= code.size() || !is_ident_char(code[end]);
-    if (left_ok && right_ok) {
-      if (at != nullptr) *at = pos;
-      return true;
-    }
-    pos = end;
-  }
-  return false;
-}
-
-size_t line_of(std::string_view text, size_t pos) {
-  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
-}
-
-std::optional<Rejection> check_includes(std::string_view code, std::string_view raw,
-                                        Backend backend) {
-  const auto& allowed = allowed_includes(backend);
-  size_t line_start = 0;
-  size_t line_no = 0;
-  while (line_start < code.size()) {
-    size_t line_end = code.find('\n', line_start);
-    if (line_end == std::string_view::npos) line_end = code.size();
-    ++line_no;
-    std::string_view line = code.substr(line_start, line_end - line_start);
-    const size_t first = line.find_first_not_of(" \t");
-    if (first != std::string_view::npos && line[first] == '#') {
-      std::string_view directive = line.substr(first + 1);
-      directive.remove_prefix(std::min(directive.find_first_not_of(" \t"), directive.size()));
-      if (directive.rfind("include", 0) == 0 || directive.rfind("import", 0) == 0) {
-        if (directive.rfind("include_next", 0) == 0 || directive.rfind("import", 0) == 0) {
-          return Rejection{"include_not_allowed",
-                           "#" + std::string(directive.substr(0, directive.find_first_of(" \t<\""))) +
-                               " (line " + std::to_string(line_no) + ") is not allowed"};
-        }
-        // The stripped code blanks string literals, so read the header name from the raw line.
-        std::string_view raw_line = raw.substr(line_start, line_end - line_start);
-        const size_t open = raw_line.find_first_of("<\"", raw_line.find("include") + 7);
-        const size_t close = open == std::string_view::npos
-                                 ? std::string_view::npos
-                                 : raw_line.find_first_of(">\"", open + 1);
-        if (open == std::string_view::npos || close == std::string_view::npos) {
-          return Rejection{"include_not_allowed",
-                           "malformed or macro #include at line " + std::to_string(line_no)};
-        }
-        const std::string header(raw_line.substr(open + 1, close - open - 1));
-        if (std::find(allowed.begin(), allowed.end(), header) == allowed.end()) {
-          return Rejection{"include_not_allowed",
-                           "#include <" + header + "> (line " + std::to_string(line_no) +
-                               ") is not on the list of allowed headers"};
-        }
-      }
-      if (directive.rfind("pragma", 0) == 0) {
-        std::string_view body = directive.substr(6);
-        body.remove_prefix(std::min(body.find_first_not_of(" \t"), body.size()));
-        for (std::string_view banned : {"GCC optimize", "GCC target", "clang", "STDC FENV_ACCESS",
-                                        "float_control", "fp_contract", "STDC FP_CONTRACT"}) {
-          if (body.rfind(banned, 0) == 0) {
-            return Rejection{"compiler_flag_override",
-                             "#pragma " + std::string(banned) + " (line " +
-                                 std::to_string(line_no) + "): compiler flags are fixed by the harness"};
-          }
-        }
-      }
-    }
-    line_start = line_end + 1;
-  }
-  return std::nullopt;
-}
-
-// The first identifier inside `__attribute__((`, or "" if the text there is not of that form.
-std::string attribute_name(std::string_view code, size_t after_keyword) {
-  size_t i = after_keyword;
-  int parens = 0;
-  while (i < code.size() && parens < 2) {
-    const char c = code[i];
-    if (c == '(') {
-      ++parens;
-    } else if (!std::isspace(static_cast<unsigned char>(c))) {
-      return "";
-    }
-    ++i;
-  }
-  while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
-  const size_t start = i;
-  while (i < code.size() && is_ident_char(code[i])) ++i;
-  return std::string(code.substr(start, i - start));
-}
-
-std::optional<Rejection> check_constructs(std::string_view code, Backend backend) {
-  static constexpr std::string_view kKeyword = "__attribute__";
-  for (size_t pos = code.find(kKeyword); pos != std::string_view::npos;
-       pos = code.find(kKeyword, pos + 1)) {
-    const std::string attr = attribute_name(code, pos + kKeyword.size());
-    const std::string line = std::to_string(line_of(code, pos));
-    if (attr == "optimize" || attr == "__optimize__") {
-      return Rejection{"compiler_flag_override", "__attribute__((optimize)) at line " + line +
-                                                     ": compiler flags are fixed by the harness"};
-    }
-    if (attr == "constructor" || attr == "destructor" || attr == "init_priority" ||
-        attr == "__constructor__" || attr == "__destructor__" || attr == "ifunc" ||
-        attr == "alias" || attr == "weakref" || attr == "section" || attr == "__section__") {
-      return Rejection{"banned_construct", "__attribute__((" + attr + ")) at line " + line +
-                                               ": no code may run outside kevin_forward"};
-    }
-  }
-  if (backend == Backend::kCpu) {
-    for (std::string_view word : {"asm", "__asm__", "__asm"}) {
-      size_t at = 0;
-      if (has_identifier(code, word, &at)) {
-        return Rejection{"banned_construct", "inline assembly at line " +
-                                                 std::to_string(line_of(code, at)) +
-                                                 " is not allowed in CPU candidates"};
-      }
-    }
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -210,47 +87,26 @@ bool is_valid_utf8(std::string_view text) {
 }
 
 std::string strip_comments_and_strings(std::string_view src) {
+  using gate_detail::TokenKind;
   std::string out(src);
-  size_t i = 0;
-  const size_t n = src.size();
-  auto blank = [&out](size_t from, size_t to) {
+  const auto blank = [&out](size_t from, size_t to) {
     for (size_t k = from; k < to && k < out.size(); ++k) {
       if (out[k] != '\n') out[k] = ' ';
     }
   };
-  while (i < n) {
-    const char c = src[i];
-    if (c == '/' && i + 1 < n && src[i + 1] == '/') {
-      size_t end = src.find('\n', i);
-      if (end == std::string_view::npos) end = n;
-      blank(i, end);
-      i = end;
-    } else if (c == '/' && i + 1 < n && src[i + 1] == '*') {
-      size_t end = src.find("*/", i + 2);
-      end = end == std::string_view::npos ? n : end + 2;
-      blank(i, end);
-      i = end;
-    } else if (c == 'R' && i + 1 < n && src[i + 1] == '"' && (i == 0 || !is_ident_char(src[i - 1]))) {
-      const size_t paren = src.find('(', i + 2);
-      if (paren == std::string_view::npos || paren - i > 20) {
-        ++i;
-        continue;
-      }
-      const std::string closing = ")" + std::string(src.substr(i + 2, paren - i - 2)) + "\"";
-      size_t end = src.find(closing, paren);
-      end = end == std::string_view::npos ? n : end + closing.size();
-      blank(i + 1, end);
-      i = end;
-    } else if (c == '"' || c == '\'') {
-      size_t k = i + 1;
-      while (k < n && src[k] != c && src[k] != '\n') k += (src[k] == '\\') ? 2u : 1u;
-      const size_t end = std::min(n, k + 1);
-      blank(i + 1, end - 1);
-      i = end;
-    } else {
-      ++i;
+  gate_detail::Lexer lexer(src, gate_detail::DirectiveStyle::kNone);
+  size_t covered = 0;  // everything before this offset is a token or already blanked
+  for (auto token = lexer.next(); token.kind != TokenKind::kEnd; token = lexer.next()) {
+    blank(covered, token.offset);  // what the lexer skipped between tokens: blanks and comments
+    covered = token.offset + token.length;
+    if (token.kind == TokenKind::kString || token.kind == TokenKind::kCharacter) {
+      const std::string_view text = token.text;
+      const size_t open = text.find_first_of("\"'");
+      const size_t close = text.size() > open + 1 && text.back() == text[open] ? text.size() - 1 : text.size();
+      blank(token.offset + open + 1, token.offset + close);
     }
   }
+  blank(covered, out.size());
   return out;
 }
 
@@ -276,24 +132,102 @@ std::string normalise_directives(std::string_view src) {
   return out;
 }
 
-std::optional<Rejection> check_pragma_operators(std::string_view code) {
-  size_t at = 0;
-  if (has_identifier(code, "_Pragma", &at) || has_identifier(code, "__pragma", &at)) {
-    return Rejection{"compiler_flag_override", "_Pragma at line " + std::to_string(line_of(code, at)) +
-                                                   ": pragmas are not allowed through the operator form"};
-  }
-  for (std::string_view attr : {"gnu::optimize", "gnu::target", "gnu::constructor", "gnu::destructor",
-                                "gnu::section", "gnu::alias", "gnu::ifunc", "gnu::init_priority",
-                                "gnu::__optimize__", "gnu::__target__", "gnu::__section__", "gnu::__constructor__"}) {
-    const size_t pos = code.find(attr);
-    if (pos != std::string_view::npos) {
-      const bool flags = attr.find("optimize") != std::string_view::npos || attr.find("target") != std::string_view::npos;
-      return Rejection{flags ? "compiler_flag_override" : "banned_construct",
-                       "[[" + std::string(attr) + "]] at line " + std::to_string(line_of(code, pos)) + " is not allowed"};
+using gate_detail::Token;
+using gate_detail::TokenKind;
+
+// A directive is judged on its first words; the rest is only scanned.
+constexpr size_t kMaxDirectiveTokens = 8;
+
+std::string at_line(size_t line) { return " (line " + std::to_string(line) + ")"; }
+
+// One pass over the normalised source: directives by their tokens, code tokens through the
+// construct scanner shared with the translation-unit gate.
+class SourceGate {
+ public:
+  SourceGate(std::string_view code, Backend backend)
+      : lexer_(code, gate_detail::DirectiveStyle::kSource), scanner_(backend, true), backend_(backend) {}
+
+  std::optional<Rejection> run() {
+    for (Token token = lexer_.next(); token.kind != TokenKind::kEnd; token = lexer_.next()) {
+      saw_token_ = true;
+      std::optional<Rejection> r;
+      if (token.kind == TokenKind::kDirectiveStart) {
+        r = directive(token.line);
+      } else if (token.kind != TokenKind::kDirectiveEnd) {
+        r = word(token);
+        if (!r) r = scanner_.feed(token, true, token.line);
+      }
+      if (r) return r;
     }
+    return std::nullopt;
   }
-  return std::nullopt;
-}
+
+  bool saw_token() const { return saw_token_; }
+  bool saw_entry_point() const { return saw_entry_point_; }
+
+ private:
+  // Rules on single identifiers, in directives and code alike.
+  std::optional<Rejection> word(const Token& token) {
+    if (token.kind != TokenKind::kIdentifier) return std::nullopt;
+    if (token.text == "kevin_forward") saw_entry_point_ = true;
+    if (token.text == "__has_include" || token.text == "__has_include_next" || token.text == "__has_embed") {
+      return Rejection{"include_not_allowed", std::string(token.text) + at_line(token.line) +
+                                                  " probes the file system; include allowed headers only"};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Rejection> directive(size_t line) {
+    std::array<Token, kMaxDirectiveTokens> tokens;
+    size_t kept = 0;
+    for (Token t = lexer_.next(); t.kind != TokenKind::kDirectiveEnd && t.kind != TokenKind::kEnd; t = lexer_.next()) {
+      if (auto r = word(t)) return r;
+      if (kept < tokens.size()) tokens[kept++] = t;
+    }
+    if (kept == 0) return std::nullopt;
+    const std::span<const Token> words(tokens.data(), kept);
+    const std::string_view name = tokens[0].text;
+    if (name == "include" || name == "include_next" || name == "import" || name == "embed") return include(words, line);
+    if (name == "pragma") return gate_detail::judge_pragma(words.subspan(1), line);
+    if (name == "line" || tokens[0].kind == TokenKind::kNumber) {
+      return Rejection{"banned_construct", "#line directive" + at_line(line) + ": line directives are not allowed"};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Rejection> include(std::span<const Token> words, size_t line) {
+    const std::string_view name = words[0].text;
+    if (name != "include") {
+      return Rejection{"include_not_allowed", "#" + std::string(name) + at_line(line) + " is not allowed"};
+    }
+    const std::optional<std::string> header = words.size() > 1 ? header_name(words[1]) : std::nullopt;
+    if (!header) {
+      return Rejection{"include_not_allowed", "malformed or macro #include at line " + std::to_string(line)};
+    }
+    const auto& allowed = allowed_includes(backend_);
+    if (std::find(allowed.begin(), allowed.end(), *header) == allowed.end()) {
+      return Rejection{"include_not_allowed", "#include <" + *header + ">" + at_line(line) +
+                                                  " is not on the list of allowed headers"};
+    }
+    return std::nullopt;
+  }
+
+  // The name inside <...> or "...", as the preprocessor reads it (no escapes); nullopt for
+  // anything else (a macro, a prefixed or unterminated literal).
+  static std::optional<std::string> header_name(const Token& token) {
+    const std::string_view t = token.text;
+    const bool angled = token.kind == TokenKind::kHeaderName && t.size() >= 2 && t.back() == '>';
+    const bool quoted = token.kind == TokenKind::kString && t.size() >= 2 && t.front() == '"' && t.back() == '"';
+    if (!angled && !quoted) return std::nullopt;
+    return std::string(t.substr(1, t.size() - 2));
+  }
+
+  gate_detail::Lexer lexer_;
+  gate_detail::ConstructScanner scanner_;
+  Backend backend_;
+  bool saw_token_ = false;
+  bool saw_entry_point_ = false;
+};
 
 }  // namespace
 
@@ -305,18 +239,15 @@ std::optional<Rejection> check_source(std::string_view source, Backend backend) 
   if (!is_valid_utf8(source)) {
     return Rejection{"source_not_utf8", "the source is not valid UTF-8 text"};
   }
-  const std::string normalised = normalise_directives(source);
-  const std::string code = strip_comments_and_strings(normalised);
-  if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
-    return Rejection{"source_empty", "the source contains no code"};
-  }
   if (source.find('\0') != std::string_view::npos) {
     return Rejection{"source_not_utf8", "the source contains NUL bytes"};
   }
-  if (auto r = check_includes(code, normalised, backend)) return r;
-  if (auto r = check_constructs(code, backend)) return r;
-  if (auto r = check_pragma_operators(code)) return r;
-  if (!has_identifier(code, "kevin_forward")) {
+  const std::string normalised = normalise_directives(source);
+  SourceGate gate(normalised, backend);
+  auto rejection = gate.run();
+  if (!gate.saw_token()) return Rejection{"source_empty", "the source contains no code"};
+  if (rejection) return rejection;
+  if (!gate.saw_entry_point()) {
     return Rejection{"missing_entry_point",
                      "no definition of extern \"C\" int kevin_forward(const kevin_args*) found"};
   }

@@ -1,4 +1,5 @@
-// gate_test.cpp — static gate rules, each shown firing and not firing.
+// gate_test.cpp — text gate (check_source) rules, each shown firing and not firing, and the
+// bypasses of the earlier line-based scan, each closed.
 #include "engine/gate.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,78 @@ TEST(Gate, HostAssemblyBannedOnCpuOnly) {
   const char* src = "int kevin_forward(){ asm volatile(\"syscall\"); return 0; }";
   EXPECT_EQ(rule_of(src, Backend::kCpu), "banned_construct");
   EXPECT_EQ(rule_of(src, Backend::kCuda), "") << "device inline PTX is legitimate in CUDA";
+  EXPECT_EQ(rule_of("asm(\".pushsection .rodata\\n.incbin \\\"/etc/shadow\\\"\\n.popsection\");\nint kevin_forward;",
+                    Backend::kCuda),
+            "banned_construct")
+      << "but not assembler directives that read files or switch sections";
+}
+
+TEST(Gate, CommentsInsideIncludeLines) {
+  EXPECT_EQ(rule_of("#include /* <cmath> */ \"/etc/passwd\"\nint kevin_forward;"), "include_not_allowed");
+  EXPECT_EQ(rule_of("#include /*\n*/ \"/etc/passwd\"\nint kevin_forward;"), "include_not_allowed")
+      << "a block comment carries the directive over the newline";
+  EXPECT_EQ(rule_of("#include <cmath> /* \"/etc/passwd\" */\nint kevin_forward;"), "");
+  EXPECT_EQ(rule_of("#include <cmath> // <cublas_v2.h>\nint kevin_forward;"), "");
+  EXPECT_EQ(rule_of("#  /**/ include <cmath>\nint kevin_forward;"), "");
+  EXPECT_EQ(rule_of("#include L\"cmath\"\nint kevin_forward;"), "include_not_allowed");
+  EXPECT_EQ(rule_of("#import <cmath>\nint kevin_forward;"), "include_not_allowed");
+  EXPECT_EQ(rule_of("#if __has_include(\"/root/.ssh/id_rsa\")\n#endif\nint kevin_forward;"), "include_not_allowed");
+}
+
+TEST(Gate, EveryAttributeEntryChecked) {
+  for (const char* attr :
+       {"__attribute__((used, constructor))", "__attribute__((noinline,__constructor__))",
+        "__attribute__ ((constructor(101)))", "__attribute((constructor))", "__attribute__((__section__(\".text\")))",
+        "__attribute__((init_priority(101)))", "__attribute__((alias(\"g\")))", "__attribute__((weakref(\"g\")))",
+        "__attribute__((ifunc(\"r\")))", "__attribute__((symver(\"g@V1\")))", "__attribute__((naked))",
+        "__attribute__((destructor))", "[[gnu::used, gnu::constructor]]", "[[using gnu: constructor]]",
+        "[[using gnu: used, section(\".x\")]]", "[[gnu::__constructor__]]", "[[__gnu__::section(\".x\")]]",
+        "[[ gnu :: constructor ]]", "<:<:gnu::constructor:>:>", "%:define X\n[[gnu::constructor]]",
+        "__declspec(allocate(\"x\"))"}) {
+    EXPECT_EQ(rule_of(std::string(attr) + " static void f() {}\nint kevin_forward;"), "banned_construct") << attr;
+  }
+  for (const char* attr : {"__attribute__((noinline, optimize(\"O0\")))", "__attribute__((target(\"avx2\")))",
+                           "__attribute__((target_clones(\"avx2\",\"default\")))", "[[gnu::hot, gnu::target(\"avx2\")]]",
+                           "[[using gnu: optimize(\"Ofast\")]]"}) {
+    EXPECT_EQ(rule_of(std::string(attr) + " static void f() {}\nint kevin_forward;"), "compiler_flag_override") << attr;
+  }
+  for (const char* attr : {"__attribute__((aligned(16), noinline))", "[[nodiscard]]", "[[gnu::always_inline]] inline",
+                           "__attribute__((unused))"}) {
+    EXPECT_EQ(rule_of(std::string(attr) + " static int f() { return 0; }\nint kevin_forward;"), "") << attr;
+  }
+}
+
+TEST(Gate, PragmaSpellings) {
+  for (const char* p : {"#pragma   GCC   optimize(\"O0\")", "#pragma GCC\toptimize(\"O0\")", "# pragma GCC optimize(\"O0\")",
+                        "#pragma /* c */ GCC /* c */ optimize", "#pragma /*\n*/ GCC optimize(\"O0\")",
+                        "#pragma GCC target(\"avx512f\")", "#pragma STDC FP_CONTRACT ON", "#pragma STDC CX_LIMITED_RANGE ON",
+                        "#pragma clang fp contract(fast)", "#pragma float_control(precise, off)", "#pragma fp_contract(fast)",
+                        "%:pragma GCC optimize(\"O0\")"}) {
+    EXPECT_EQ(rule_of(std::string(p) + "\nint kevin_forward;"), "compiler_flag_override") << p;
+  }
+  for (const char* p : {"#pragma weak kevin_forward", "#pragma redefine_extname foo bar", "#pragma GCC system_header"}) {
+    EXPECT_EQ(rule_of(std::string(p) + "\nint kevin_forward;"), "banned_construct") << p;
+  }
+  for (const char* p : {"#pragma GCC diagnostic push", "#pragma unroll 4", "#pragma GCC unroll 8", "#pragma GCC ivdep",
+                        "#pragma once", "#pragma pack(push, 1)", "#pragma message(\"x\")"}) {
+    EXPECT_EQ(rule_of(std::string(p) + "\nint kevin_forward;"), "") << p;
+  }
+}
+
+TEST(Gate, LineDirectivesRefused) {
+  EXPECT_EQ(rule_of("#line 1 \"/usr/include/c++/12/cmath\"\nint kevin_forward;"), "banned_construct");
+  EXPECT_EQ(rule_of("# 1 \"/usr/include/c++/12/cmath\" 1 3\nint kevin_forward;"), "banned_construct");
+  EXPECT_EQ(rule_of("#line 7\nint kevin_forward;"), "banned_construct");
+}
+
+TEST(Gate, LiteralsCannotHideCode) {
+  EXPECT_EQ(rule_of("int x = 1'0 /'/*';\n#include \"/etc/passwd\"\n// */\nint kevin_forward;"), "include_not_allowed")
+      << "a digit separator is not a character literal";
+  EXPECT_EQ(rule_of("auto s = u8R\"( \" /* )\";\n#include <cublas_v2.h>\n// */\nint kevin_forward;"), "include_not_allowed")
+      << "a prefixed raw string is one literal";
+  EXPECT_EQ(rule_of("auto s = LR\"x( )\" __attribute__((constructor)) )x\";\nint kevin_forward;"), "")
+      << "and what is inside it is not code";
+  EXPECT_EQ(rule_of("const char* s = \"#include <cublas_v2.h>\";\nint kevin_forward;"), "");
 }
 
 TEST(Gate, StripKeepsLinesAndBlanksLiterals) {

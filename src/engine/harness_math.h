@@ -1,5 +1,5 @@
 // harness_math.h — the arithmetic the runner and the judge must agree on bit for bit:
-// poison patterns, the input-integrity hash and the output fingerprint weights. Header-only
+// poison patterns and the input-integrity hash. Header-only
 // and usable from CUDA device code (nvcc) and host C++ alike.
 #pragma once
 
@@ -28,11 +28,6 @@ KEVIN_HD uint64_t mix64(uint64_t x) {
 // mixed in so swapped words change it.
 KEVIN_HD uint64_t hash_term(uint64_t word, uint64_t index) {
   return mix64(word ^ (index * 0x9e3779b97f4a7c15ull) ^ 0x6b657669ull);
-}
-
-// Weight (+1 or -1) of element `index` in the output fingerprint for `seed`.
-KEVIN_HD double fingerprint_weight(uint64_t seed, uint64_t index) {
-  return (mix64(seed ^ (index * 0xd1b54a32d192ed03ull)) & 1ull) ? 1.0 : -1.0;
 }
 
 // A 32-bit fill word that reads as NaN in every lane for floating dtypes (numbering as in

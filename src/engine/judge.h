@@ -1,17 +1,24 @@
 // judge.h — the trusted judge: turns one candidate source and one ReferenceSet into a
-// verdict with feedback, correctness details and timings (DESIGN.md §5–6). It runs the
-// static gate, the compile driver, the symbol gate, then a fresh sandboxed runner process
-// for the correctness protocol (K secret input sets, poisoned outputs, unchanged inputs,
-// two-poison agreement) and, for correct candidates, the timing protocol (warm-up, rotating
-// input sets, cache flush, every timed output fingerprinted, device-wide and parent-side
-// clock checks). Whatever the candidate does is a verdict; an error Status only ever means
-// the harness itself could not work (runner binary missing, reference data unreadable).
+// verdict with feedback, correctness details and timings (docs/eval.md, docs/sandbox.md).
+// It refuses degenerate reference data, runs the static gate and the compile driver (which
+// gates the preprocessed unit and the built object), then a fresh sandboxed runner process:
+// the correctness protocol (K secret input sets, poisoned outputs, unchanged inputs,
+// two-poison agreement) and, for correct candidates, the timing protocol (warm-up, then each
+// call on a fresh timing set used once, cache flush, every timed output compared in full,
+// each call's time bounded from both sides by the judge's own clock). Nothing the runner
+// reports after the candidate is loaded is believed without such a check. Whatever the
+// candidate does is a verdict; an error Status only ever means the harness itself could not
+// work (runner binary missing, reference data unreadable, GPU unusable, degenerate task).
 // Thread-safe: evaluate() may run concurrently.
 #pragma once
 
 #include <cstdint>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,17 +38,37 @@ struct EvalConfig {
   int device = 0;                           // CUDA device ordinal the runner is pinned to
   ToleranceProfile tolerance;
   std::filesystem::path runner_path;        // the kevin-runner executable
-  bool sandbox = true;                      // seccomp, rlimits, namespaces, uid drop
+  bool sandbox = true;                      // namespaces, empty root, uid drop, rlimits, seccomp
+  bool pid_namespace = true;                // ... and a PID namespace per runner
   int warmup_calls = 3;
   int min_timed_calls = 10;
-  int max_timed_calls = 100;
+  int max_timed_calls = 100;                // also bounded by the task's timing sets
   double timing_budget_ms = 2000;           // aim for this much timed work per candidate
+  // ... and for about this long in the timing phase, the judge's own work included (uploads
+  // of fresh inputs, full output checks): large tasks get fewer timed calls (at least the minimum).
+  double timing_phase_budget_ms = 1000;
+  int calibration_calls = 10;               // harness-only timed calls before the candidate loads
+  // The judge's clock is trusted beyond an allowance A = max(clock_slack_ms, a quarter of the
+  // calibrated harness overhead per call): each timed call is charged max(event time, the
+  // judge's time − overhead − A), and a median excess of the judge's time over the event
+  // time beyond max(4 A, half the event time) is rejected as work outside the window.
+  double clock_slack_ms = 0.02;
   std::chrono::milliseconds init_timeout{120000};
-  std::chrono::milliseconds call_timeout{20000};  // one correctness call
+  std::chrono::milliseconds call_timeout{20000};  // one correctness or timed call
+  std::chrono::milliseconds timing_phase_limit{120000};  // all timed calls (the GPU is held)
   uint64_t output_limit_bytes = 1 << 20;    // what a candidate may print before it is killed
   uint64_t cpu_seconds = 600;
+  uint64_t device_memory_slack_bytes = uint64_t{512} << 20;  // GPU memory beyond the harness's
+  bool allow_degenerate_tasks = false;      // evaluate even when a trivial output passes
   // Optional: shared during correctness runs, exclusive during timing (batch evaluation).
   DeviceGate* gate = nullptr;
+};
+
+// What one evaluation may ask of the rest of the system.
+struct EvalHooks {
+  // Times the eager baseline now (the judge holds the GPU exclusively): used to interleave
+  // baseline and candidate blocks when the comparison is noisy. Empty: the cached baseline.
+  std::function<Result<TimingStats>()> retime_baseline;
 };
 
 struct EvalResult {
@@ -52,8 +79,12 @@ struct EvalResult {
   bool cache_hit = false;
   std::optional<double> candidate_ms, baseline_ms, speedup;
   std::optional<double> max_abs_error, max_rel_error;
-  std::optional<TimingStats> timing;   // candidate, when correct
+  std::optional<TimingStats> timing;   // candidate, when correct (judge-checked per call)
   std::optional<TimingStats> baseline;
+  std::string baseline_source;         // "cached" or "interleaved" (re-timed around the candidate)
+  // The judge's clock against the runner's: harness overhead per timed call (measured before
+  // the candidate loaded) and the median time per call the judge saw beyond overhead + event.
+  std::optional<double> harness_overhead_ms, unaccounted_ms;
   std::string mismatch;                // details of a wrong answer
   std::string runner_output;           // what the candidate printed (capped)
   std::vector<std::string> sandbox_enforced, sandbox_skipped;
@@ -77,12 +108,20 @@ class Judge {
   Judge(const CompileDriver& compiler, EvalConfig config)
       : compiler_(compiler), config_(std::move(config)) {}
 
-  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref) const;
+  // Errors (kFailedPrecondition): the reference data is degenerate (unless allowed), the
+  // sandbox cannot be applied, the GPU stays unusable; see the class comment for the rest.
+  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks = {}) const;
   const EvalConfig& config() const { return config_; }
 
  private:
+  // Degeneracy of `ref` under this judge's tolerance, computed once per data folder.
+  Result<std::vector<std::string>> degeneracy(const ReferenceSet& ref) const;
+
   const CompileDriver& compiler_;
   EvalConfig config_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, std::vector<std::string>> degeneracy_;  // by data folder
+  mutable std::atomic<bool> pid_namespace_works_{true};
 };
 
 }  // namespace kevin::engine

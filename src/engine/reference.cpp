@@ -1,6 +1,7 @@
 // reference.cpp — ReferenceSet (de)serialisation and layout arithmetic.
-#include <cstdint>
 #include "engine/reference.h"
+
+#include <cstdint>
 
 #include <algorithm>
 #include <cmath>
@@ -49,8 +50,10 @@ TimingStats timing_stats(std::vector<double> ms) {
 }
 
 Json to_json(const TimingStats& t) {
-  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"p90_ms", t.p90_ms},
-          {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms}, {"calls", t.calls}};
+  Json j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"p90_ms", t.p90_ms},
+            {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms}, {"calls", t.calls}};
+  if (t.measured_at != 0) j["measured_at"] = t.measured_at;  // baselines only
+  return j;
 }
 
 Result<TimingStats> timing_stats_from_json(const Json& j) {
@@ -61,6 +64,7 @@ Result<TimingStats> timing_stats_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(t.mean_ms, json_get_or<double>(j, "mean_ms", t.median_ms));
   KEVIN_ASSIGN_OR_RETURN(t.stdev_ms, json_get_or<double>(j, "stdev_ms", 0.0));
   KEVIN_ASSIGN_OR_RETURN(t.calls, json_get<int>(j, "calls"));
+  KEVIN_ASSIGN_OR_RETURN(t.measured_at, json_get_or<int64_t>(j, "measured_at", 0));
   return t;
 }
 
@@ -79,7 +83,8 @@ Result<ArgRole> role_from_name(const std::string& s) {
   return invalid_argument("unknown argument role '" + s + "'");
 }
 
-Status check_size(const fs::path& file, uint64_t expected) {
+Status check_size(const fs::path& file, size_t sets, const std::vector<TensorSpec>& tensors) {
+  const uint64_t expected = sets * layout_of(tensors).set_bytes;
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
   if (ec) return not_found("missing reference data " + file.string());
@@ -109,6 +114,8 @@ Result<ReferenceSet> load_reference(const fs::path& dir) {
   KEVIN_ASSIGN_OR_RETURN(ref.num_sets, json_get<size_t>(meta, "num_sets"));
   KEVIN_ASSIGN_OR_RETURN(ref.scalar_names, json_get<std::vector<std::string>>(meta, "scalar_names"));
   KEVIN_ASSIGN_OR_RETURN(ref.scalars, json_get<std::vector<std::vector<double>>>(meta, "scalars"));
+  KEVIN_ASSIGN_OR_RETURN(ref.num_timing_sets, json_get<size_t>(meta, "num_timing_sets"));
+  KEVIN_ASSIGN_OR_RETURN(ref.timing_scalars, json_get<std::vector<std::vector<double>>>(meta, "timing_scalars"));
   for (const auto& item : meta.value("inputs", Json::array())) {
     ArgSpec arg;
     KEVIN_ASSIGN_OR_RETURN(arg.tensor, tensor_spec_from_json(item));
@@ -123,13 +130,20 @@ Result<ReferenceSet> load_reference(const fs::path& dir) {
   if (ref.num_sets == 0 || ref.scalars.size() != ref.num_sets) {
     return invalid_argument("reference meta: num_sets and scalars disagree");
   }
+  // Timing needs sets of its own: data without any cannot be timed under protocol 2.
+  if (ref.num_timing_sets == 0 || ref.timing_scalars.size() != ref.num_timing_sets) {
+    return invalid_argument("reference meta: num_timing_sets and timing_scalars disagree");
+  }
   if (ref.outputs.empty()) return invalid_argument("reference meta: the task has no outputs");
   if (meta.contains("baseline") && !meta["baseline"].is_null()) {
     KEVIN_ASSIGN_OR_RETURN(TimingStats b, timing_stats_from_json(meta["baseline"]));
     ref.baseline = b;
   }
-  KEVIN_RETURN_IF_ERROR(check_size(ref.inputs_file(), ref.num_sets * layout_of(ref.input_tensors()).set_bytes));
-  KEVIN_RETURN_IF_ERROR(check_size(ref.expected_file(), ref.num_sets * layout_of(ref.outputs).set_bytes));
+  const std::vector<TensorSpec> inputs = ref.input_tensors();
+  KEVIN_RETURN_IF_ERROR(check_size(ref.inputs_file(), ref.num_sets, inputs));
+  KEVIN_RETURN_IF_ERROR(check_size(ref.expected_file(), ref.num_sets, ref.outputs));
+  KEVIN_RETURN_IF_ERROR(check_size(ref.timing_inputs_file(), ref.num_timing_sets, inputs));
+  KEVIN_RETURN_IF_ERROR(check_size(ref.timing_expected_file(), ref.num_timing_sets, ref.outputs));
   return ref;
 }
 
@@ -146,6 +160,7 @@ Json reference_meta_json(const ReferenceSet& ref) {
           {"backend", ref.backend},         {"device_name", ref.device_name},
           {"torch_version", ref.torch_version}, {"num_sets", ref.num_sets},
           {"scalar_names", ref.scalar_names},   {"scalars", ref.scalars},
+          {"num_timing_sets", ref.num_timing_sets}, {"timing_scalars", ref.timing_scalars},
           {"inputs", inputs},               {"outputs", outputs},
           {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};
 }

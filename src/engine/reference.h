@@ -3,14 +3,19 @@
 // wrote), per-set scalars, and the eager baseline time. The engine never runs Python; the
 // tasks module produces ReferenceSets.
 //
-// File layout (protocol 1), shared with the reference worker: `inputs.bin` holds the K input
-// sets back to back, each `set_bytes` long; inside a set, tensors follow the ABI order, each
-// starting at a 256-byte-aligned offset, padding zero-filled. `expected.bin` holds the K
-// output sets the same way.
+// File layout (protocol 2), shared with the reference worker: `inputs.bin` holds the K
+// correctness input sets back to back, each `set_bytes` long; inside a set, tensors follow
+// the ABI order, each starting at a 256-byte-aligned offset, padding zero-filled.
+// `expected.bin` holds the K output sets the same way. `timing_inputs.bin` and
+// `timing_expected.bin` hold T further sets, from seeds of their own, in the same layout:
+// the timing protocol times each of them once, so no timed call ever runs on inputs the
+// candidate has already seen answered (docs/sandbox.md). The runner is only ever given
+// `inputs.bin`; the judge hands it one timing set at a time.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +25,7 @@
 
 namespace kevin::engine {
 
-inline constexpr int kReferenceProtocol = 1;
+inline constexpr int kReferenceProtocol = 2;
 inline constexpr uint64_t kTensorAlignment = 256;
 
 enum class ArgRole { kInput, kParameter, kBuffer };
@@ -41,6 +46,7 @@ SetLayout layout_of(const std::vector<TensorSpec>& tensors);
 struct TimingStats {
   double median_ms = 0, min_ms = 0, p90_ms = 0, mean_ms = 0, stdev_ms = 0;
   int calls = 0;
+  int64_t measured_at = 0;  // Unix seconds when measured (baselines; 0 = unknown)
 };
 // Statistics of a list of per-call times (empty list → all zero).
 TimingStats timing_stats(std::vector<double> ms);
@@ -55,17 +61,30 @@ struct ReferenceSet {
   std::vector<ArgSpec> inputs;  // ABI order: forward tensors, then state_dict entries
   std::vector<std::string> scalar_names;
   std::vector<TensorSpec> outputs;
-  size_t num_sets = 0;
+  size_t num_sets = 0;                       // K correctness sets
   std::vector<std::vector<double>> scalars;  // [set][scalar]
-  std::filesystem::path dir;                 // holds inputs.bin, expected.bin
+  size_t num_timing_sets = 0;                // T timing sets (each timed once)
+  std::vector<std::vector<double>> timing_scalars;  // [timing set][scalar]
+  std::filesystem::path dir;                 // holds the four data files and meta.json
   std::optional<TimingStats> baseline;       // eager PyTorch, same protocol as candidates
+  // The task file the set was made from (absolute; set by the provider, not stored in
+  // meta.json): what a re-timing of the baseline needs. Empty for sets loaded directly.
+  std::filesystem::path task_file;
+  // Keeps `dir` from being deleted while any copy of this set lives (the provider's seed-set
+  // directories are removed only when no lease holds them); null for sets loaded directly.
+  // Copies share it, so hand copies, not paths, to whatever reads the files.
+  std::shared_ptr<const void> lease;
 
   std::vector<TensorSpec> input_tensors() const;
   std::filesystem::path inputs_file() const { return dir / "inputs.bin"; }
   std::filesystem::path expected_file() const { return dir / "expected.bin"; }
+  std::filesystem::path timing_inputs_file() const { return dir / "timing_inputs.bin"; }
+  std::filesystem::path timing_expected_file() const { return dir / "timing_expected.bin"; }
 };
 
-// Reads `dir`/meta.json and checks that the data files have the sizes the layout implies.
+// Reads `dir`/meta.json and checks that the four data files have the sizes the layout implies.
+// Errors: kFailedPrecondition for another protocol's data (protocol-1 directories included),
+// kNotFound for a missing file, kInvalidArgument for inconsistent metadata or sizes.
 Result<ReferenceSet> load_reference(const std::filesystem::path& dir);
 Json reference_meta_json(const ReferenceSet& ref);
 

@@ -1,5 +1,5 @@
-// reference_test.cpp — set layout, timing statistics and reference metadata round trip.
-#include <cstdint>
+// reference_test.cpp — set layout, timing statistics and reference metadata (protocol 2)
+// round trip and checks.
 #include "engine/reference.h"
 
 #include <gtest/gtest.h>
@@ -26,9 +26,8 @@ TEST(TimingStats, MedianMinP90) {
   EXPECT_EQ(timing_stats({}).calls, 0);
 }
 
-TEST(Reference, MetaRoundTripAndSizeCheck) {
-  auto dir = sys::TempDir::create("kevin-ref-test-");
-  ASSERT_TRUE(dir.is_ok());
+// A protocol-2 set of two correctness and three timing sets of x[4] f32, w[2] f32 -> out[4].
+ReferenceSet small_set(const std::filesystem::path& dir) {
   ReferenceSet ref;
   ref.task_name = "t";
   ref.backend = "cpu";
@@ -38,17 +37,76 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   ref.outputs = {{"out", DType::kF32, {4}}};
   ref.num_sets = 2;
   ref.scalars = {{}, {}};
+  ref.num_timing_sets = 3;
+  ref.timing_scalars = {{}, {}, {}};
+  ref.dir = dir;
+  return ref;
+}
+
+void write_files(const ReferenceSet& ref) {
+  ASSERT_TRUE(write_file_atomic(ref.dir / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
+  ASSERT_TRUE(write_file_atomic(ref.inputs_file(), std::string(ref.num_sets * 512, '\0')).is_ok());
+  ASSERT_TRUE(write_file_atomic(ref.expected_file(), std::string(ref.num_sets * 256, '\0')).is_ok());
+  ASSERT_TRUE(write_file_atomic(ref.timing_inputs_file(), std::string(ref.num_timing_sets * 512, '\0')).is_ok());
+  ASSERT_TRUE(write_file_atomic(ref.timing_expected_file(), std::string(ref.num_timing_sets * 256, '\0')).is_ok());
+}
+
+TEST(Reference, MetaRoundTripAndSizeCheck) {
+  auto dir = sys::TempDir::create("kevin-ref-test-");
+  ASSERT_TRUE(dir.is_ok());
+  ReferenceSet ref = small_set(dir->path());
   ref.baseline = timing_stats({1.0, 2.0, 3.0});
-  ref.dir = dir->path();
-  ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
-  ASSERT_TRUE(write_file_atomic(dir->path() / "inputs.bin", std::string(2 * 512, '\0')).is_ok());
-  ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(2 * 256, '\0')).is_ok());
+  ref.baseline->measured_at = 1700000000;
+  write_files(ref);
   auto back = load_reference(dir->path());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(back->inputs[1].role, ArgRole::kParameter);
+  EXPECT_EQ(back->num_timing_sets, 3u);
+  EXPECT_EQ(back->timing_scalars.size(), 3u);
+  EXPECT_EQ(back->timing_inputs_file(), dir->path() / "timing_inputs.bin");
   EXPECT_DOUBLE_EQ(back->baseline->median_ms, 2.0);
+  EXPECT_EQ(back->baseline->measured_at, 1700000000);
+  EXPECT_EQ(back->lease, nullptr);
   ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(10, '\0')).is_ok());
   EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Reference, TimingFilesAreSizeChecked) {
+  auto dir = sys::TempDir::create("kevin-ref-test-");
+  ASSERT_TRUE(dir.is_ok());
+  ReferenceSet ref = small_set(dir->path());
+  write_files(ref);
+  ASSERT_TRUE(load_reference(dir->path()).is_ok());
+  ASSERT_TRUE(write_file_atomic(ref.timing_expected_file(), std::string(2 * 256, '\0')).is_ok());
+  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+  std::filesystem::remove(ref.timing_inputs_file());
+  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
+  auto dir = sys::TempDir::create("kevin-ref-test-");
+  ASSERT_TRUE(dir.is_ok());
+  ReferenceSet ref = small_set(dir->path());
+  write_files(ref);
+  Json meta = reference_meta_json(ref);
+  meta["protocol"] = 1;
+  ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(meta)).is_ok());
+  const Status old = load_reference(dir->path()).status();
+  EXPECT_EQ(old.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(old.message().find("protocol 1 (this build reads 2)"), std::string::npos) << old.message();
+  ref.num_timing_sets = 0;
+  ref.timing_scalars.clear();
+  ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
+  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TimingStats, MeasuredAtOnlyInBaselineJson) {
+  TimingStats t = timing_stats({1.0});
+  EXPECT_FALSE(to_json(t).contains("measured_at")) << "candidate timings carry no time stamp";
+  t.measured_at = 42;
+  auto back = timing_stats_from_json(to_json(t));
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_EQ(back->measured_at, 42);
 }
 
 }  // namespace

@@ -2,24 +2,107 @@
 #include "engine/runner_session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "sys/cuda_probe.h"
+#include "sys/gpu_memory.h"
 
 namespace kevin::engine {
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr const char* kScratchPrefix = "kevin-run-";
+
+// "kevin-run-<pid>-": scratch folders say which judge made them.
+std::string scratch_prefix(pid_t judge) { return kScratchPrefix + std::to_string(judge) + "-"; }
+
+bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// The judge a runner process names in its environment, or -1 (not a runner, or unreadable).
+pid_t judge_of_runner(const fs::path& proc_entry) {
+  std::ifstream comm(proc_entry / "comm");
+  std::string name;
+  if (!std::getline(comm, name) || name != "kevin-runner") return -1;
+  std::ifstream environ(proc_entry / "environ");
+  std::string var;
+  while (std::getline(environ, var, '\0')) {
+    if (var.rfind("KEVIN_PARENT_PID=", 0) == 0) return static_cast<pid_t>(std::atol(var.c_str() + 17));
+  }
+  return -1;
+}
+
+// Reply fields the judge reads, with the type each must have when present: a reply that
+// breaks one is malformed, so the judge's typed reads of it can never fail.
+bool fields_well_typed(const Json& body) {
+  const auto is = [&](const char* key, bool (Json::*check)() const noexcept) {
+    const auto it = body.find(key);
+    return it == body.end() || ((*it).*check)();
+  };
+  const auto list_of = [&](const Json& list, bool (Json::*check)() const noexcept) {
+    if (!list.is_array()) return false;
+    return std::all_of(list.begin(), list.end(), [&](const Json& v) { return (v.*check)(); });
+  };
+  if (!is("ok", &Json::is_boolean) || !is("ready", &Json::is_boolean) || !is("rc", &Json::is_number_integer) ||
+      !is("event_ms", &Json::is_number) || !is("error", &Json::is_string) || !is("stage", &Json::is_string) ||
+      !is("device", &Json::is_string) || !is("static_bytes", &Json::is_number_unsigned) ||
+      !is("workspace_bytes", &Json::is_number_unsigned)) {
+    return false;
+  }
+  if (const auto h = body.find("input_hashes"); h != body.end() && !list_of(*h, &Json::is_number_unsigned)) return false;
+  if (const auto sb = body.find("sandbox"); sb != body.end()) {
+    if (!sb->is_object()) return false;
+    for (const char* key : {"enforced", "skipped"}) {
+      if (const auto l = sb->find(key); l != sb->end() && !list_of(*l, &Json::is_string)) return false;
+    }
+  }
+  return true;
+}
+
+// Waits for `fd` to become readable without sleeping, until `deadline`.
+void spin_until_readable(int fd, sys::Deadline deadline) {
+  pollfd p{fd, POLLIN, 0};
+  while (!deadline.expired() && ::poll(&p, 1, 0) == 0) {
+  }
+}
+
+}  // namespace
+
+Leftovers clean_up_after_dead_judges() {
+  Leftovers left;
+  std::error_code ec;
+  const char* tmp = std::getenv("TMPDIR");
+  for (const auto& entry : fs::directory_iterator(tmp != nullptr && *tmp ? tmp : "/tmp", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kScratchPrefix, 0) != 0) continue;
+    const pid_t judge = static_cast<pid_t>(std::atol(name.c_str() + std::strlen(kScratchPrefix)));
+    if (judge <= 0 || alive(judge)) continue;
+    if (fs::remove_all(entry.path(), ec) > 0) ++left.folders;
+  }
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t judge = judge_of_runner(entry.path());
+    if (judge <= 0 || alive(judge)) continue;
+    if (::kill(static_cast<pid_t>(std::stol(name)), SIGKILL) == 0) ++left.runners;
+  }
+  return left;
+}
+
 Result<RunnerSession> RunnerSession::start(const Start& how) {
   ::signal(SIGPIPE, SIG_IGN);  // a dead runner must not take the judge down with a write
   RunnerSession s;
-  KEVIN_ASSIGN_OR_RETURN(s.scratch_, sys::TempDir::create("kevin-run-"));
+  KEVIN_ASSIGN_OR_RETURN(s.scratch_, sys::TempDir::create(scratch_prefix(::getpid())));
   // The runner may drop to an unprivileged uid; it needs to read (only) this copy.
   ::chmod(s.scratch_.path().c_str(), 0755);
   const fs::path object = s.scratch_.path() / "candidate.so";
@@ -32,6 +115,7 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   if (inputs < 0) return io_error("cannot open " + how.inputs_file.string() + ": " + std::strerror(errno));
   sys::Fd inputs_fd(inputs);
   KEVIN_ASSIGN_OR_RETURN(s.staging_, sys::SharedMemory::create("kevin-staging", how.staging_bytes));
+  KEVIN_ASSIGN_OR_RETURN(s.slot_, sys::SharedMemory::create("kevin-slot", how.slot_bytes));
   const int capture = ::memfd_create("kevin-capture", MFD_CLOEXEC);
   if (capture < 0) return io_error(std::string("memfd_create: ") + std::strerror(errno));
   s.capture_.reset(capture);
@@ -42,10 +126,13 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
 
   sys::SpawnOptions o;
   o.argv = {how.runner.string()};
+  if (how.sandbox) o.argv.push_back("--sandbox");
+  if (how.sandbox && how.pid_namespace) o.argv.push_back("--pid-namespace");
   o.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=" + sys::child_visible_device(how.device, std::getenv("CUDA_VISIBLE_DEVICES")),
-           "CUDA_DEVICE_ORDER=PCI_BUS_ID", "NCCL_NVLS_ENABLE=0", "HOME=/nonexistent"};
-  o.fds = {{0, devnull}, {1, capture}, {2, capture}, {3, cmd.read.get()},
-           {4, rep.write.get()}, {5, inputs_fd.get()}, {6, s.staging_.fd()}};
+           "CUDA_DEVICE_ORDER=PCI_BUS_ID", "NCCL_NVLS_ENABLE=0", "HOME=/nonexistent",
+           "KEVIN_PARENT_PID=" + std::to_string(::getpid())};
+  o.fds = {{0, devnull}, {1, capture}, {2, capture}, {3, cmd.read.get()}, {4, rep.write.get()},
+           {5, inputs_fd.get()}, {6, s.staging_.fd()}, {7, s.slot_.fd()}};
   o.cwd = s.scratch_.path();
   KEVIN_ASSIGN_OR_RETURN(s.child_, sys::spawn(o));
   s.commands_ = std::move(cmd.write);
@@ -53,7 +140,50 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   return s;
 }
 
-Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline) {
+Result<Json> parse_runner_reply(std::string_view frame) {
+  KEVIN_ASSIGN_OR_RETURN(Json body, parse_json(frame, JsonLimits{RunnerSession::kMaxReplyBytes,
+                                                                  RunnerSession::kMaxReplyDepth}));
+  if (!body.is_object()) return invalid_argument("a reply that is not a JSON object");
+  if (!fields_well_typed(body)) return invalid_argument("a reply with fields of the wrong type");
+  return body;
+}
+
+pid_t RunnerSession::work_pid() {
+  if (work_pid_ < 0 && child_.running()) {
+    const auto children = sys::child_processes(child_.pid());
+    work_pid_ = children.empty() ? child_.pid() : children.front();
+  }
+  return work_pid_;
+}
+
+std::optional<uint64_t> RunnerSession::cpu_time_asleep(sys::Deadline deadline) {
+  // The kernel brings a process's CPU time up to date when it stops running: read it once it
+  // sleeps, or the slice it is in would be counted later, against the wrong exchange.
+  const pid_t pid = work_pid();
+  while (true) {
+    const auto state = sys::process_state(pid);
+    if (!state) return std::nullopt;
+    if (*state == 'S' || *state == 'D') break;
+    if (deadline.expired()) return std::nullopt;
+  }
+  return sys::cpu_time_ns(pid);
+}
+
+std::optional<double> RunnerSession::cpu_ms_since(uint64_t before_ns, sys::Deadline deadline) {
+  const auto after = cpu_time_asleep(deadline);
+  (void)resume(deadline);  // a runner that cannot be told to go on is caught by the next request
+  if (!after || *after < before_ns) return std::nullopt;
+  return static_cast<double>(*after - before_ns) / 1e6;
+}
+
+Status RunnerSession::resume(sys::Deadline deadline) {
+  if (!resume_owed_) return Status::ok();
+  resume_owed_ = false;
+  return sys::write_frame(commands_.get(), R"({"cmd":"resume"})", deadline);
+}
+
+Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline, bool spin,
+                                                    bool measure_cpu) {
   Reply reply;
   const auto end_with = [this, &reply](bool timed_out) {
     reply.timed_out = timed_out;
@@ -67,17 +197,43 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
     }
     return reply;
   };
+  const auto refuse = [this, &reply](std::string why) {
+    // A runner that answers out of protocol cannot be trusted with another command.
+    reply.malformed = true;
+    reply.malformed_why = std::move(why);
+    reply.exit = child_.kill_and_reap();
+    return reply;
+  };
   if (!child_.running()) return end_with(false);
-  Status sent = sys::write_frame(commands_.get(), dump_json(cmd), deadline);
+  if (Status resumed = resume(deadline); !resumed.is_ok()) {
+    return end_with(resumed.code() == StatusCode::kDeadlineExceeded);
+  }
+  if (ready_pending_) {
+    ready_pending_ = false;
+    auto ready = sys::read_frame(replies_.get(), deadline, kMaxReplyBytes);
+    if (!ready.is_ok()) return end_with(ready.status().code() == StatusCode::kDeadlineExceeded);
+    auto doc = parse_runner_reply(*ready);
+    if (!doc.is_ok() || !doc->value("ready", false)) return refuse("a malformed readiness frame");
+  }
+  const std::string text = dump_json(cmd);
+  const std::string op = cmd.value("cmd", "");
+  if (measure_cpu) reply.cpu_before_ns = cpu_time_asleep(deadline);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status sent = sys::write_frame(commands_.get(), text, deadline);
   if (!sent.is_ok()) return end_with(sent.code() == StatusCode::kDeadlineExceeded);
-  auto frame = sys::read_frame(replies_.get(), deadline);
+  if (spin) spin_until_readable(replies_.get(), deadline);
+  auto frame = sys::read_frame(replies_.get(), deadline, kMaxReplyBytes);
+  reply.judge_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!frame.is_ok()) {
     if (frame.status().code() == StatusCode::kDeadlineExceeded) return end_with(true);
+    if (frame.status().code() == StatusCode::kInvalidArgument) return refuse("a reply larger than 1 MiB");
     return end_with(false);
   }
-  auto body = parse_json(*frame);
-  if (!body.is_ok()) return internal_error("runner sent malformed JSON: " + body.status().message());
+  auto body = parse_runner_reply(*frame);
+  if (!body.is_ok()) return refuse(body.status().message());
   reply.body = std::move(body).value();
+  ready_pending_ = (op == "call" || op == "time_call") && reply.body.value("ok", false);
+  resume_owed_ = measure_cpu && op == "time_call" && reply.body.value("ok", false);
   return reply;
 }
 

@@ -1,12 +1,16 @@
 // runner_session.h — the judge's handle on one candidate runner process: spawns it with its
-// descriptors (commands, replies, read-only input sets, shared output staging, a capped
-// capture file for stdout/stderr), exchanges framed JSON with deadlines, and turns death or
-// silence into data (died / timed_out) rather than errors.
+// descriptors (commands, replies, read-only correctness input sets, shared output staging, a
+// shared timing-set slot, a capped capture file for stdout/stderr), exchanges framed JSON
+// with deadlines, times each exchange on the judge's own clock, and turns death, silence or
+// a malformed reply into data (died / timed_out / malformed) rather than errors: once the
+// candidate is loaded, the runner's replies may be the candidate's.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/json.h"
 #include "sys/fd.h"
@@ -15,6 +19,22 @@
 
 namespace kevin::engine {
 
+// What judges that died without cleaning up (SIGKILL, a crash) left behind, removed by
+// clean_up_after_dead_judges(): runner scratch folders in the temporary directory, named
+// after the process that made them, and runner processes whose judge is gone (a runner dies
+// with its judge by itself; this catches any that could not).
+struct Leftovers {
+  int folders = 0;  // scratch folders removed
+  int runners = 0;  // runner processes killed
+};
+// Safe to call at any time: folders and runners of living judges are left alone.
+Leftovers clean_up_after_dead_judges();
+
+// One frame from a runner (untrusted once the candidate is loaded) as a JSON object: at most
+// 1 MiB, nested at most 8 deep, every field the judge reads of the type it expects.
+// kInvalidArgument says what was wrong otherwise; nothing is built from a refused frame.
+Result<Json> parse_runner_reply(std::string_view frame);
+
 class RunnerSession {
  public:
   struct Start {
@@ -22,20 +42,49 @@ class RunnerSession {
     std::filesystem::path object;       // built candidate (copied into a scratch dir)
     std::filesystem::path inputs_file;  // inputs.bin, passed read-only
     uint64_t staging_bytes = 0;         // one output set
+    uint64_t slot_bytes = 0;            // one input set
     int device = 0;
+    bool sandbox = true;                // confine the runner (docs/sandbox.md)
+    bool pid_namespace = true;          // ... in a PID namespace of its own too
   };
   struct Reply {
-    Json body;                // the runner's reply when it answered
-    bool died = false;        // it exited or was killed before answering
-    bool timed_out = false;   // it did not answer before the deadline (now killed)
-    sys::ExitInfo exit;       // how it ended when died/timed_out
+    Json body;                  // the runner's reply: a JSON object (when none of the below)
+    bool died = false;          // it exited or was killed before answering
+    bool timed_out = false;     // it did not answer before the deadline (now killed)
+    bool malformed = false;     // it answered with an oversized, over-nested or non-object reply
+    std::string malformed_why;  // what was wrong with it
+    sys::ExitInfo exit;         // how it ended when died/timed_out/malformed (it is killed then)
+    double judge_ms = 0;        // the judge's clock from sending `cmd` to the end of the reply
+    // With `measure_cpu`: the candidate process's CPU time before the command (it was asleep,
+    // so the count is exact), for cpu_ms_since().
+    std::optional<uint64_t> cpu_before_ns;
+    bool answered() const { return !died && !timed_out && !malformed; }
   };
+  // Replies are small (a timing record is a few hundred bytes): anything larger or deeper is
+  // the candidate's doing and is refused without reading it.
+  static constexpr uint32_t kMaxReplyBytes = 1u << 20;
+  static constexpr int kMaxReplyDepth = 8;
 
   static Result<RunnerSession> start(const Start& how);
 
-  // Sends `cmd` and waits for the reply until `deadline`.
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline);
+  // Sends `cmd` and waits for the reply until `deadline`. With `spin`, the judge polls without
+  // sleeping (for timed calls, whose judge-side time must not include its own wake-up).
+  // After a "call" or "time_call" the runner cleans up and then sends a second, "ready"
+  // frame; the next request first waits for it (within its own deadline, off its clock).
+  // Errors: only the judge's own failures (the command could not be encoded).
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin = false, bool measure_cpu = false);
   const uint8_t* staging() const { return staging_.data(); }
+  // The timing-set slot the runner uploads from on a timed call; the judge fills it.
+  uint8_t* slot() { return slot_.data(); }
+  pid_t pid() const { return child_.pid(); }
+  // The process the candidate runs in: the runner, or its child in its own PID namespace.
+  pid_t work_pid();
+  // The CPU time that process has spent since `before_ns` (a reply's cpu_before_ns), read once
+  // it sleeps again: after a timed reply measured this way the runner waits, asleep, for
+  // this call to let it go on (to clean up), so everything up to the reply is counted, and
+  // nothing after it, however the machine's cores were shared. nullopt when the kernel will
+  // not say, or it does not sleep before `deadline`.
+  std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline deadline);
   // The first `max_bytes` the candidate printed to stdout/stderr.
   std::string captured_output(size_t max_bytes = 2048) const;
   // Asks the runner to exit, then reaps it (killing it if it lingers).
@@ -45,7 +94,17 @@ class RunnerSession {
   sys::TempDir scratch_;
   sys::Child child_;
   sys::Fd commands_, replies_, capture_;
-  sys::SharedMemory staging_;
+  sys::SharedMemory staging_, slot_;
+  // The candidate process's CPU time once it is asleep (nullopt: gone, or still running at
+  // `deadline`).
+  std::optional<uint64_t> cpu_time_asleep(sys::Deadline deadline);
+
+  // Lets a runner waiting after a CPU-measured timed reply go on.
+  Status resume(sys::Deadline deadline);
+
+  bool resume_owed_ = false;    // the runner waits for "resume" before cleaning up
+  bool ready_pending_ = false;  // a "ready" frame is owed by the runner
+  pid_t work_pid_ = -1;
 };
 
 }  // namespace kevin::engine

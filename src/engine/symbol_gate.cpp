@@ -1,9 +1,12 @@
-// symbol_gate.cpp — allowlists for imports and exports of built candidates.
-#include <cstdint>
+// symbol_gate.cpp — the object gate: allowlists for imports and exports of built candidates,
+// and the structural rules over sections, segments, dynamic entries and load-time code.
 #include "engine/symbol_gate.h"
+
+#include <elf.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <set>
 
 namespace kevin::engine {
@@ -101,6 +104,196 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
                          " bytes exceeds the 1 MiB limit (use args->workspace for scratch space)"};
   }
   return std::nullopt;
+}
+
+namespace {
+
+// What g++ 12 and nvcc 13 put in a candidate built with our flags (plus debug sections).
+constexpr std::array<std::string_view, 25> kAllowedSections = {
+    ".init",   ".fini",     ".plt",      ".plt.got",     ".plt.sec",          ".init_array",     ".fini_array",
+    ".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".dynamic", ".got",  ".got.plt",        ".dynsym",
+    ".dynstr", ".gnu.hash", ".hash",     ".comment",     ".symtab",           ".strtab",         ".shstrtab",
+    ".tm_clone_table", ".nv_fatbin", ".nvFatBinSegment", "__nv_module_id"};
+// Families: a name equal to one of these without its trailing '.', or starting with it.
+constexpr std::array<std::string_view, 10> kAllowedSectionFamilies = {
+    ".text.", ".rodata.", ".data.", ".bss.", ".rela.", ".note.", ".nv.", ".debug_", ".gnu.version", ".gnu_debuglink"};
+constexpr std::array<std::string_view, 5> kCodeSections = {".init", ".fini", ".plt", ".plt.got", ".plt.sec"};
+
+constexpr std::array<std::string_view, 5> kSystemLibraries = {"libc.so.6", "libm.so.6", "libstdc++.so.6",
+                                                              "libgcc_s.so.1", "ld-linux-x86-64.so.2"};
+constexpr std::string_view kCudaRuntimePrefix = "libcudart.so.";
+
+// glibc's crti.o + crtn.o make .init 23 bytes and .fini 9 on x86-64 (4 more each when they
+// start with endbr64). Anything longer is code someone added to run at load or unload.
+constexpr size_t kCrtInitBytes = 23;
+constexpr size_t kCrtFiniBytes = 9;
+constexpr std::string_view kEndbr64 = "\xf3\x0f\x1e\xfa";
+
+constexpr std::string_view kCudaRegistration = "_ZL24__sti____cudaRegisterAllv";
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+bool section_allowed(std::string_view name) {
+  if (contains(kAllowedSections, name)) return true;
+  return std::any_of(kAllowedSectionFamilies.begin(), kAllowedSectionFamilies.end(), [&](std::string_view family) {
+    const std::string_view bare = family.back() == '.' ? family.substr(0, family.size() - 1) : family;
+    return name == bare || starts_with(name, family);
+  });
+}
+
+bool code_section(std::string_view name) {
+  return contains(kCodeSections, name) || name == ".text" || starts_with(name, ".text.");
+}
+
+std::optional<Rejection> check_sections(const ElfObject& object) {
+  for (const auto& section : object.sections) {
+    if (section.type == SHT_NULL && section.name.empty()) continue;  // index 0
+    if (!section_allowed(section.name)) {
+      return Rejection{"banned_construct", "the built object has a section '" + section.name +
+                                               "' that the compiler does not make by itself (section attributes "
+                                               "or assembler directives are not allowed)"};
+    }
+    const bool exec = (section.flags & SHF_EXECINSTR) != 0;
+    if (exec && (section.flags & SHF_WRITE) != 0) {
+      return Rejection{"writable_code", "section '" + section.name + "' is both writable and executable"};
+    }
+    if (exec && !code_section(section.name)) {
+      return Rejection{"code_outside_text", "section '" + section.name + "' is executable; only compiled code may be"};
+    }
+  }
+  return std::nullopt;
+}
+
+// Sections overlapping an executable segment must be code sections: data mapped executable
+// is machine code by another name.
+std::optional<Rejection> check_executable_segment(const ElfObject& object, const ElfSegment& segment) {
+  for (const auto& section : object.sections) {
+    if ((section.flags & SHF_ALLOC) == 0 || (section.flags & SHF_TLS) != 0 || section.size == 0) continue;
+    const bool overlaps = section.addr < segment.vaddr + segment.memsz && segment.vaddr < section.addr + section.size;
+    if (overlaps && !code_section(section.name)) {
+      return Rejection{"code_outside_text", "section '" + section.name + "' is mapped executable"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> check_segments(const ElfObject& object) {
+  bool stack_seen = false;
+  for (const auto& segment : object.segments) {
+    const bool exec = (segment.flags & PF_X) != 0;
+    if (segment.type == PT_GNU_STACK) {
+      stack_seen = true;
+      if (exec) return Rejection{"executable_stack", "the built object asks for an executable stack"};
+    }
+    if (segment.type != PT_LOAD || !exec) continue;
+    if ((segment.flags & PF_W) != 0) return Rejection{"writable_code", "the built object has a writable and executable segment"};
+    if (auto r = check_executable_segment(object, segment)) return r;
+  }
+  if (!stack_seen) return Rejection{"executable_stack", "the built object has no PT_GNU_STACK (the stack would be executable)"};
+  if (object.text_relocations) return Rejection{"writable_code", "the built object has text relocations (code patched at load time)"};
+  return std::nullopt;
+}
+
+std::optional<Rejection> check_libraries(const ElfObject& object, Backend backend) {
+  for (const auto& library : object.needed) {
+    const bool cuda_runtime = backend == Backend::kCuda && starts_with(library, kCudaRuntimePrefix);
+    if (!contains(kSystemLibraries, library) && !cuda_runtime) {
+      return Rejection{"library_not_allowed", "the built object needs '" + library + "'; candidates link nothing but the "
+                                                  "C/C++ runtime" + std::string(backend == Backend::kCuda ? " and cudart" : "")};
+    }
+  }
+  if (!object.loader_directives.empty()) {
+    return Rejection{"library_not_allowed", "the built object carries " + object.loader_directives.front() +
+                                                 ", which changes what the loader loads"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> check_ifuncs(const ElfObject& object) {
+  if (object.ifuncs.empty()) return std::nullopt;
+  return Rejection{"indirect_function", "'" + object.ifuncs.front() + "' is an indirect function (ifunc): its resolver would "
+                                            "run inside the loader"};
+}
+
+// True if the loader may call the function `name` through `kind` on `backend`.
+bool expected_call(ElfCallKind kind, Backend backend, std::string_view name) {
+  switch (kind) {
+    case ElfCallKind::kDtInit: return name == "_init";
+    case ElfCallKind::kDtFini: return name == "_fini";
+    case ElfCallKind::kInitArray: return name == "frame_dummy" || (backend == Backend::kCuda && name == kCudaRegistration);
+    case ElfCallKind::kFiniArray: return name == "__do_global_dtors_aux";
+    case ElfCallKind::kPreinitArray: return false;
+  }
+  return false;
+}
+
+Rejection load_time_rejection(const ElfLoadTimeCall& call) {
+  const auto dynamic_init = std::find_if(call.names.begin(), call.names.end(),
+                                         [](const std::string& n) { return starts_with(n, "_GLOBAL__"); });
+  if (dynamic_init != call.names.end()) {
+    return Rejection{"load_time_code",
+                     "a global or static object has a dynamic initialiser (a constructor, or a value computed at run "
+                     "time), which would run code when the kernel is loaded; avoid globals with constructors: make "
+                     "them constexpr/constant-initialised, or keep them inside kevin_forward"};
+  }
+  if (!call.resolved || call.names.empty()) {
+    return Rejection{"load_time_code", call.source + " makes the loader run code that is not a known function"};
+  }
+  return Rejection{"load_time_code", "'" + call.names.front() + "' (" + call.source +
+                                         ") would run when the kernel is loaded or unloaded; no code may run outside "
+                                         "kevin_forward (no constructor attributes or hand-made init entries)"};
+}
+
+bool crt_sized(const std::string& code, uint64_t size, size_t crt_bytes) {
+  const size_t expected = crt_bytes + (starts_with(code, kEndbr64) ? kEndbr64.size() : 0);
+  return size <= expected;
+}
+
+std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend backend) {
+  if (!object.has_symtab) {
+    return Rejection{"load_time_code", "the built object has no symbol table, so the code it runs at load time cannot be checked"};
+  }
+  if (object.unverified_relocations) {
+    return Rejection{"load_time_code", "the built object uses relocation formats the gate does not follow"};
+  }
+  for (const auto& section : object.sections) {
+    const bool init_ok = section.name != ".init" || crt_sized(object.init_code, section.size, kCrtInitBytes);
+    const bool fini_ok = section.name != ".fini" || crt_sized(object.fini_code, section.size, kCrtFiniBytes);
+    if (!init_ok || !fini_ok) {
+      return Rejection{"load_time_code", "code was added to " + section.name + ", which the loader runs by itself"};
+    }
+  }
+  for (const auto& call : object.load_time_calls) {
+    const bool ok = call.resolved && call.unique &&
+                    std::any_of(call.names.begin(), call.names.end(),
+                                [&](const std::string& n) { return expected_call(call.kind, backend, n); });
+    if (!ok) return load_time_rejection(call);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend) {
+  if (auto r = check_sections(object)) return r;
+  if (auto r = check_segments(object)) return r;
+  if (auto r = check_ifuncs(object)) return r;
+  if (auto r = check_libraries(object, backend)) return r;
+  return check_load_time_code(object, backend);
+}
+
+std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes) {
+  auto object = read_elf_object(image);
+  if (!object.is_ok()) {
+    return Rejection{"import_not_allowed", "the built object is unreadable: " + object.status().message()};
+  }
+  if (auto r = check_symbols(object->symbols, backend, device_global_bytes)) return r;
+  return check_object_structure(*object, backend);
 }
 
 }  // namespace kevin::engine

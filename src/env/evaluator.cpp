@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "core/file.h"
+#include "core/log.h"
 #include "core/sha256.h"
+#include "engine/runner_session.h"
 #include "sys/cuda_probe.h"
 #include "tasks/problem.h"
 
@@ -41,6 +43,11 @@ Status EngineEvaluator::choose_devices() {
 }
 
 Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOptions& options) {
+  const engine::Leftovers left = engine::clean_up_after_dead_judges();
+  if (left.folders + left.runners > 0) {
+    KEVIN_LOG(info) << "cleaned up after an earlier kevin that did not exit cleanly: " << left.runners
+                    << " runner processes, " << left.folders << " scratch folders";
+  }
   std::unique_ptr<EngineEvaluator> ev(new EngineEvaluator(options));
   KEVIN_RETURN_IF_ERROR(ev->choose_devices());
   KEVIN_ASSIGN_OR_RETURN(auto tolerance, engine::ToleranceProfile::parse(options.tolerance));
@@ -54,12 +61,20 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   p.seed_ttl = options.fresh_seeds ? std::chrono::seconds(0) : std::chrono::seconds(3600);
   p.timing_budget_ms = options.timing_budget_ms;
   p.max_calls = options.max_timed_calls;
+  p.timing_bytes_budget = options.timing_bytes_budget;
+  p.max_reference_bytes = options.max_reference_bytes;
+  p.baseline_ttl = options.baseline_ttl;
+  // Looked up at each use: the lanes are made below. The provider dies with `ev`.
+  p.timing_gate = [self = ev.get()](int device) { return self->lane_gate(device); };
   ev->provider_ = std::make_unique<tasks::ReferenceProvider>(p);
 
   engine::CompilerConfig c;
   c.backend = options.backend;
   c.cache_dir = options.cache_dir;
   c.abi_include_dir = options.share_dir;
+  c.sandbox = options.sandbox;
+  c.sandbox_path = options.runner_path.parent_path() / "kevin-sandbox";
+  c.max_cache_bytes = options.build_cache_max_bytes;
   KEVIN_ASSIGN_OR_RETURN(auto driver, engine::CompileDriver::create(c));
   ev->compiler_ = std::make_unique<engine::CompileDriver>(std::move(driver));
 
@@ -68,6 +83,11 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   e.tolerance = tolerance;
   e.runner_path = options.runner_path;
   e.sandbox = options.sandbox;
+  // NVML names a GPU process by its pid inside its own PID namespace, so CUDA runners in
+  // namespaces of their own could not be told apart by the GPU-memory bound; they keep the
+  // host's (the allowlist and the empty root already keep them from other processes).
+  e.pid_namespace = options.pid_namespace && options.backend == engine::Backend::kCpu;
+  e.allow_degenerate_tasks = options.allow_degenerate_tasks;
   e.max_timed_calls = options.max_timed_calls;
   e.timing_budget_ms = options.timing_budget_ms;
   e.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.call_timeout_s * 1000));
@@ -87,7 +107,10 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
 std::string EngineEvaluator::device_name() const { return device_name_; }
 
 engine::DeviceGate* EngineEvaluator::device_gate(int device) {
-  if (options_.backend != engine::Backend::kCuda) return nullptr;
+  return options_.backend == engine::Backend::kCuda ? lane_gate(device) : nullptr;
+}
+
+engine::DeviceGate* EngineEvaluator::lane_gate(int device) {
   for (auto& lane : lanes_) {
     if (lane->device == device) return &lane->gate;
   }
@@ -114,7 +137,15 @@ Result<engine::ReferenceSet> EngineEvaluator::reference(const fs::path& task) {
 
 Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, const engine::ReferenceSet& ref) {
   DevicePool::Lease lease(*pool_);
-  return lanes_[lease.lane()]->judge->evaluate(source, ref);
+  const Lane& lane = *lanes_[lease.lane()];
+  engine::EvalHooks hooks;
+  if (!ref.task_file.empty()) {
+    // Called by the judge while it holds this lane's gate exclusively (the provider takes no gate here).
+    hooks.retime_baseline = [this, &ref, device = lane.device] {
+      return provider_->retime_baseline(ref.task_file, backend(), device);
+    };
+  }
+  return lane.judge->evaluate(source, ref, hooks);
 }
 
 Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {

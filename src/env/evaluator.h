@@ -51,8 +51,18 @@ struct EngineOptions {
   std::string python;                    // interpreter override ("" = discover)
   int seeds = 5;                         // K
   bool fresh_seeds = false;
+  // Reference data and baselines (tasks::ProviderOptions has the defaults' reasons).
+  uint64_t timing_bytes_budget = tasks::kDefaultTimingBytesBudget;  // bounds the T timing sets
+  uint64_t max_reference_bytes = uint64_t{32} << 30;                // cap on <cache>/reference
+  std::chrono::seconds baseline_ttl{6 * 3600};                      // baselines re-timed after
   std::string tolerance = "default";
+  // Sandboxes the candidate runner and the compiler (kevin-sandbox beside runner_path); off:
+  // debugging only.
   bool sandbox = true;
+  // A PID namespace per CPU runner too (CUDA runners stay in the host's: see evaluator.cpp).
+  bool pid_namespace = true;
+  bool allow_degenerate_tasks = false;   // evaluate tasks a trivial output passes (refused otherwise)
+  uint64_t build_cache_max_bytes = uint64_t{8} << 30;  // cap on <cache>/builds (unused entries evicted, LRU)
   double call_timeout_s = 20;
   double timing_budget_ms = 2000;
   int max_timed_calls = 100;
@@ -96,6 +106,9 @@ class EngineEvaluator final : public Evaluator {
 
   explicit EngineEvaluator(EngineOptions options) : options_(std::move(options)) {}
   Status choose_devices();
+  // The gate of the lane on `device` (on the CPU backend too, unlike device_gate()); null
+  // when no lane runs there. The provider times baselines under it.
+  engine::DeviceGate* lane_gate(int device);
 
   EngineOptions options_;
   std::unique_ptr<tasks::ReferenceProvider> provider_;

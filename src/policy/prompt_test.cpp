@@ -109,6 +109,7 @@ TEST(Prompt, ExamplesPassTheGates) {
   cc.backend = engine::Backend::kCpu;
   cc.cache_dir = cache->path();
   cc.abi_include_dir = std::filesystem::path(KEVIN_SOURCE_DIR) / "src/engine/abi";
+  cc.sandbox_path = std::filesystem::path(KEVIN_BUILD_DIR) / "bin/kevin-sandbox";
   auto driver = engine::CompileDriver::create(cc);
   ASSERT_TRUE(driver.is_ok());
   PromptConfig cpu;

@@ -76,7 +76,15 @@ Status read_exact(int fd, void* data, size_t size, Deadline deadline) {
 }
 
 Status read_until_eof(int fd, size_t max_keep, Deadline deadline, std::string* out) {
+  bool stopped = false;
+  return read_until_eof_or_limit(fd, max_keep, SIZE_MAX, deadline, out, &stopped);
+}
+
+Status read_until_eof_or_limit(int fd, size_t max_keep, size_t stop_after, Deadline deadline,
+                               std::string* out, bool* stopped) {
   char buf[65536];
+  size_t seen = 0;
+  *stopped = false;
   while (true) {
     KEVIN_RETURN_IF_ERROR(wait_ready(fd, POLLIN, deadline));
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -87,6 +95,11 @@ Status read_until_eof(int fd, size_t max_keep, Deadline deadline, std::string* o
     }
     const size_t room = max_keep > out->size() ? max_keep - out->size() : 0;
     out->append(buf, std::min(room, static_cast<size_t>(n)));
+    seen += static_cast<size_t>(n);
+    if (seen > stop_after) {
+      *stopped = true;
+      return Status::ok();
+    }
   }
 }
 
@@ -99,12 +112,14 @@ Status write_frame(int fd, std::string_view payload, Deadline deadline) {
   return write_all(fd, payload.data(), payload.size(), deadline);
 }
 
-Result<std::string> read_frame(int fd, Deadline deadline) {
+Result<std::string> read_frame(int fd, Deadline deadline) { return read_frame(fd, deadline, kMaxFrame); }
+
+Result<std::string> read_frame(int fd, Deadline deadline, uint32_t max_bytes) {
   uint8_t header[4];
   KEVIN_RETURN_IF_ERROR(read_exact(fd, header, 4, deadline));
   const uint32_t n = uint32_t{header[0]} | (uint32_t{header[1]} << 8) |
                      (uint32_t{header[2]} << 16) | (uint32_t{header[3]} << 24);
-  if (n > kMaxFrame) return invalid_argument("frame of " + std::to_string(n) + " bytes refused");
+  if (n > max_bytes || n > kMaxFrame) return invalid_argument("frame of " + std::to_string(n) + " bytes refused");
   std::string payload(n, '\0');
   KEVIN_RETURN_IF_ERROR(read_exact(fd, payload.data(), n, deadline));
   return payload;

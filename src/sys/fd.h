@@ -50,11 +50,18 @@ Status read_exact(int fd, void* data, size_t size, Deadline deadline);
 // Reads until end of stream, keeping at most `max_keep` bytes in *out (the rest is read and
 // dropped so a flooding writer cannot block itself or grow our memory).
 Status read_until_eof(int fd, size_t max_keep, Deadline deadline, std::string* out);
+// The same, but stops reading once more than `stop_after` bytes have arrived and sets
+// *stopped (the caller then ends the writer, which may be flooding on purpose).
+Status read_until_eof_or_limit(int fd, size_t max_keep, size_t stop_after, Deadline deadline,
+                               std::string* out, bool* stopped);
 
 // Frames: a 4-byte little-endian length, then the payload (at most kMaxFrame bytes).
 inline constexpr uint32_t kMaxFrame = 64u << 20;
 Status write_frame(int fd, std::string_view payload, Deadline deadline);
 Result<std::string> read_frame(int fd, Deadline deadline);
+// read_frame for an untrusted writer: a frame announced larger than `max_bytes` is refused
+// (kInvalidArgument) before anything is allocated for it.
+Result<std::string> read_frame(int fd, Deadline deadline, uint32_t max_bytes);
 
 // An anonymous shared-memory file (memfd) of a fixed size, mapped read-write here. Its fd can
 // be handed to a child, which maps the same pages.

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -168,21 +169,32 @@ fs::path executable_dir() {
 Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
                                   size_t max_output, const std::optional<fs::path>& cwd,
                                   const std::optional<std::vector<std::string>>& env) {
+  CommandOptions options;
+  options.max_output = max_output;
+  options.cwd = cwd;
+  options.env = env;
+  return run_command(argv, deadline, options);
+}
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
+                                  const CommandOptions& options) {
   KEVIN_ASSIGN_OR_RETURN(Pipe out, make_pipe());
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   Fd devnull_fd(devnull);
-  SpawnOptions options;
-  options.argv = argv;
-  options.env = env ? *env : current_environment();
-  options.fds = {{0, devnull}, {1, out.write.get()}, {2, out.write.get()}};
-  options.cwd = cwd;
+  SpawnOptions spawn_options;
+  spawn_options.argv = argv;
+  spawn_options.env = options.env ? *options.env : current_environment();
+  spawn_options.fds = {{0, devnull}, {1, out.write.get()}, {2, out.write.get()}};
+  spawn_options.cwd = options.cwd;
   const auto start = Clock::now();
-  KEVIN_ASSIGN_OR_RETURN(Child child, spawn(options));
+  KEVIN_ASSIGN_OR_RETURN(Child child, spawn(spawn_options));
   out.write.reset();
   CommandResult result;
-  const Status drained = read_until_eof(out.read.get(), max_output, deadline, &result.output);
-  if (drained.code() == StatusCode::kDeadlineExceeded) {
-    result.timed_out = true;
+  const Status drained = read_until_eof_or_limit(out.read.get(), options.max_output,
+                                                 options.kill_after_output.value_or(SIZE_MAX), deadline,
+                                                 &result.output, &result.output_exceeded);
+  if (drained.code() == StatusCode::kDeadlineExceeded || result.output_exceeded) {
+    result.timed_out = !result.output_exceeded;
     result.exit = child.kill_and_reap();
   } else {
     auto exit = child.wait(deadline);

@@ -85,6 +85,7 @@ struct CommandResult {
   ExitInfo exit;
   std::string output;
   bool timed_out = false;
+  bool output_exceeded = false;  // killed for printing more than kill_after_output bytes
   double wall_ms = 0;
 };
 // `env` replaces the environment when given (e.g. to keep secrets away from a compiler
@@ -93,6 +94,18 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline
                                   size_t max_output = 1 << 20,
                                   const std::optional<std::filesystem::path>& cwd = std::nullopt,
                                   const std::optional<std::vector<std::string>>& env = std::nullopt);
+
+// Everything run_command can be told besides the program and the deadline.
+struct CommandOptions {
+  size_t max_output = 1 << 20;                        // bytes of stdout+stderr kept
+  // When set, the process group is killed as soon as more than this many bytes have been
+  // printed (CommandResult::output_exceeded), instead of draining a flood until the deadline.
+  std::optional<size_t> kill_after_output;
+  std::optional<std::filesystem::path> cwd;
+  std::optional<std::vector<std::string>> env;        // replaces the environment when given
+};
+Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
+                                  const CommandOptions& options);
 
 // Finds `name` on PATH; nullopt if absent.
 std::optional<std::filesystem::path> find_program(const std::string& name);

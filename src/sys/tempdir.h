@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "core/status.h"
 
@@ -21,6 +22,9 @@ class TempDir {
   static Result<TempDir> create(const std::string& prefix,
                                 const std::filesystem::path& parent = {});
   const std::filesystem::path& path() const { return path_; }
+  // Stops owning the directory (it is no longer removed) and returns its path, e.g. before
+  // renaming it somewhere permanent.
+  std::filesystem::path release() { return std::exchange(path_, {}); }
 
  private:
   std::filesystem::path path_;

@@ -1,33 +1,23 @@
-// reference_provider.cpp — cache layout, seed drawing and baseline reuse.
-#include <cstdint>
+// reference_provider.cpp — seed drawing, the seed-set cache over ReferenceStore, and baseline
+// timing under the device's exclusive gate with its TTL cache.
 #include "tasks/reference_provider.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 #include <random>
 
 #include "core/file.h"
 #include "core/log.h"
 #include "core/sha256.h"
-#include "sys/tempdir.h"
 
 namespace kevin::tasks {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool fresh(const fs::path& meta, std::chrono::seconds ttl) {
-  std::error_code ec;
-  const auto written = fs::last_write_time(meta, ec);
-  if (ec) return false;
-  return fs::file_time_type::clock::now() - written < ttl;
-}
 
 std::vector<uint64_t> secret_seeds(int count) {
   std::random_device os_random;
@@ -39,8 +29,12 @@ std::vector<uint64_t> secret_seeds(int count) {
   return seeds;
 }
 
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // Holds an exclusive lock on `path` (created if missing) for its lifetime, so only one
-// process prepares a given seed set at a time; the others wait and then reuse it.
+// thread or process prepares a given seed set at a time; the others wait and then reuse it.
 class FileLock {
  public:
   explicit FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
@@ -56,15 +50,29 @@ class FileLock {
   int fd_;
 };
 
-// Puts `fresh` in place of `target` atomically: readers see the old or the new directory,
-// never none. The old contents end up at `fresh` (removed by the caller).
-Status swap_in(const fs::path& fresh, const fs::path& target) {
-  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) return Status::ok();
-  if (errno == ENOENT && ::rename(fresh.c_str(), target.c_str()) == 0) return Status::ok();
-  return io_error("cannot store reference data in " + target.string() + ": " + std::strerror(errno));
+// The cached baseline in `file` while it is younger than `ttl` (ttl 0: never).
+std::optional<engine::TimingStats> fresh_baseline(const fs::path& file, std::chrono::seconds ttl) {
+  auto text = read_file(file);
+  if (!text.is_ok()) return std::nullopt;
+  auto j = parse_json(*text);
+  if (!j.is_ok()) return std::nullopt;
+  auto b = engine::timing_stats_from_json(*j);
+  if (!b.is_ok() || b->measured_at <= 0 || unix_now() - b->measured_at >= ttl.count()) return std::nullopt;
+  return *b;
 }
 
 }  // namespace
+
+struct ReferenceProvider::TaskKey {
+  fs::path task;
+  std::string backend;
+  int device = 0;
+  std::string task_hash;  // SHA-256 of the task file
+  std::string set_key;    // names the seed-set folder
+};
+
+ReferenceProvider::ReferenceProvider(ProviderOptions options)
+    : options_(std::move(options)), store_(options_.cache_dir / "reference", options_.max_reference_bytes) {}
 
 Result<ReferenceWorker*> ReferenceProvider::worker() {
   if (worker_ && !worker_->alive()) worker_.reset();
@@ -73,6 +81,10 @@ Result<ReferenceWorker*> ReferenceProvider::worker() {
     worker_.emplace(std::move(w));
   }
   return &*worker_;
+}
+
+engine::DeviceGate* ReferenceProvider::gate(int device) const {
+  return options_.timing_gate ? options_.timing_gate(device) : nullptr;
 }
 
 Result<Json> ReferenceProvider::describe(const fs::path& task, const std::string& backend) {
@@ -86,70 +98,111 @@ std::string ReferenceProvider::python() const {
   return worker_ ? worker_->python() : "";
 }
 
-Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const std::string& backend, int device) {
+Result<ReferenceProvider::TaskKey> ReferenceProvider::task_key(const fs::path& task, const std::string& backend,
+                                                              int device) const {
   KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task, size_t{16} << 20));
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::string task_hash = sha256_hex(source);
-  const std::string key = Sha256()
-                              .update_field(task_hash)
-                              .update_field(backend)
-                              .update_field(std::to_string(device))
-                              .update_field(std::to_string(options_.num_sets))
-                              .update_field(std::to_string(engine::kReferenceProtocol))
-                              .hex_digest();
-  const fs::path root = options_.cache_dir / "reference";
-  const fs::path dir = root / key;
+  TaskKey k{task, backend, device, sha256_hex(source), ""};
+  // Everything that shapes the data: a set made for other parameters is another set.
+  k.set_key = Sha256()
+                  .update_field(k.task_hash)
+                  .update_field(backend)
+                  .update_field(std::to_string(device))
+                  .update_field(std::to_string(options_.num_sets))
+                  .update_field(std::to_string(options_.max_calls))
+                  .update_field(std::to_string(options_.timing_bytes_budget))
+                  .update_field(std::to_string(options_.min_timing_sets))
+                  .update_field(std::to_string(engine::kReferenceProtocol))
+                  .hex_digest();
+  return k;
+}
+
+Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const std::string& backend, int device) {
+  KEVIN_ASSIGN_OR_RETURN(TaskKey k, task_key(task, backend, device));
+  KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, seed_set(k));
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats baseline, cached_baseline(k, ref));
+  ref.baseline = baseline;
+  ref.task_file = fs::absolute(task);
+  return ref;
+}
+
+Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
+  if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);
+  // Preparing runs the task on the device: hold it shared so that no timing runs meanwhile.
+  const engine::SharedDeviceLock shared(gate(k.device));
   std::error_code ec;
-  fs::create_directories(root, ec);
-  FileLock other_processes(root / (key + ".lock"));
-  if (options_.seed_ttl.count() > 0 && fresh(dir / "meta.json", options_.seed_ttl)) {
-    if (auto cached = engine::load_reference(dir); cached.is_ok() && cached->baseline) return cached;
-  }
+  fs::create_directories(store_.key_dir(k.set_key), ec);
+  const FileLock one_preparer(store_.key_dir(k.set_key) / "prepare.lock");
+  if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);  // made while we waited
 
+  std::lock_guard<std::mutex> lock(mu_);
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
-  const std::string device_name = w->device_name(backend, device);
-  const fs::path baseline_file = options_.cache_dir / "baseline" /
-                                 (Sha256()
-                                      .update_field(task_hash)
-                                      .update_field(device_name)
-                                      .update_field(w->torch_version())
-                                      .update_field(std::to_string(engine::kReferenceProtocol))
-                                      .hex_digest() +
-                                  ".json");
-  std::optional<engine::TimingStats> baseline;
-  if (auto text = read_file(baseline_file); text.is_ok()) {
-    if (auto j = parse_json(*text); j.is_ok()) {
-      if (auto b = engine::timing_stats_from_json(*j); b.is_ok()) baseline = *b;
-    }
-  }
-
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
-  KEVIN_ASSIGN_OR_RETURN(sys::TempDir staging, sys::TempDir::create("prep-", root));
+  KEVIN_ASSIGN_OR_RETURN(Staging staging, store_.stage(k.set_key));
   PrepareRequest req;
+  req.task = k.task;
+  req.backend = k.backend;
+  req.device = k.device;
+  req.seeds = secret_seeds(options_.num_sets);
+  req.timing_seeds = secret_seeds(options_.max_calls);
+  req.timing_bytes_budget = options_.timing_bytes_budget;
+  req.min_timing_sets = options_.min_timing_sets;
+  req.out_dir = staging.dir();
+  KEVIN_LOG(info) << "preparing reference data for " << k.task.filename().string() << " on "
+                  << w->device_name(k.backend, k.device) << " (" << options_.num_sets << " correctness sets, up to "
+                  << options_.max_calls << " timing sets)";
+  KEVIN_RETURN_IF_ERROR(w->prepare(req).status());
+  return store_.publish(k.set_key, std::move(staging));
+}
+
+Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref) {
+  // The set names the device and torch version it was made with, so a warm cache needs no
+  // worker at all.
+  const fs::path file = options_.cache_dir / "baseline" /
+                        (Sha256()
+                             .update_field(k.task_hash)
+                             .update_field(ref.device_name)
+                             .update_field(ref.torch_version)
+                             .update_field(std::to_string(engine::kReferenceProtocol))
+                             .hex_digest() +
+                         ".json");
+  if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
+  // The baseline is timed like a candidate: with the device to itself. Gate before mutex.
+  const engine::ExclusiveDeviceLock exclusive(gate(k.device));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, time_baseline_locked(k.task, k.backend, k.device));
+  if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
+    KEVIN_LOG(warn) << "baseline not cached: " << s.message();
+  }
+  return b;
+}
+
+Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& task, const std::string& backend,
+                                                               int device) {
+  if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
+  std::lock_guard<std::mutex> lock(mu_);
+  return time_baseline_locked(task, backend, device);
+}
+
+Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(const fs::path& task, const std::string& backend,
+                                                                    int device) {
+  KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
+  BaselineRequest req;
   req.task = task;
   req.backend = backend;
   req.device = device;
   req.seeds = secret_seeds(options_.num_sets);
-  req.out_dir = staging.path();
-  req.baseline = !baseline.has_value();
-  req.timing_budget_ms = options_.timing_budget_ms;
+  req.timing_seeds = secret_seeds(options_.max_calls);
+  req.timing_bytes_budget = options_.timing_bytes_budget;
+  req.min_timing_sets = options_.min_timing_sets;
+  req.budget_ms = options_.timing_budget_ms;
   req.warmup = options_.warmup;
   req.min_calls = options_.min_calls;
-  req.max_calls = options_.max_calls;
-  KEVIN_LOG(info) << "preparing reference data for " << task.filename().string() << " on " << device_name
-                  << (req.baseline ? " (with eager baseline timing)" : "");
-  KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, w->prepare(req));
-  if (baseline) {
-    ref.baseline = baseline;
-  } else if (ref.baseline) {
-    (void)write_file_atomic(baseline_file, dump_json(engine::to_json(*ref.baseline)));
-  }
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(staging.path() / "meta.json", dump_json(engine::reference_meta_json(ref))));
-  // Swap the new seed set in; evaluations that mapped the old files keep their mappings, and
-  // the staging TempDir removes the old set on destruction.
-  KEVIN_RETURN_IF_ERROR(swap_in(staging.path(), dir));
-  ref.dir = dir;
-  return ref;
+  KEVIN_LOG(info) << "timing the eager baseline of " << task.filename().string() << " on "
+                  << w->device_name(backend, device);
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, w->baseline(req));
+  b.measured_at = unix_now();
+  return b;
 }
 
 }  // namespace kevin::tasks

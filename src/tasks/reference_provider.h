@@ -1,17 +1,20 @@
-// reference_provider.h — reference data on demand, cached on disk. A seed set (K secret
-// seeds, drawn from the OS's random source and never stored) is prepared once per (task
-// content, backend, device, K) and reused until it is older than the seed TTL; the eager
-// baseline is cached by (task content hash, device name, torch version, protocol version).
-// Thread-safe; the Python worker is started lazily, once.
+// reference_provider.h — reference data on demand, cached on disk: secret seed sets in
+// immutable leased directories (reference_store.h), reused until the seed TTL, and eager
+// baselines timed under the device's exclusive gate, cached until the baseline TTL.
+// Thread-safe; the Python worker is started lazily and restarted after a failed request.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "engine/device_gate.h"
 #include "engine/reference.h"
+#include "tasks/reference_store.h"
 #include "tasks/reference_worker.h"
 
 namespace kevin::tasks {
@@ -21,18 +24,44 @@ struct ProviderOptions {
   WorkerOptions worker;
   int num_sets = 5;                          // K
   std::chrono::seconds seed_ttl{3600};       // 0: a fresh seed set every time
+  std::chrono::seconds baseline_ttl{6 * 3600};  // 0: the baseline is re-timed every time
   double timing_budget_ms = 2000;
   int warmup = 3, min_calls = 10, max_calls = 100;
+  // T timing sets per seed set: as many as this many bytes of inputs and expected outputs
+  // hold, at least min_timing_sets, at most max_calls.
+  uint64_t timing_bytes_budget = kDefaultTimingBytesBudget;
+  int min_timing_sets = kDefaultMinTimingSets;
+  // Cap on <cache_dir>/reference; least recently used sets that no evaluation holds go first.
+  uint64_t max_reference_bytes = uint64_t{32} << 30;
+  // The gate of CUDA device `device` (the CPU backend: lane 0) that timing holds alone;
+  // borrowed, must outlive the provider; null or unset: no gate. Data preparation holds it
+  // shared (it uses the device), baseline timing exclusively.
+  std::function<engine::DeviceGate*(int device)> timing_gate;
 };
 
+// A seed set (K correctness seeds and max_calls timing seeds from the OS random source, never
+// stored) is prepared once per (task content, backend, device, K, timing parameters); a
+// baseline is cached per (task content hash, device name, torch version, protocol).
 class ReferenceProvider {
  public:
-  explicit ReferenceProvider(ProviderOptions options) : options_(std::move(options)) {}
+  explicit ReferenceProvider(ProviderOptions options);
 
-  // Reference data for `task` on `backend` ("cuda"/"cpu") and CUDA device `device`.
+  // Reference data for `task` on `backend` ("cuda"/"cpu") and CUDA device `device`, with
+  // its baseline (timed now under the exclusive gate when the cached one is missing or older
+  // than baseline_ttl). The set carries a lease: its files stay in place while any copy of
+  // it lives, even if a newer set replaces it. Lock order: gate, then the provider's mutex,
+  // so callers must not hold `device`'s gate (shared or exclusive) when calling this.
   // Errors: kNotFound (task file), kInvalidArgument (the task is broken),
-  // kFailedPrecondition (no interpreter with torch).
+  // kDeadlineExceeded (the task ran past the worker's limit), kFailedPrecondition (no
+  // interpreter with torch).
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend, int device);
+
+  // Times the eager baseline now on fresh secret seeds, WITHOUT taking the gate (the caller
+  // — the judge, interleaving baseline and candidate blocks — already holds `device`
+  // exclusively) and without reading or writing the cache. measured_at is now. For a set
+  // from get(): retime_baseline(ref.task_file, ref.backend, device). Errors as get().
+  Result<engine::TimingStats> retime_baseline(const std::filesystem::path& task, const std::string& backend,
+                                              int device);
 
   // The task's ABI argument list at `backend`'s sizes (ReferenceWorker::describe), through
   // the same worker process. Errors as get().
@@ -42,10 +71,22 @@ class ReferenceProvider {
   std::string python() const;
 
  private:
+  struct TaskKey;
   Result<ReferenceWorker*> worker();
+  engine::DeviceGate* gate(int device) const;
+  Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend, int device) const;
+  // The key's fresh current set, else a newly prepared and published one.
+  Result<engine::ReferenceSet> seed_set(const TaskKey& k);
+  // The cached baseline for `ref`'s device and torch version while younger than
+  // baseline_ttl, else one timed now (under the exclusive gate) and cached.
+  Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
+  // Times with the worker; mu_ held by the caller.
+  Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task, const std::string& backend,
+                                                   int device);
 
   ProviderOptions options_;
-  mutable std::mutex mu_;
+  ReferenceStore store_;
+  mutable std::mutex mu_;  // the worker, one request at a time
   std::optional<ReferenceWorker> worker_;
 };
 

@@ -131,37 +131,61 @@ Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadli
   return doc;
 }
 
-Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task) {
-  KEVIN_ASSIGN_OR_RETURN(Json reply, exchange(request, sys::Deadline::after(options_.prepare_timeout)));
-  if (!reply.value("ok", false)) {
-    const std::string error = reply.value("error", "unknown error");
-    if (reply.value("task_error", false)) return invalid_argument("task " + task.string() + ": " + error);
-    return internal_error("reference worker: " + error + "\n" + reply.value("traceback", ""));
+Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task, std::chrono::seconds limit) {
+  auto reply = exchange(request, sys::Deadline::after(limit));
+  if (!reply.is_ok()) {
+    if (reply.status().code() != StatusCode::kDeadlineExceeded) return reply.status();
+    // exchange() has killed the worker; the provider starts a new one for the next request.
+    return deadline_exceeded("task " + task.string() + ": get_inputs/forward did not finish within " +
+                             std::to_string(limit.count()) + " s; the reference worker was stopped");
+  }
+  if (!reply->value("ok", false)) {
+    const std::string error = reply->value("error", "unknown error");
+    if (reply->value("task_error", false)) return invalid_argument("task " + task.string() + ": " + error);
+    return internal_error("reference worker: " + error + "\n" + reply->value("traceback", ""));
   }
   return reply;
 }
 
 Result<Json> ReferenceWorker::describe(const fs::path& task, const std::string& backend) {
-  return call({{"op", "describe"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task);
+  return call({{"op", "describe"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task,
+              options_.describe_timeout);
 }
 
 Result<std::vector<std::string>> ReferenceWorker::check(const fs::path& task, const std::string& backend) {
-  KEVIN_ASSIGN_OR_RETURN(Json reply, call({{"op", "check"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task));
+  const Json request = {{"op", "check"}, {"task", fs::absolute(task).string()}, {"backend", backend}};
+  KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, task, options_.check_timeout));
   return reply.value("flags", std::vector<std::string>{});
 }
 
+namespace {
+
+Json task_request_json(const char* op, const TaskRequest& r) {
+  return {{"op", op},
+          {"task", fs::absolute(r.task).string()},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"seeds", r.seeds},
+          {"timing_seeds", r.timing_seeds},
+          {"timing_bytes_budget", r.timing_bytes_budget},
+          {"min_timing_sets", r.min_timing_sets}};
+}
+
+}  // namespace
+
 Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
-  const Json request = {{"op", "prepare"},
-                        {"task", fs::absolute(r.task).string()},
-                        {"backend", r.backend},
-                        {"device", r.device},
-                        {"seeds", r.seeds},
-                        {"out", r.out_dir.string()},
-                        {"baseline", r.baseline},
-                        {"timing", {{"budget_ms", r.timing_budget_ms}, {"warmup", r.warmup},
-                                    {"min_calls", r.min_calls}, {"max_calls", r.max_calls}}}};
-  KEVIN_RETURN_IF_ERROR(call(request, r.task).status());
+  Json request = task_request_json("prepare", r);
+  request["out"] = r.out_dir.string();
+  KEVIN_RETURN_IF_ERROR(call(request, r.task, options_.prepare_timeout).status());
   return engine::load_reference(r.out_dir);
+}
+
+Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) {
+  Json request = task_request_json("baseline", r);
+  request["timing"] = {{"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
+  KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout));
+  if (!reply.contains("baseline")) return internal_error("reference worker: baseline reply without times");
+  return engine::timing_stats_from_json(reply["baseline"]);
 }
 
 }  // namespace kevin::tasks

@@ -1,8 +1,10 @@
 // reference_worker.h — the C++ side of the Python reference worker: finds an interpreter
 // that can import torch, starts reference_worker.py, and asks it to prepare reference data
-// (input sets, expected outputs, eager baseline) for a task.
+// (correctness and timing sets with expected outputs) or to time the eager baseline of a
+// task. Every request has a time limit, so a task that never returns cannot hang kevin.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -20,18 +22,44 @@ struct WorkerOptions {
   std::filesystem::path script;                // reference_worker.py
   std::optional<std::string> python_override;  // --python, else $KEVIN_PYTHON
   std::chrono::seconds start_timeout{180};
-  std::chrono::seconds prepare_timeout{1800};
+  // How long one request may run. Past it the worker is killed (the next request starts a
+  // fresh one) and the request fails with kDeadlineExceeded naming the task and the limit:
+  // a task whose get_inputs(), Model(...) or forward never returns must not hang kevin.
+  std::chrono::seconds describe_timeout{120};
+  std::chrono::seconds check_timeout{600};
+  std::chrono::seconds prepare_timeout{600};
+  std::chrono::seconds baseline_timeout{600};
 };
 
-struct PrepareRequest {
+// The timing sets of a seed set fill about this many bytes (inputs and expected outputs), but
+// there are at least kDefaultMinTimingSets of them: a task with very large sets gets a few
+// timed calls on fresh data rather than many on data the candidate has already answered.
+inline constexpr uint64_t kDefaultTimingBytesBudget = uint64_t{2} << 30;
+inline constexpr int kDefaultMinTimingSets = 5;
+
+// What prepare and baseline share: the task, where it runs, and its secret seeds.
+struct TaskRequest {
   std::filesystem::path task;
   std::string backend;  // "cuda" or "cpu"
   int device = 0;
-  std::vector<uint64_t> seeds;
-  std::filesystem::path out_dir;
-  bool baseline = true;
-  double timing_budget_ms = 2000;
-  int warmup = 3, min_calls = 10, max_calls = 100;
+  std::vector<uint64_t> seeds;         // K correctness seeds (baseline: warm-up seeds)
+  std::vector<uint64_t> timing_seeds;  // one per possible timing set (max_calls of them)
+  // T = clamp(floor(timing_bytes_budget / bytes of one input set and its outputs),
+  //           min_timing_sets, timing_seeds.size()).
+  uint64_t timing_bytes_budget = kDefaultTimingBytesBudget;
+  int min_timing_sets = kDefaultMinTimingSets;
+};
+
+struct PrepareRequest : TaskRequest {
+  std::filesystem::path out_dir;  // receives meta.json and the four data files
+};
+
+// The judge's protocol on eager PyTorch: `warmup` calls (at least 3) on the correctness
+// seeds, then one call per timing set, each set timed once: as many as budget_ms allows at
+// the warm-up speed, at least min_calls, at most T.
+struct BaselineRequest : TaskRequest {
+  double budget_ms = 2000;
+  int warmup = 3, min_calls = 10;
 };
 
 // A running worker. Not thread-safe: one request at a time.
@@ -45,13 +73,21 @@ class ReferenceWorker {
   const std::string& python() const { return python_; }
   // False once the worker has exited or was stopped after a failed exchange.
   bool alive() const { return child_.running(); }
+  // The worker's process id (diagnostics, tests); -1 once stopped.
+  pid_t pid() const { return child_.pid(); }
   const std::string& torch_version() const { return torch_version_; }
   // Name of CUDA device `ordinal` as PyTorch reports it ("cpu" for the CPU backend).
   std::string device_name(const std::string& backend, int ordinal) const;
 
-  // Writes reference data into request.out_dir and loads it. A broken task file gives
-  // kInvalidArgument with the task's error.
+  // Writes reference data (protocol 2: K correctness and T timing sets) into
+  // request.out_dir and loads it; no baseline. A broken task file gives kInvalidArgument
+  // with the task's error; a request past options.prepare_timeout kDeadlineExceeded.
   Result<engine::ReferenceSet> prepare(const PrepareRequest& request);
+
+  // Times the eager baseline on sets built from request's seeds; writes nothing.
+  // measured_at is left 0 (the caller stamps what it keeps). Errors as prepare, with
+  // options.baseline_timeout.
+  Result<engine::TimingStats> baseline(const BaselineRequest& request);
 
   // The task's ABI argument list at `backend`'s sizes (no data written): the worker's reply
   // with "inputs", "scalar_names", "scalars", "outputs", "family", "has_cpu_sizes".
@@ -63,8 +99,9 @@ class ReferenceWorker {
 
  private:
   Result<Json> exchange(const Json& request, sys::Deadline deadline);
-  // exchange() plus the worker's error conventions: task errors → kInvalidArgument.
-  Result<Json> call(const Json& request, const std::filesystem::path& task);
+  // exchange() within `limit` plus the worker's error conventions: task errors →
+  // kInvalidArgument, the limit passed → kDeadlineExceeded naming the task.
+  Result<Json> call(const Json& request, const std::filesystem::path& task, std::chrono::seconds limit);
 
   WorkerOptions options_;
   std::string python_, torch_version_;

@@ -1,7 +1,11 @@
 // fixture_verdicts_test.cpp — every good, wrong and hostile candidate in
 // tests/fixtures/kernels gets a verdict from its manifest entry's `expect` list (and the
-// named rule when rejected), evaluated end to end through `kevin eval --batch`. The CPU
-// corpus runs everywhere; the CUDA corpus needs a GPU.
+// named rule when rejected), evaluated end to end through `kevin eval --batch`, mixed with
+// the good kernels in one batch. "refused" means the evaluation was refused for a degenerate
+// task. An entry with `no_faster_than` names a good kernel of the same task: when the hostile
+// one is judged correct, its speedup may not exceed `factor` times the good one's (the
+// cheat bought nothing), unless the entry names a `known_gap` (then the figures are printed).
+// The CPU corpus runs everywhere; the CUDA corpus needs a GPU.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -34,19 +38,44 @@ void check_corpus(const std::string& backend) {
   const auto results = json_lines(run.output);
   ASSERT_EQ(results.size(), by_file.size()) << run.output.substr(0, 4000);
   std::map<std::string, int> verdict_counts;
+  std::map<std::string, Json> by_result_file;  // manifest "file" → result
   for (const auto& r : results) {
     const std::string cand = r.value("candidate", "");
     ASSERT_TRUE(by_file.count(cand)) << cand;
     const Json& entry = by_file[cand];
-    ASSERT_FALSE(r.contains("error")) << cand << ": " << r["error"];
-    const std::string verdict = r["verdict"];
+    by_result_file[entry["file"].get<std::string>()] = r;
+    // An evaluation refused for a degenerate task is an error, not a verdict.
+    const std::string verdict = r.contains("error") && r["error"].get<std::string>().find("degenerate") != std::string::npos
+                                    ? "refused"
+                                    : r.value("verdict", "(error: " + r.value("error", std::string("?")) + ")");
     ++verdict_counts[verdict];
     const auto expect = entry["expect"].get<std::vector<std::string>>();
     EXPECT_NE(std::find(expect.begin(), expect.end(), verdict), expect.end())
-        << entry["file"] << " (" << entry["why"] << "): got " << verdict << " (" << r["reason"] << "): " << r["feedback"];
+        << entry["file"] << " (" << entry["why"] << "): got " << verdict << " (" << r.value("reason", "") << "): "
+        << r.value("feedback", r.value("error", std::string()));
     if (verdict == "rejected" && entry.contains("rule")) {
       EXPECT_EQ(r["reason"], entry["rule"]) << entry["file"] << ": " << r["feedback"];
     }
+    if (r.contains("clock_check")) {
+      // The judge's clock against the runner's, per candidate: the data the slack is set from.
+      std::cout << "  clock " << entry["file"].get<std::string>() << " " << verdict << " "
+                << dump_json(r["clock_check"]) << " candidate_ms " << r.value("candidate_ms", Json()).dump() << "\n";
+    }
+  }
+  for (const auto& [file, entry] : by_result_file) {
+    const Json& m = by_file[(source_dir() / "tests/fixtures/kernels" / file).string()];
+    if (!m.contains("no_faster_than") || entry.value("verdict", "") != "correct") continue;
+    const Json& good = by_result_file[m["no_faster_than"].get<std::string>()];
+    ASSERT_TRUE(good.value("correct", false)) << m["no_faster_than"] << " must be judged correct";
+    if (m.contains("known_gap")) {
+      // A gap the judge does not close yet (docs/sandbox.md): shown, not asserted.
+      std::cout << "  known gap " << file << ": speedup " << entry["speedup"] << " against " << good["speedup"]
+                << " (" << m["known_gap"].get<std::string>() << ")\n";
+      continue;
+    }
+    EXPECT_LE(entry["speedup"].get<double>(), m["factor"].get<double>() * good["speedup"].get<double>())
+        << file << " was judged correct with a speedup of " << entry["speedup"] << " against "
+        << good["speedup"] << " for " << m["no_faster_than"] << ": " << entry.value("feedback", "");
   }
   for (const auto& [v, n] : verdict_counts) std::cout << "  " << backend << " " << v << ": " << n << "\n";
 }

@@ -1,11 +1,18 @@
-// fuzz_elf.cpp — fuzz target: the ELF reader on arbitrary bytes (built objects are untrusted).
+// fuzz_elf.cpp — fuzz target: the ELF readers and the whole object gate on arbitrary bytes
+// (built objects are untrusted), both backends.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "engine/elf.h"
+#include "engine/symbol_gate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  (void)kevin::engine::read_elf_symbols(std::string_view(reinterpret_cast<const char*>(data), size));
+  using kevin::engine::Backend;
+  const std::string_view image(reinterpret_cast<const char*>(data), size);
+  (void)kevin::engine::read_elf_symbols(image);
+  (void)kevin::engine::read_elf_object(image);
+  (void)kevin::engine::check_object(image, Backend::kCpu, 0);
+  (void)kevin::engine::check_object(image, Backend::kCuda, 4096);
   return 0;
 }

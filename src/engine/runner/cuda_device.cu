@@ -1,9 +1,9 @@
-// cuda_device.cu — the CUDA backend of the runner: device memory, one blocking harness
+// cuda_device.cu — the CUDA backend of the runner: device memory, one non-blocking harness
 // stream, CUDA events for timing, an L2 flush of twice the L2 size (persisting lines reset),
-// and harness kernels for fills, integrity hashes and fingerprints.
+// harness kernels for fills and integrity hashes, and the reset of the candidate's
+// __device__/__constant__ variables, whose host shadows the judge names (from the object's
+// symbol table): the CUDA runtime says which of them are device variables, and where.
 #include <cstdint>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -14,6 +14,7 @@
 
 namespace kevin::runner {
 namespace {
+
 
 constexpr int kThreads = 256;
 
@@ -38,47 +39,6 @@ __global__ void hash_kernel(const uint8_t* p, size_t bytes, unsigned long long* 
     local += harness::hash_term(w, i);
   }
   atomicAdd(out, static_cast<unsigned long long>(local));
-}
-
-__device__ double load_element(const void* data, int32_t dtype, uint64_t i) {
-  switch (dtype) {
-    case 0: return static_cast<const float*>(data)[i];
-    case 1: return __half2float(reinterpret_cast<const __half*>(data)[i]);
-    case 2: return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(data)[i]);
-    case 3: return static_cast<const double*>(data)[i];
-    case 4: return static_cast<const int8_t*>(data)[i];
-    case 5: return static_cast<const uint8_t*>(data)[i];
-    case 6: return static_cast<const int16_t*>(data)[i];
-    case 7: return static_cast<const int32_t*>(data)[i];
-    case 8: return static_cast<double>(static_cast<const long long*>(data)[i]);
-    case 9: return static_cast<const uint8_t*>(data)[i];
-    default: return nan("");
-  }
-}
-
-struct DeviceFingerprint {
-  double weighted_sum;
-  double abs_sum;
-  unsigned long long nonfinite;
-};
-
-__global__ void fingerprint_kernel(const void* data, int32_t dtype, uint64_t count,
-                                   uint64_t seed, uint64_t offset, DeviceFingerprint* out) {
-  double weighted = 0, abs_sum = 0;
-  unsigned long long bad = 0;
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
-       i += uint64_t{gridDim.x} * blockDim.x) {
-    const double v = load_element(data, dtype, i);
-    if (!isfinite(v)) {
-      ++bad;
-    } else {
-      weighted += harness::fingerprint_weight(seed, offset + i) * v;
-      abs_sum += fabs(v);
-    }
-  }
-  atomicAdd(&out->weighted_sum, weighted);
-  atomicAdd(&out->abs_sum, abs_sum);
-  atomicAdd(&out->nonfinite, bad);
 }
 
 unsigned grid_for(size_t items) {
@@ -117,11 +77,10 @@ class CudaDevice final : public Device {
     KEVIN_ASSIGN_OR_RETURN(flush_, alloc(flush_bytes_));
     KEVIN_ASSIGN_OR_RETURN(void* scratch, alloc(sizeof(unsigned long long)));
     hash_out_ = static_cast<unsigned long long*>(scratch);
-    // Warm every harness kernel now so lazy module loading never happens under the sandbox.
-    fill32(flush_, 0, 256);
+    // Warm every harness kernel now so lazy module loading never happens under the sandbox;
+    // the flush buffer starts zeroed, whatever an earlier process left in that memory.
+    fill32(flush_, 0, flush_bytes_);
     (void)hash(flush_, 64);
-    KEVIN_RETURN_IF_ERROR(reset_fingerprints(1));
-    fingerprint(flush_, 0, 16, 1, 0, 0);
     mark_start();
     mark_end();
     // The implicit streams are created on first use; create them now, outside the sandbox,
@@ -160,7 +119,7 @@ class CudaDevice final : public Device {
     const size_t words = bytes / 4;
     fill32_kernel<<<grid_for(words), kThreads, 0, stream_>>>(static_cast<uint32_t*>(dst), word, words);
   }
-  void flush_cache() override {
+  void flush_cache(const std::vector<std::pair<const void*, size_t>>&) override {
     cudaCtxResetPersistingL2Cache();
     cudaMemsetAsync(flush_, static_cast<int>(++flush_round_ & 0xff), flush_bytes_, stream_);
   }
@@ -172,24 +131,31 @@ class CudaDevice final : public Device {
     cudaStreamSynchronize(stream_);
     return h;
   }
-  Status reset_fingerprints(size_t slots) override {
-    if (slots > print_slots_) {
-      KEVIN_ASSIGN_OR_RETURN(void* p, alloc(slots * sizeof(DeviceFingerprint)));
-      prints_ = static_cast<DeviceFingerprint*>(p);
-      print_slots_ = slots;
+  Status snapshot_candidate_globals(const std::vector<const void*>& host_shadows) override {
+    uint64_t total = 0;
+    for (const void* shadow : host_shadows) {
+      void* where = nullptr;
+      size_t bytes = 0;
+      if (cudaGetSymbolAddress(&where, shadow) != cudaSuccess || cudaGetSymbolSize(&bytes, shadow) != cudaSuccess) {
+        cudaGetLastError();  // an ordinary host variable: not an error, and not sticky
+        continue;
+      }
+      globals_.push_back({where, total, bytes});
+      total += (bytes + 255) / 256 * 256;
     }
-    return cuda_status(cudaMemsetAsync(prints_, 0, slots * sizeof(DeviceFingerprint), stream_), "memset");
+    if (total == 0) return Status::ok();
+    KEVIN_ASSIGN_OR_RETURN(void* saved, alloc(total));
+    saved_globals_ = static_cast<uint8_t*>(saved);
+    for (const auto& g : globals_) {
+      KEVIN_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(saved_globals_ + g.offset, g.device, g.bytes,
+                                                        cudaMemcpyDeviceToDevice, stream_), "snapshot of globals"));
+    }
+    return synchronize();
   }
-  void fingerprint(const void* data, int32_t dtype, uint64_t count, uint64_t seed,
-                   uint64_t index_offset, size_t slot) override {
-    fingerprint_kernel<<<grid_for(count), kThreads, 0, stream_>>>(data, dtype, count, seed, index_offset, prints_ + slot);
-  }
-  Result<std::vector<Fingerprint>> fingerprints(size_t slots) override {
-    std::vector<DeviceFingerprint> raw(slots);
-    KEVIN_RETURN_IF_ERROR(cuda_status(cudaMemcpy(raw.data(), prints_, slots * sizeof(DeviceFingerprint), cudaMemcpyDeviceToHost), "fingerprints"));
-    std::vector<Fingerprint> out(slots);
-    for (size_t i = 0; i < slots; ++i) out[i] = {raw[i].weighted_sum, raw[i].abs_sum, raw[i].nonfinite};
-    return out;
+  void restore_candidate_globals() override {
+    for (const auto& g : globals_) {
+      cudaMemcpyAsync(g.device, saved_globals_ + g.offset, g.bytes, cudaMemcpyDeviceToDevice, stream_);
+    }
   }
   void* stream() override { return stream_; }
   Status synchronize() override {
@@ -215,8 +181,13 @@ class CudaDevice final : public Device {
   size_t flush_bytes_ = 0;
   unsigned flush_round_ = 0;
   unsigned long long* hash_out_ = nullptr;
-  DeviceFingerprint* prints_ = nullptr;
-  size_t print_slots_ = 0;
+  struct Global {
+    void* device;     // the variable in the candidate's module
+    uint64_t offset;  // its saved copy in saved_globals_
+    size_t bytes;
+  };
+  std::vector<Global> globals_;
+  uint8_t* saved_globals_ = nullptr;
 };
 
 }  // namespace

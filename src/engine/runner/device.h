@@ -1,24 +1,19 @@
 // device.h — what the candidate runner needs from a backend (CPU memory and clocks, or a
-// CUDA device): memory, fills, integrity hashes, output fingerprints, cache flushing and
-// timing. The runner's protocol logic is written once against this interface.
+// CUDA device): memory, fills, integrity hashes, cache flushing, timing and the reset of a
+// loaded candidate's device-side globals. The runner's protocol logic is written once
+// against this interface.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
 
 namespace kevin::runner {
-
-// Weighted sum and non-finite count of one output tensor (see harness_math.h).
-struct Fingerprint {
-  double weighted_sum = 0;
-  double abs_sum = 0;
-  uint64_t nonfinite = 0;
-};
 
 class Device {
  public:
@@ -39,17 +34,19 @@ class Device {
   virtual Status download_async(void* dst, const void* src, size_t bytes) = 0;
   // Fills `bytes` (a multiple of 4) at dst with a repeated 32-bit word, on the stream.
   virtual void fill32(void* dst, uint32_t word, size_t bytes) = 0;
-  // Evicts the last-level cache (writes a buffer of twice its size), on the stream.
-  virtual void flush_cache() = 0;
+  // Makes the next call start cold: the call's own buffers (`regions`) out of every cache
+  // level the harness can reach (CPU: flushed line by line), or the whole last-level cache
+  // (CUDA: a buffer of twice its size written on the stream, persisting lines reset).
+  virtual void flush_cache(const std::vector<std::pair<const void*, size_t>>& regions) = 0;
   // Integrity hash of a buffer (harness::hash_term summed over 8-byte words, zero padded).
   virtual uint64_t hash(const void* data, size_t bytes) = 0;
-  // Queues the fingerprint of `count` elements of `dtype` whose global element index starts
-  // at `index_offset`, accumulating into result slot `slot` (read with fingerprints()).
-  virtual void fingerprint(const void* data, int32_t dtype, uint64_t count, uint64_t seed,
-                           uint64_t index_offset, size_t slot) = 0;
-  // Prepares `slots` zeroed fingerprint accumulators.
-  virtual Status reset_fingerprints(size_t slots) = 0;
-  virtual Result<std::vector<Fingerprint>> fingerprints(size_t slots) = 0;
+  // After the candidate is loaded: copies its device-side globals (CUDA __device__ and
+  // __constant__ variables) aside. `host_shadows` are candidate data addresses, some of them
+  // such variables' host shadows (the others are skipped). Errors: the device fails.
+  virtual Status snapshot_candidate_globals(const std::vector<const void*>& host_shadows) = 0;
+  // Before every call: queues the copy of those globals back, so no device-side state
+  // survives from one call to the next.
+  virtual void restore_candidate_globals() = 0;
 
   // The stream handed to the candidate (NULL on CPU).
   virtual void* stream() = 0;

@@ -91,19 +91,4 @@ double load_as_double(const void* data, int32_t dtype, uint64_t i) {
   }
 }
 
-Fingerprint host_fingerprint(const void* data, int32_t dtype, uint64_t count, uint64_t seed,
-                             uint64_t index_offset) {
-  Fingerprint f;
-  for (uint64_t i = 0; i < count; ++i) {
-    const double v = load_as_double(data, dtype, i);
-    if (!std::isfinite(v)) {
-      ++f.nonfinite;
-      continue;
-    }
-    f.weighted_sum += harness::fingerprint_weight(seed, index_offset + i) * v;
-    f.abs_sum += std::fabs(v);
-  }
-  return f;
-}
-
 }  // namespace kevin::runner

@@ -1,12 +1,10 @@
-// host_kernels.h — host implementations of the harness arithmetic (fills, hashes,
-// fingerprints, element conversion). The judge uses them on expected outputs and input
-// copies; the CPU runner uses them on candidate buffers.
+// host_kernels.h — host implementations of the harness arithmetic (fills, hashes, element
+// conversion). The judge uses them on expected outputs and input copies; the CPU runner uses
+// them on candidate buffers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-
-#include "engine/runner/device.h"
 
 namespace kevin::runner {
 
@@ -14,7 +12,5 @@ void host_fill32(void* dst, uint32_t word, size_t bytes);
 uint64_t host_hash(const void* data, size_t bytes);
 // Element `i` of a buffer of `dtype` (kevin_abi numbering) as a double.
 double load_as_double(const void* data, int32_t dtype, uint64_t i);
-Fingerprint host_fingerprint(const void* data, int32_t dtype, uint64_t count, uint64_t seed,
-                             uint64_t index_offset);
 
 }  // namespace kevin::runner

@@ -1,17 +1,26 @@
 // runner_main.cpp — the candidate runner: a small process (no libtorch) that loads one
 // untrusted candidate and runs it on the judge's command, over a framed JSON channel.
-// Descriptors (set up by the judge): 3 commands in, 4 replies out, 5 input sets (read-only
-// memfd), 6 output staging (shared memfd); 1 and 2 go to a size-limited capture file.
-// Expected outputs never enter this process; it only reports raw results.
+// Descriptors (set up by the judge): 3 commands in, 4 replies out, 5 the correctness input
+// sets (read-only), 6 output staging and 7 the timing-set slot (shared memfds); 1 and 2 go to
+// a size-limited capture file. Expected outputs never enter this process, and the judge
+// believes nothing it reports once the candidate is loaded (docs/sandbox.md): replies before
+// `load` are the harness's, replies after it may be the candidate's.
 #include <cstdint>
 #include <dlfcn.h>
+#include <link.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <cfenv>
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -25,7 +34,11 @@
 namespace kevin::runner {
 namespace {
 
-constexpr int kCommandFd = 3, kReplyFd = 4, kInputsFd = 5, kStagingFd = 6;
+constexpr int kCommandFd = 3, kReplyFd = 4, kInputsFd = 5, kStagingFd = 6, kSlotFd = 7;
+// After a timed call the next command follows within microseconds: wait for it spinning,
+// so the judge's clock does not also measure this process waking up.
+constexpr auto kSpinAfterTimedCall = std::chrono::milliseconds(20);
+constexpr const char* kObject = "candidate.so";
 using Forward = int (*)(const kevin_args*);
 using Clock = std::chrono::steady_clock;
 
@@ -33,7 +46,7 @@ struct TensorSlot {
   int32_t dtype;
   std::vector<int64_t> shape, strides;          // the harness's own copy
   std::vector<int64_t> view_shape, view_strides;  // what the candidate sees (it could write them)
-  uint64_t offset, bytes, numel;
+  uint64_t offset, bytes;
 };
 
 Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
@@ -47,8 +60,6 @@ Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
     KEVIN_ASSIGN_OR_RETURN(s.bytes, json_get<uint64_t>(t, "bytes"));
     s.strides.assign(s.shape.size(), 1);
     for (size_t d = s.shape.size(); d-- > 1;) s.strides[d - 1] = s.strides[d] * s.shape[d];
-    s.numel = 1;
-    for (int64_t d : s.shape) s.numel *= static_cast<uint64_t>(d);
     s.view_shape = s.shape;
     s.view_strides = s.strides;
     slots.push_back(std::move(s));
@@ -58,88 +69,166 @@ Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
 
 uint32_t workspace_poison(uint32_t seed) { return harness::poison_word(0, seed ^ 0x5bd1e995u); }
 
+// Maps `fd` and closes it: with the descriptor gone, the candidate cannot map the same
+// (writable, shared) pages a second time, e.g. executable.
+Result<uint8_t*> map_and_close(int fd, uint64_t bytes, bool writable) {
+  const size_t length = bytes == 0 ? 1 : bytes;
+  void* p = ::mmap(nullptr, length, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return io_error("cannot map descriptor " + std::to_string(fd) + ": " + std::strerror(errno));
+  return static_cast<uint8_t*>(p);
+}
+
 class Runner {
  public:
-  Status init(const Json& cmd, Json* reply);
+  Runner(bool sandbox, SandboxReport report, Status startup)
+      : sandbox_(sandbox), report_(std::move(report)), startup_(std::move(startup)) {}
+
+  Status setup(const Json& cmd, Json* reply);
+  Status load(const Json& cmd, Json* reply);
   Status call(const Json& cmd, Json* reply);
-  Status time(const Json& cmd, Json* reply);
+  Status time_call(const Json& cmd, Json* reply);
+  // After a call's reply is sent: puts back everything the candidate could have left behind
+  // (its static storage and device-side globals, the stack below the serving loop, freed heap
+  // pages, the floating-point environment) and poisons the outputs and workspace for the
+  // next call with the word `cmd` carried. Done outside the exchange the judge times, whose
+  // harness overhead is calibrated with calls that leave nothing to clean.
+  Status reset_after_call(const Json& cmd);
+  // Whether to wait for the next command spinning after a timed call: on the GPU the judge
+  // times the exchange with its wall clock, and a sleeping runner would add its wake-up; on
+  // the CPU it counts this process's CPU time, which spinning would add to.
+  bool spins() const { return cuda_; }
 
  private:
-  // One invocation on input set `set` with fresh poison; returns the candidate's code.
-  int invoke(size_t set, uint32_t poison, bool flush, bool stage_outputs, double* wall_ms,
-             Status* device_error);
+  // Loads the shared libraries a candidate object may need, before the root is emptied.
+  Status load_candidate_libraries();
+  // Fills the outputs and the workspace with poison derived from `cmd`'s next_poison.
+  Status poison_for_next_call(const Json& cmd);
+  // One invocation of the candidate (or, before it is loaded, of nothing: calibration) on
+  // argument set `index` with fresh argument structures; outputs were poisoned beforehand.
+  int invoke(size_t index, bool flush, double* event_ms, Status* device_error);
   // Rebuilds every structure the candidate can reach (kevin_args, tensor views, shape and
   // stride arrays) from the harness's copies, so nothing it scribbled there survives.
   void reset_views();
   std::vector<uint64_t> input_hashes();
+  size_t slot_index() const { return set_base_.size() - 1; }
 
+  const bool sandbox_;
+  SandboxReport report_;
+  const Status startup_;
   std::unique_ptr<Device> device_;
   std::vector<TensorSlot> inputs_, outputs_;
-  std::vector<uint8_t*> set_base_;
+  std::vector<uint8_t*> set_base_;  // the K correctness sets, then the timing slot
   uint64_t set_bytes_ = 0;
   uint8_t* out_base_ = nullptr;
   uint64_t out_bytes_ = 0;
   void* workspace_ = nullptr;
+  uint8_t* staging_ = nullptr;
+  uint8_t* slot_host_ = nullptr;
   std::vector<std::vector<double>> scalars_, scalar_views_;
   std::vector<std::vector<kevin_tensor>> in_views_;
   std::vector<kevin_tensor> out_views_;
   std::vector<kevin_args> args_;
-  sys::SharedMemory staging_;
+  uint64_t cpu_seconds_ = 0, output_limit_ = 0;
+  bool cuda_ = false;
   Forward forward_ = nullptr;
   std::unique_ptr<StaticGuard> guard_;
 };
 
-Status Runner::init(const Json& cmd, Json* reply) {
+Status Runner::setup(const Json& cmd, Json* reply) {
+  if (!startup_.is_ok()) {
+    *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", startup_.message()}};
+    return Status::ok();
+  }
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(cmd, "backend"));
-  KEVIN_ASSIGN_OR_RETURN(std::string object, json_get<std::string>(cmd, "object"));
   KEVIN_ASSIGN_OR_RETURN(size_t sets, json_get<size_t>(cmd, "sets"));
   KEVIN_ASSIGN_OR_RETURN(set_bytes_, json_get<uint64_t>(cmd, "set_bytes"));
   KEVIN_ASSIGN_OR_RETURN(out_bytes_, json_get<uint64_t>(cmd, "output_bytes"));
   KEVIN_ASSIGN_OR_RETURN(scalars_, json_get<std::vector<std::vector<double>>>(cmd, "scalars"));
-  KEVIN_ASSIGN_OR_RETURN(uint64_t cpu_seconds, json_get<uint64_t>(cmd, "cpu_seconds"));
-  KEVIN_ASSIGN_OR_RETURN(uint64_t output_limit, json_get<uint64_t>(cmd, "output_limit"));
-  KEVIN_ASSIGN_OR_RETURN(bool sandbox, json_get<bool>(cmd, "sandbox"));
+  KEVIN_ASSIGN_OR_RETURN(cpu_seconds_, json_get<uint64_t>(cmd, "cpu_seconds"));
+  KEVIN_ASSIGN_OR_RETURN(output_limit_, json_get<uint64_t>(cmd, "output_limit"));
   KEVIN_ASSIGN_OR_RETURN(inputs_, parse_slots(cmd.value("inputs", Json::array())));
   KEVIN_ASSIGN_OR_RETURN(outputs_, parse_slots(cmd.value("outputs", Json::array())));
   if (sets == 0 || scalars_.size() != sets) return invalid_argument("bad set count");
-
-  SandboxReport report;
-  if (sandbox) isolate_network(&report);
+  scalars_.push_back(scalars_.front());  // the timing slot's, replaced by each timed call
+  cuda_ = backend == "cuda";
 #if defined(KEVIN_RUNNER_CUDA)
-  device_ = backend == "cuda" ? make_cuda_device(0) : make_cpu_device();
+  device_ = cuda_ ? make_cuda_device(0) : make_cpu_device();
 #else
-  if (backend == "cuda") return unavailable("this runner was built without CUDA");
+  if (cuda_) return unavailable("this runner was built without CUDA");
   device_ = make_cpu_device();
 #endif
   KEVIN_RETURN_IF_ERROR(device_->init());
 
-  // Inputs: every set uploaded once; the judge's copy stays in the read-only memfd.
-  KEVIN_ASSIGN_OR_RETURN(auto inputs_map, sys::SharedMemory::map_fd(kInputsFd, sets * set_bytes_, false));
-  for (size_t k = 0; k < sets; ++k) {
+  // The correctness sets are uploaded once; the timing slot is filled before each timed call.
+  KEVIN_ASSIGN_OR_RETURN(uint8_t* inputs_map, map_and_close(kInputsFd, sets * set_bytes_, false));
+  for (size_t k = 0; k <= sets; ++k) {
     KEVIN_ASSIGN_OR_RETURN(void* base, device_->alloc(set_bytes_));
-    KEVIN_RETURN_IF_ERROR(device_->upload(base, inputs_map.data() + k * set_bytes_, set_bytes_));
+    if (k < sets) KEVIN_RETURN_IF_ERROR(device_->upload(base, inputs_map + k * set_bytes_, set_bytes_));
     set_base_.push_back(static_cast<uint8_t*>(base));
   }
+  ::munmap(inputs_map, sets * set_bytes_ == 0 ? 1 : sets * set_bytes_);
   KEVIN_ASSIGN_OR_RETURN(void* out, device_->alloc(out_bytes_));
   out_base_ = static_cast<uint8_t*>(out);
   KEVIN_ASSIGN_OR_RETURN(workspace_, device_->alloc(device_->workspace_bytes()));
-  KEVIN_ASSIGN_OR_RETURN(staging_, sys::SharedMemory::map_fd(kStagingFd, out_bytes_, true));
-  device_->pin_host(staging_.data(), staging_.size());
+  KEVIN_ASSIGN_OR_RETURN(staging_, map_and_close(kStagingFd, out_bytes_, true));
+  KEVIN_ASSIGN_OR_RETURN(slot_host_, map_and_close(kSlotFd, set_bytes_, true));
+  device_->pin_host(staging_, out_bytes_);
+  device_->pin_host(slot_host_, set_bytes_);
 
-  in_views_.assign(sets, std::vector<kevin_tensor>(inputs_.size()));
+  in_views_.assign(sets + 1, std::vector<kevin_tensor>(inputs_.size()));
   out_views_.assign(outputs_.size(), kevin_tensor{});
-  args_.assign(sets, kevin_args{});
+  args_.assign(sets + 1, kevin_args{});
   scalar_views_ = scalars_;
   reset_views();
   KEVIN_RETURN_IF_ERROR(device_->synchronize());
-
-  if (sandbox) {
-    drop_privileges(&report);
-    KEVIN_RETURN_IF_ERROR(apply_limits(cpu_seconds, output_limit, &report));
-    KEVIN_RETURN_IF_ERROR(install_seccomp(&report));
+  KEVIN_RETURN_IF_ERROR(load_candidate_libraries());
+  if (sandbox_) {
+    // The CUDA driver reserves address space by the terabyte, so only the CPU runner gets a cap.
+    const uint64_t address_space =
+        cuda_ ? 0 : (set_base_.size() + 2) * set_bytes_ + 3 * out_bytes_ + (uint64_t{3} << 30);
+    const Status closed = close_doors(cpu_seconds_, output_limit_, address_space, &report_);
+    if (!closed.is_ok()) {
+      *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", closed.message()}};
+      return Status::ok();
+    }
   }
-  // From here on, candidate code may run (static initialisers run inside dlopen).
-  void* handle = ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd));
+  *reply = {{"ok", true},
+            {"device", device_->name()},
+            {"workspace_bytes", device_->workspace_bytes()},
+            {"input_hashes", input_hashes()},
+            {"sandbox", {{"enforced", report_.enforced}, {"skipped", report_.skipped}}}};
+  return Status::ok();
+}
+
+Status Runner::load_candidate_libraries() {
+  // The object gate lets a candidate need only these (and libc, and the CUDA runtime this
+  // runner already uses); loaded while the filesystem is still in view, the loader later
+  // finds them by name from inside the empty root.
+  for (const char* library : {"libstdc++.so.6", "libgcc_s.so.1", "libm.so.6"}) {
+    if (::dlopen(library, RTLD_NOW | RTLD_LOCAL) == nullptr) {
+      return unavailable(std::string("cannot load ") + library + ": " + ::dlerror());
+    }
+  }
+  return Status::ok();
+}
+
+Status Runner::load(const Json& cmd, Json* reply) {
+  if (!device_) return failed_precondition("load before setup");
+  // Under the sandbox the scratch folder is the root; the object lies at its top.
+  const std::string path = std::string(sandbox_ ? "/" : "./") + kObject;
+  if (sandbox_) {
+    // The loader will get the lowest free descriptor for the object: the only file the
+    // loader's allowlist lets it map executable.
+    const int probe = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (probe < 0) return io_error(std::string("cannot open the candidate object: ") + std::strerror(errno));
+    ::close(probe);
+    KEVIN_RETURN_IF_ERROR(allow_loading(probe, SyscallNeeds{cuda_}));
+  }
+  // From here on, candidate code may run (the object gate admits no load-time code, but the
+  // loader's allowlist is already in place should one get through).
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     *reply = {{"ok", false}, {"stage", "load"}, {"error", std::string("cannot load the kernel: ") + ::dlerror()}};
     return Status::ok();
@@ -149,14 +238,19 @@ Status Runner::init(const Json& cmd, Json* reply) {
     *reply = {{"ok", false}, {"stage", "load"}, {"error", "kevin_forward is not exported (declare it extern \"C\")"}};
     return Status::ok();
   }
-  KEVIN_ASSIGN_OR_RETURN(StaticGuard guard, StaticGuard::snapshot(object));
+  KEVIN_ASSIGN_OR_RETURN(StaticGuard guard, StaticGuard::snapshot(path));
   guard_ = std::make_unique<StaticGuard>(std::move(guard));
-  *reply = {{"ok", true},
-            {"device", device_->name()},
-            {"static_bytes", guard_->bytes()},
-            {"workspace_bytes", device_->workspace_bytes()},
-            {"input_hashes", input_hashes()},
-            {"sandbox", {{"enforced", report.enforced}, {"skipped", report.skipped}}}};
+  // The judge named the object's writable data symbols; the device keeps those that are
+  // device variables.
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return internal_error("dlinfo failed");
+  KEVIN_ASSIGN_OR_RETURN(auto offsets, json_get<std::vector<uint64_t>>(cmd, "data_symbols"));
+  std::vector<const void*> shadows;
+  for (uint64_t offset : offsets) shadows.push_back(reinterpret_cast<const void*>(map->l_addr + offset));
+  KEVIN_RETURN_IF_ERROR(device_->snapshot_candidate_globals(shadows));
+  if (sandbox_) KEVIN_RETURN_IF_ERROR(seal(SyscallNeeds{cuda_}, &report_));
+  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd));
+  *reply = {{"ok", true}, {"static_bytes", guard_->bytes()}};
   return Status::ok();
 }
 
@@ -180,128 +274,162 @@ void Runner::reset_views() {
 
 std::vector<uint64_t> Runner::input_hashes() {
   std::vector<uint64_t> h;
-  for (uint8_t* base : set_base_) h.push_back(device_->hash(base, set_bytes_));
+  for (size_t k = 0; k < slot_index(); ++k) h.push_back(device_->hash(set_base_[k], set_bytes_));
   return h;
 }
 
-int Runner::invoke(size_t set, uint32_t poison, bool flush, bool stage_outputs, double* wall_ms,
-                   Status* device_error) {
-  guard_->restore();
-  reset_views();
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    device_->fill32(out_base_ + outputs_[i].offset, harness::poison_word(outputs_[i].dtype, poison),
-                    (outputs_[i].bytes + 3) / 4 * 4);
+Status Runner::reset_after_call(const Json& cmd) {
+  if (guard_) guard_->restore();
+  device_->restore_candidate_globals();
+  ::malloc_trim(0);
+  scrub_stack_below_here();
+  std::fesetenv(FE_DFL_ENV);
+  return poison_for_next_call(cmd);
+}
+
+Status Runner::poison_for_next_call(const Json& cmd) {
+  KEVIN_ASSIGN_OR_RETURN(uint32_t poison, json_get<uint32_t>(cmd, "next_poison"));
+  for (const auto& out : outputs_) {
+    device_->fill32(out_base_ + out.offset, harness::poison_word(out.dtype, poison), (out.bytes + 3) / 4 * 4);
   }
   device_->fill32(workspace_, workspace_poison(poison), device_->workspace_bytes());
-  if (flush) device_->flush_cache();
+  return device_->synchronize();
+}
+
+int Runner::invoke(size_t index, bool flush, double* event_ms, Status* device_error) {
+  reset_views();
+  if (flush) device_->flush_cache({{set_base_[index], set_bytes_}, {out_base_, out_bytes_}});
   *device_error = device_->synchronize();
   if (!device_error->is_ok()) return 0;
-  const auto t0 = Clock::now();
   device_->mark_start();
-  const int rc = forward_(&args_[set]);
+  const int rc = forward_ != nullptr ? forward_(&args_[index]) : 0;
   device_->mark_end();
-  if (stage_outputs) {
-    // Ordered after the call on the harness stream only: work the candidate left on other
-    // streams races this copy and shows up as poison in the checked output.
-    *device_error = device_->download_async(staging_.data(), out_base_, out_bytes_);
-    if (!device_error->is_ok()) return 0;
-  }
-  *device_error = device_->synchronize();
-  *wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  // Ordered after the call on the harness stream only: work the candidate left on other
+  // streams races this copy and shows up as poison in the checked output.
+  *device_error = device_->download_async(staging_, out_base_, out_bytes_);
+  if (device_error->is_ok()) *device_error = device_->synchronize();
+  *event_ms = device_->elapsed_ms();
   return rc;
 }
 
 Status Runner::call(const Json& cmd, Json* reply) {
   KEVIN_ASSIGN_OR_RETURN(size_t set, json_get<size_t>(cmd, "set"));
-  KEVIN_ASSIGN_OR_RETURN(uint32_t poison, json_get<uint32_t>(cmd, "poison"));
-  if (set >= args_.size()) return invalid_argument("set out of range");
-  double wall_ms = 0;
+  if (set >= slot_index()) return invalid_argument("set out of range");
+  double event_ms = 0;
   Status error;
-  const int rc = invoke(set, poison, false, true, &wall_ms, &error);
+  const int rc = invoke(set, false, &event_ms, &error);
   if (!error.is_ok()) {
     *reply = {{"ok", false}, {"stage", "call"}, {"error", error.message()}};
     return Status::ok();
   }
-  *reply = {{"ok", true}, {"rc", rc}, {"wall_ms", wall_ms}, {"input_hashes", input_hashes()}};
+  *reply = {{"ok", true}, {"rc", rc}, {"input_hashes", input_hashes()}};
   return Status::ok();
 }
 
-Status Runner::time(const Json& cmd, Json* reply) {
-  KEVIN_ASSIGN_OR_RETURN(size_t warmup, json_get<size_t>(cmd, "warmup"));
-  KEVIN_ASSIGN_OR_RETURN(auto order, json_get<std::vector<size_t>>(cmd, "order"));
-  KEVIN_ASSIGN_OR_RETURN(uint32_t poison, json_get<uint32_t>(cmd, "poison"));
-  KEVIN_ASSIGN_OR_RETURN(uint64_t weights_seed, json_get<uint64_t>(cmd, "weights_seed"));
-  if (order.empty()) return invalid_argument("empty timing order");
-  for (size_t k : order) {
-    if (k >= args_.size()) return invalid_argument("set out of range");
+Status Runner::time_call(const Json& cmd, Json* reply) {
+  size_t index = 0;
+  if (cmd.contains("slot_scalars")) {
+    // A timing set, which the judge has just written into the slot.
+    index = slot_index();
+    KEVIN_ASSIGN_OR_RETURN(scalars_[index], json_get<std::vector<double>>(cmd, "slot_scalars"));
+    if (scalars_[index].size() != scalars_.front().size()) return invalid_argument("slot scalar count");
+    KEVIN_RETURN_IF_ERROR(device_->upload(set_base_[index], slot_host_, set_bytes_));
+  } else {
+    KEVIN_ASSIGN_OR_RETURN(index, json_get<size_t>(cmd, "set"));
+    if (index >= slot_index()) return invalid_argument("set out of range");
   }
-  KEVIN_RETURN_IF_ERROR(device_->reset_fingerprints(order.size()));
-  std::vector<double> event_ms, wall_ms;
-  size_t nonzero = 0;
-  for (size_t i = 0; i < warmup + order.size(); ++i) {
-    const bool timed = i >= warmup;
-    const size_t set = timed ? order[i - warmup] : order[i % order.size()];
-    double wall = 0;
-    Status error;
-    const int rc = invoke(set, poison + static_cast<uint32_t>(i), true, false, &wall, &error);
-    if (!error.is_ok()) {
-      *reply = {{"ok", false}, {"stage", "time"}, {"error", error.message()}};
-      return Status::ok();
-    }
-    if (!timed) continue;
-    nonzero += rc != 0;
-    event_ms.push_back(device_->elapsed_ms());
-    wall_ms.push_back(wall);
-    const size_t slot = i - warmup;
-    uint64_t index = 0;
-    for (size_t o = 0; o < outputs_.size(); ++o) {
-      device_->fingerprint(out_base_ + outputs_[o].offset, outputs_[o].dtype, outputs_[o].numel, weights_seed,
-                           index, slot);
-      index += outputs_[o].numel;
-    }
+  double event_ms = 0;
+  Status error;
+  const int rc = invoke(index, true, &event_ms, &error);
+  if (!error.is_ok()) {
+    *reply = {{"ok", false}, {"stage", "time"}, {"error", error.message()}};
+    return Status::ok();
   }
-  KEVIN_RETURN_IF_ERROR(device_->synchronize());
-  KEVIN_ASSIGN_OR_RETURN(auto prints, device_->fingerprints(order.size()));
-  Json print_list = Json::array();
-  for (const auto& f : prints) print_list.push_back({f.weighted_sum, f.abs_sum, f.nonfinite});
-  *reply = {{"ok", true},        {"event_ms", event_ms},     {"wall_ms", wall_ms},
-            {"prints", print_list}, {"nonzero_rc", nonzero}, {"input_hashes", input_hashes()}};
+  *reply = {{"ok", true}, {"rc", rc}, {"event_ms", event_ms}};
   return Status::ok();
 }
 
-int serve() {
-  Runner runner;
+// Waits until `fd` is readable: spinning until `spin_until`, then sleeping in poll().
+void wait_readable(int fd, Clock::time_point spin_until) {
+  pollfd p{fd, POLLIN, 0};
+  while (Clock::now() < spin_until) {
+    if (::poll(&p, 1, 0) != 0) return;
+  }
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+[[noreturn]] void serve(Runner& runner) {
   const auto never = sys::Deadline::never();
+  auto spin_until = Clock::now();
   while (true) {
+    wait_readable(kCommandFd, spin_until);
     auto frame = sys::read_frame(kCommandFd, never);
-    if (!frame.is_ok()) return 0;  // the judge closed the channel
+    if (!frame.is_ok()) ::_exit(0);  // the judge closed the channel
     auto cmd = parse_json(*frame);
     Json reply;
     Status status;
+    std::string op;
     if (!cmd.is_ok()) {
       status = cmd.status();
     } else {
-      const std::string op = cmd->value("cmd", "");
-      if (op == "init") {
-        status = runner.init(*cmd, &reply);
+      op = cmd->value("cmd", "");
+      if (op == "setup") {
+        status = runner.setup(*cmd, &reply);
+      } else if (op == "load") {
+        status = runner.load(*cmd, &reply);
       } else if (op == "call") {
         status = runner.call(*cmd, &reply);
-      } else if (op == "time") {
-        status = runner.time(*cmd, &reply);
+      } else if (op == "time_call") {
+        status = runner.time_call(*cmd, &reply);
       } else if (op == "exit") {
-        return 0;
+        ::_exit(0);  // skip the CUDA runtime's teardown; the context dies with the process
       } else {
         status = invalid_argument("unknown command '" + op + "'");
       }
     }
     if (!status.is_ok()) reply = {{"ok", false}, {"stage", "harness"}, {"error", status.to_string()}};
-    if (!sys::write_frame(kReplyFd, dump_json(reply), never).is_ok()) return 0;
+    if (!sys::write_frame(kReplyFd, dump_json(reply), never).is_ok()) ::_exit(0);
     // A failed device cannot be trusted with another call (sticky CUDA errors).
-    if (!reply.value("ok", false)) return 0;
+    if (!reply.value("ok", false)) ::_exit(0);
+    if (op == "call" || op == "time_call") {
+      // On the CPU the judge counts this process's CPU time up to the moment it next sleeps:
+      // sleep until the judge has read it, so the clean-up below is not counted with the call.
+      if (op == "time_call" && !runner.spins()) {
+        wait_readable(kCommandFd, Clock::now());
+        auto resume = sys::read_frame(kCommandFd, never);
+        if (!resume.is_ok() || resume->find("\"resume\"") == std::string::npos) ::_exit(0);
+      }
+      // The judge waits for this second frame before its next command.
+      const Status reset = runner.reset_after_call(*cmd);
+      const Json ready = reset.is_ok() ? Json{{"ready", true}} : Json{{"ready", false}, {"error", reset.message()}};
+      if (!sys::write_frame(kReplyFd, dump_json(ready), never).is_ok() || !reset.is_ok()) ::_exit(0);
+    }
+    spin_until = op == "time_call" && runner.spins() ? Clock::now() + kSpinAfterTimedCall : Clock::now();
   }
+}
+
+bool has_flag(int argc, char** argv, std::string_view flag) {
+  for (int i = 1; i < argc; ++i) {
+    if (flag == argv[i]) return true;
+  }
+  return false;
 }
 
 }  // namespace
 }  // namespace kevin::runner
 
-int main() { return kevin::runner::serve(); }
+// Usage (by the judge only): kevin-runner [--sandbox [--pid-namespace]], with
+// KEVIN_PARENT_PID naming the judge.
+int main(int argc, char** argv) {
+  using namespace kevin::runner;
+  const char* parent = std::getenv("KEVIN_PARENT_PID");
+  die_with_parent(parent != nullptr ? std::atoi(parent) : 0);
+  const bool sandbox = has_flag(argc, argv, "--sandbox");
+  SandboxReport report;
+  kevin::Status startup;
+  if (sandbox) startup = enter_namespaces(has_flag(argc, argv, "--pid-namespace"), &report);
+  if (!sandbox) report.skipped.push_back("all confinement (--no-sandbox)");
+  Runner runner(sandbox, std::move(report), std::move(startup));
+  serve(runner);
+}

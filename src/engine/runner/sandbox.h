@@ -1,13 +1,15 @@
 // sandbox.h — confinement of the candidate runner, applied in stages so that CUDA can start
-// before the doors close:
-//   isolate_network()   before CUDA init: a new, empty network namespace (root only);
-//   drop_privileges()   after device setup: become nobody (root only), no new privileges;
-//   apply_limits()      CPU time, file size (output flood), core dumps, descriptors;
-//   install_seccomp()   last, before the candidate is loaded: kills the process on
-//                       execve/fork/ptrace/namespace calls; refuses new threads, sockets,
-//                       opens for writing, truncation, io_uring, pidfds, executable mappings,
-//                       signals to other processes and limit changes.
-// docs/sandbox.md lists what is enforced where.
+// before the doors close (docs/sandbox.md has the threat model):
+//   enter_namespaces()   at process start, before CUDA: new network, IPC and mount
+//                        namespaces (a user namespace too when not root), and a new PID
+//                        namespace where the backend allows it; dies with its parent;
+//   close_doors()        once the device is set up, before the candidate is loaded: an empty
+//                        root (the scratch folder), uid nobody, no new privileges, rlimits;
+//   allow_loading()      right before loading: the loader's seccomp allowlist (the only
+//                        executable mapping it allows is the candidate object);
+//   seal()               right after loading: the strict allowlist for the rest of the run.
+// Every stage either applies fully or fails; the judge refuses to run candidates under a
+// partial sandbox unless it was asked to run without one.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +22,41 @@ namespace kevin::runner {
 
 struct SandboxReport {
   std::vector<std::string> enforced;  // what was applied, e.g. "seccomp", "netns"
-  std::vector<std::string> skipped;   // what was not, and why
+  std::vector<std::string> skipped;   // what was not, and why (empty under a full sandbox)
 };
 
-void isolate_network(SandboxReport* report);
-void drop_privileges(SandboxReport* report);
-Status apply_limits(uint64_t cpu_seconds, uint64_t output_bytes, SandboxReport* report);
-Status install_seccomp(SandboxReport* report);
+// What the runner needs the kernel to let through after the candidate is loaded.
+struct SyscallNeeds {
+  bool gpu = false;  // the CUDA driver: ioctl on its device files, its helper threads' calls
+};
+
+// Makes this process die with its parent (the judge), checking that the parent is still
+// `expected_parent`: a runner orphaned before the check exits at once.
+void die_with_parent(int expected_parent);
+
+// Unshares the namespaces. With `pid_namespace`, forks: the calling process only waits for the
+// child (PID 1 of the new namespace, with a fresh /proc) and exits the way it did; the
+// function returns only in the child. Errors: a namespace the kernel refuses.
+Status enter_namespaces(bool pid_namespace, SandboxReport* report);
+
+// Makes the current directory the root, drops to nobody (when root) and sets rlimits (CPU
+// time, file size = what the candidate may print, no core dumps; address space when
+// `address_space_bytes` > 0).
+Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes,
+                   SandboxReport* report);
+
+// The loader's allowlist: read-only opens, and `object_fd` (the descriptor the loader will
+// get for the candidate object) as the only file that may be mapped executable.
+Status allow_loading(int object_fd, const SyscallNeeds& needs);
+
+// The strict allowlist, installed once the candidate is loaded: no file opens, no
+// executable or protection-changing mappings, no signal handlers, no processes, threads,
+// sockets, IPC or memfds. A forbidden call prints its number to stderr and kills the process
+// with SIGSYS.
+Status seal(const SyscallNeeds& needs, SandboxReport* report);
+
+// Zeroes the part of the main thread's stack below the caller's frame (what the candidate's
+// last call left there), without touching pages it never used.
+void scrub_stack_below_here();
 
 }  // namespace kevin::runner

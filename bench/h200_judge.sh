@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# h200_judge.sh — the judge's GPU verification on the device machine, in one lease: build
+# without the trainer (-DKEVIN_TORCH=OFF), the sandbox probe (dev/gpu/sandbox_probe.sh), the
+# GPU-labelled tests, the hostile CUDA corpus (FixtureVerdicts.CudaCorpus) and the engine
+# benchmark before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
+# Usage on the device: [STEPS="build probe gputests corpus bench"] bash bench/h200_judge.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+STEPS="${STEPS:-build probe gputests corpus}"
+step() { echo "== $* ($(date +%T))"; }
+started=$(date +%s)
+# seconds left of BUDGET_S (default 570: one device call), for steps that must fit
+left() { echo $(( ${BUDGET_S:-570} - ($(date +%s) - started) )); }
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
+configure_and_build() {  # SOURCE BUILD TARGETS...
+  local src="$1" dir="$2"; shift 2
+  cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DKEVIN_TORCH=OFF -DCMAKE_C_COMPILER=/usr/bin/gcc \
+        -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++ \
+        "-DCMAKE_PREFIX_PATH=$PWD/.deps/usr" > "$OUT/configure-$(basename "$dir").log" 2>&1 || { tail -20 "$OUT/configure-$(basename "$dir").log"; return 1; }
+  cmake --build "$dir" -j "$(nproc)" ${1:+--target "$@"} > "$OUT/build-$(basename "$dir").log" 2>&1 || { grep -E "error" -A3 "$OUT/build-$(basename "$dir").log" | head -30; return 1; }
+}
+{
+  step "machine"; uname -r; nvidia-smi -L; nproc
+  if wants build; then step "build"; configure_and_build . build; fi
+  if wants bench && [ -d .before ]; then step "build the tree before (.before)"
+    configure_and_build .before build-before kevin kevin-runner; fi
+  if wants probe; then step "sandbox probe"
+    PROBE_CASES="probe none quick
+probe none quick,nochroot
+probe-plain none quick
+probe-plain none quick,nochroot
+probe mnt,pid,procfs quick,nochroot
+probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>&1 | grep -v -E "warning|\^|Remark|\(void\)|~~~|^\s*$|In function"; fi
+  if wants gputests; then step "GPU tests"
+    timeout 120 ctest --test-dir build -L gpu -LE slow -j 8 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
+    grep -E "tests passed|\(Failed\)|\*\*\*|Not Run" "$OUT/ctest-gpu.log" | head -30; fi
+  if wants corpus; then step "hostile CUDA corpus"
+    timeout 270 build/tests/e2e_test --gtest_filter='FixtureVerdicts.CudaCorpus' > "$OUT/corpus.log" 2>&1
+    grep -E "^  cuda |Failure|got [a-z_]+ \(|judged correct|OK \]|FAILED" "$OUT/corpus.log" | head -60
+    grep -E "^  clock " "$OUT/corpus.log" | head -40; fi
+  if wants bench; then
+    for which in after before; do
+      dir=build; [ "$which" = before ] && dir=build-before
+      if [ "$(left)" -lt 150 ]; then echo "!! no time left for the $which benchmark"; continue; fi
+      step "engine benchmark ($which)"
+      QUICK=1 timeout $(( $(left) - 10 )) bench/eval_throughput "$dir" "$OUT/bench-$which" cuda 2>&1 | grep -E "evals_per|e2e|compile_p50|verdicts|serial_cold_phase"
+    done; fi
+  step "done"
+} 2>&1 | tee "$OUT/session.log"
