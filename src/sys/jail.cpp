@@ -181,6 +181,17 @@ namespace {
   ::_exit(kJailSetupFailedExit);
 }
 
+// fail() for the moment after the limits are set, when nothing may be allocated any more:
+// the message is written piece by piece.
+[[noreturn]] void fail_exec(const char* path, int error) {
+  const char* const why = std::strerror(error);
+  for (const char* piece : {kJailMessagePrefix, "exec ", path, ": ", why, "\n"}) {
+    const ssize_t ignored = ::write(STDERR_FILENO, piece, std::strlen(piece));
+    (void)ignored;
+  }
+  ::_exit(kJailSetupFailedExit);
+}
+
 void check(const Status& s) {
   if (!s.is_ok()) fail(s.message());
 }
@@ -381,15 +392,18 @@ Status create_namespaces(const JailOptions& o) {
   // As root the uid changes here; in a user namespace the process already has options' uid
   // inside, and its capabilities there end at execve (its uid is not 0).
   check(root ? become_user(o.uid, o.gid) : forbid_new_privileges());
-  check(apply_resource_limits(o.limits));
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
   for (const auto& e : o.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  // The limits come last, with nothing left to allocate before execve: under an address-space
+  // cap this process (a sanitizer build's above all, with its huge shadow reservations) could
+  // not allocate any more.
+  check(apply_resource_limits(o.limits));
   ::execve(argv[0], argv.data(), envp.data());
-  fail("exec " + o.command[0] + ": " + std::strerror(errno));
+  fail_exec(argv[0], errno);
 }
 
 // PID 1: builds the root, starts the command, reaps everything, reports the command's wait
