@@ -587,11 +587,14 @@ Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>
 
 // Whether the comparison with the cached baseline is close or shaky enough to re-time the
 // baseline around the candidate (A/B/A/B), rather than trust a baseline measured earlier.
+// Re-timing the baseline costs a baseline run per block, so it is spent where the machine's
+// state could change the answer: a close comparison, or a spread-out one within 2x either way.
+// Far from 1x, a spread of 1.5x in the candidate's times cannot change which side is faster.
 bool noisy(const TimingStats& candidate, const std::optional<TimingStats>& baseline) {
   if (!baseline || candidate.median_ms <= 0) return false;
   const double speedup = baseline->median_ms / candidate.median_ms;
   const bool close_call = speedup > 0.8 && speedup < 1.25;
-  const bool shaky = candidate.p90_ms > 1.5 * candidate.median_ms;
+  const bool shaky = candidate.p90_ms > 1.5 * candidate.median_ms && speedup > 0.5 && speedup < 2;
   return close_call || shaky;
 }
 

@@ -77,7 +77,11 @@ TEST_F(JudgeTest, AnHonestKernelIsCorrectAndTimedOnFreshSetsAgainstTheJudgesCloc
   EXPECT_LE(r->timing->calls, 12) << "each timing set is timed once, so no more calls than sets";
   ASSERT_TRUE(r->harness_overhead_ms.has_value());
   ASSERT_TRUE(r->unaccounted_ms.has_value());
-  EXPECT_LT(std::abs(*r->unaccounted_ms), 0.1) << "the judge's clock agrees with the runner's for an honest kernel";
+  // Agreement within the harness's own per-call overhead (or 0.1 ms where that is smaller):
+  // sanitizer builds have several times the overhead of a release build.
+  EXPECT_LT(std::abs(*r->unaccounted_ms), std::max(0.1, *r->harness_overhead_ms))
+      << "the judge's clock agrees with the runner's for an honest kernel (overhead "
+      << *r->harness_overhead_ms << " ms)";
   EXPECT_EQ(r->baseline_source, "cached");
   EXPECT_NE(r->feedback.find("inputs it had not seen"), std::string::npos);
   for (const char* layer : {"netns", "ipcns", "mountns", "pidns", "empty root", "rlimits", "seccomp allowlist"}) {
