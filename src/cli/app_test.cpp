@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,11 +66,30 @@ TEST(Cli, NoSubcommandIsUsageError) {
 }
 
 TEST(Cli, UnlandedJobsSayNotAvailable) {
-  for (const char* job : {"serve", "worker"}) {
-    Outcome r = run({job, "--config", "x.json"});
-    EXPECT_EQ(r.code, kExitFailure) << job;
-    EXPECT_NE(r.err.find("not available yet"), std::string::npos) << job << ": " << r.err;
-  }
+  Outcome r = run({"worker", "--config", "x.json"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
+}
+
+TEST(Cli, ServeRefusesAnOpenHostWithoutATokenAndUnknownTasks) {
+#if defined(KEVIN_HAVE_SERVER)
+  const Outcome open = run({"serve", "--host", "0.0.0.0", "--backend", "cpu"});
+  EXPECT_EQ(open.code, kExitUsage);
+  EXPECT_EQ(line_count(open.err), 1u) << open.err;
+  EXPECT_NE(open.err.find("--token-file"), std::string::npos) << open.err;
+  const std::string blank = ::testing::TempDir() + "/kevin-blank-token";
+  std::ofstream(blank) << " \n";
+  const Outcome empty_token = run({"serve", "--token-file", blank.c_str(), "--backend", "cpu"});
+  EXPECT_EQ(empty_token.code, kExitUsage);
+  EXPECT_NE(empty_token.err.find("empty"), std::string::npos) << empty_token.err;
+  const Outcome no_tasks = run({"serve", "--tasks", "/nonexistent/suite", "--backend", "cpu"});
+  EXPECT_EQ(no_tasks.code, kExitUsage);
+  EXPECT_EQ(line_count(no_tasks.err), 1u) << no_tasks.err;
+#else
+  const Outcome r = run({"serve"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("without Boost"), std::string::npos) << r.err;
+#endif
 }
 
 TEST(Cli, TrainNeedsItsConfig) {

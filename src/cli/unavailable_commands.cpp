@@ -3,13 +3,15 @@
 
 namespace kevin::cli {
 
+#if !defined(KEVIN_HAVE_SERVER)
 void add_serve_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "serve", "serve the environment over HTTP/WebSocket",
-                          "arrives with the environment server");
+                          "this kevin was built without Boost headers; install libboost-dev and rebuild");
 }
+#endif
 void add_worker_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "worker", "run a remote GPU evaluation worker",
-                          "arrives with the environment server");
+                          "arrives with distributed evaluation");
 }
 
 }  // namespace kevin::cli

@@ -1,0 +1,447 @@
+// server.cpp — Beast connections. Each connection runs on its own strand; a request that
+// evaluates is handed to the WorkQueue and its reply posted back to the strand. WebSocket
+// sessions keep a read outstanding at all times (Beast answers pings inside reads), queue
+// the frames that arrive while one is being handled, and write replies in order.
+#include "server/server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/log.h"
+#include "server/openenv.h"
+
+namespace kevin::server {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+// A live connection the server can close at shutdown.
+class Closable {
+ public:
+  virtual ~Closable() = default;
+  virtual void shut() = 0;  // thread-safe: posts the close to the connection's strand
+};
+
+// What every connection shares: the routes, the work queue, the limits and the registry of
+// live connections.
+struct Shared {
+  EnvService* service;
+  Routes* routes;
+  WorkQueue* queue;
+  ServerOptions options;
+  std::mutex mu;
+  std::condition_variable all_closed;
+  std::list<std::weak_ptr<Closable>> live;
+  int open = 0;
+
+  std::list<std::weak_ptr<Closable>>::iterator enlist(const std::shared_ptr<Closable>& c) {
+    std::lock_guard lock(mu);
+    ++open;
+    return live.insert(live.end(), c);
+  }
+  void delist(std::list<std::weak_ptr<Closable>>::iterator it) {
+    {
+      std::lock_guard lock(mu);
+      live.erase(it);
+      --open;
+    }
+    all_closed.notify_all();
+  }
+};
+
+namespace {
+
+http::response<http::string_body> to_response(const HttpReply& reply, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
+  res.set(http::field::server, "kevin");
+  res.set(http::field::content_type, reply.content_type);
+  for (const auto& [name, value] : reply.headers) res.set(name, value);
+  res.keep_alive(keep_alive);
+  res.body() = reply.body;
+  res.prepare_payload();
+  return res;
+}
+
+class WsSession final : public Closable, public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(tcp::socket&& socket, Shared* shared) : ws_(std::move(socket)), shared_(shared) {}
+  ~WsSession() override {
+    if (registered_) shared_->delist(entry_);
+  }
+
+  void start(http::request<http::string_body> request) {
+    entry_ = shared_->enlist(shared_from_this());
+    registered_ = true;
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = std::chrono::seconds(30);
+    timeouts.idle_timeout = std::chrono::seconds(600);  // a policy may think for minutes between steps
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    ws_.read_message_max(shared_->options.max_message_bytes);
+    ws_.async_accept(request, beast::bind_front_handler(&WsSession::on_accept, shared_from_this()));
+  }
+
+  void shut() override {
+    net::post(ws_.get_executor(), [self = shared_from_this()] { self->close_after_writes(); });
+  }
+
+ private:
+  void on_accept(beast::error_code ec) {
+    if (ec) return;
+    auto session = shared_->service->open_session();
+    if (!session.is_ok()) {
+      const bool full = session.status().message().find("capacity") != std::string::npos;
+      Json extra = Json::object();
+      if (full) {
+        extra = {{"active_sessions", shared_->service->metrics().active_sessions()},
+                 {"max_sessions", shared_->service->options().max_sessions}};
+      }
+      send({ws_error(full ? kCapacityReached : kSessionError, session.status().message(), extra), true});
+      return;
+    }
+    connection_ = std::make_unique<OpenEnvConnection>(std::move(session).value());
+    read();
+  }
+
+  void read() {
+    ws_.async_read(buffer_, beast::bind_front_handler(&WsSession::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, size_t) {
+    if (ec) return;  // closed, timed out or over the size limit: the session ends here
+    std::string frame = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (closing_) return;
+    if (static_cast<int>(inbox_.size()) >= shared_->options.max_queued_messages) {
+      send({ws_error(kExecutionError, "too many messages ahead of their replies; wait for each reply"), false});
+    } else {
+      inbox_.push_back(std::move(frame));
+      if (!busy_) handle_next();
+    }
+    read();
+  }
+
+  void handle_next() {
+    if (inbox_.empty() || closing_) return;
+    busy_ = true;
+    std::string frame = std::move(inbox_.front());
+    inbox_.pop_front();
+    auto self = shared_from_this();
+    const bool queued = shared_->queue->submit([self, frame = std::move(frame)] {
+      WsReply reply = self->connection_->handle(frame);
+      net::post(self->ws_.get_executor(), [self, reply = std::move(reply)] {
+        self->busy_ = false;
+        self->send(reply);
+        self->handle_next();
+      });
+    });
+    if (!queued) {
+      busy_ = false;
+      send({ws_error(kSessionError, "the server is stopping"), true});
+    }
+  }
+
+  void send(const WsReply& reply) {
+    if (!reply.text.empty() && !closed_) outbox_.push_back(reply.text);
+    if (reply.close) closing_ = true;
+    write_next();
+  }
+
+  void write_next() {
+    if (writing_ || closed_) return;
+    if (outbox_.empty()) {
+      if (closing_) close();
+      return;
+    }
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(net::buffer(outbox_.front()), beast::bind_front_handler(&WsSession::on_write, shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, size_t) {
+    writing_ = false;
+    outbox_.pop_front();
+    if (ec) {
+      closed_ = true;
+      return;
+    }
+    write_next();
+  }
+
+  void close_after_writes() {
+    closing_ = true;
+    inbox_.clear();
+    if (!busy_) write_next();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    ws_.async_close(websocket::close_code::normal, [self = shared_from_this()](beast::error_code) {});
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  Shared* shared_;
+  std::list<std::weak_ptr<Closable>>::iterator entry_;
+  bool registered_ = false;
+  beast::flat_buffer buffer_;
+  std::unique_ptr<OpenEnvConnection> connection_;
+  std::deque<std::string> inbox_;   // frames waiting to be handled
+  std::deque<std::string> outbox_;  // frames waiting to be written
+  bool busy_ = false, writing_ = false, closing_ = false, closed_ = false;
+};
+
+class HttpConnection final : public Closable, public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {}
+  ~HttpConnection() override {
+    if (registered_) shared_->delist(entry_);
+  }
+
+  void start() {
+    entry_ = shared_->enlist(shared_from_this());
+    registered_ = true;
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+
+  void shut() override {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      self->stopping_ = true;
+      if (!self->busy_) self->close();
+    });
+  }
+
+ private:
+  void read() {
+    if (stopping_) return close();
+    parser_.emplace();
+    parser_->body_limit(shared_->options.max_body_bytes);
+    stream_.expires_after(std::chrono::seconds(60));  // idle keep-alive connections are closed
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpConnection::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, size_t) {
+    if (ec == http::error::body_limit) {
+      return reply(detail_reply(413, "request body over " + std::to_string(shared_->options.max_body_bytes) + " bytes"),
+                   11, false);
+    }
+    if (ec) return close();
+    http::request<http::string_body> request = parser_->release();
+    const std::string path = request_path(std::string_view(request.target().data(), request.target().size()));
+    const auto authorization = request[http::field::authorization];
+    if (!shared_->routes->authorized(path, std::string_view(authorization.data(), authorization.size()))) {
+      HttpReply denied = detail_reply(401, "missing or wrong bearer token (Authorization: Bearer <token>)");
+      denied.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return reply(denied, request.version(), false);
+    }
+    if (websocket::is_upgrade(request)) {
+      if (path != "/ws") return reply(detail_reply(404, "WebSocket sessions are served at /ws"), request.version(), false);
+      stream_.expires_never();
+      std::make_shared<WsSession>(stream_.release_socket(), shared_)->start(std::move(request));
+      return;
+    }
+    const std::string method(request.method_string());
+    if (Routes::quick(method, path)) {
+      return reply(shared_->routes->handle(method, path, ""), request.version(), request.keep_alive());
+    }
+    busy_ = true;
+    stream_.expires_never();
+    auto self = shared_from_this();
+    const unsigned version = request.version();
+    const bool keep_alive = request.keep_alive();
+    const bool queued = shared_->queue->submit([self, method, target = std::string(request.target()),
+                                                 body = std::move(request.body()), version, keep_alive] {
+      HttpReply answer = self->shared_->routes->handle(method, target, body);
+      net::post(self->stream_.get_executor(), [self, answer = std::move(answer), version, keep_alive] {
+        self->busy_ = false;
+        self->reply(answer, version, keep_alive && !self->stopping_);
+      });
+    });
+    if (!queued) {
+      busy_ = false;
+      reply(detail_reply(503, "the server is stopping"), version, false);
+    }
+  }
+
+  void reply(const HttpReply& answer, unsigned version, bool keep_alive) {
+    response_ = std::make_shared<http::response<http::string_body>>(to_response(answer, version, keep_alive));
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_write(stream_, *response_,
+                      [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                        if (ec || !keep_alive) return self->close();
+                        self->read();
+                      });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  Shared* shared_;
+  std::list<std::weak_ptr<Closable>>::iterator entry_;
+  bool registered_ = false;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<http::response<http::string_body>> response_;
+  bool busy_ = false, stopping_ = false;
+};
+
+}  // namespace
+
+class Server::Impl {
+ public:
+  Impl(EnvService* service, ServerOptions options)
+      : service_(service),
+        gym_(service),
+        queue_(options.eval_threads > 0 ? options.eval_threads : service->options().max_sessions + 16),
+        routes_(service, &gym_, &queue_, options.token),
+        shared_{service, &routes_, &queue_, options, {}, {}, {}, 0},
+        acceptor_(ioc_) {}
+
+  Status listen(const std::string& host, uint16_t port, uint16_t* bound) {
+    boost::system::error_code ec;
+    const auto address = net::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+    if (ec) return invalid_argument("--host " + host + " is not an IP address");
+    const tcp::endpoint endpoint{address, port};
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) return unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+    *bound = acceptor_.local_endpoint().port();
+    return Status::ok();
+  }
+
+  Status run(bool handle_signals) {
+    accept();
+    net::signal_set signals(ioc_);
+    if (handle_signals) {
+      signals.add(SIGINT);
+      signals.add(SIGTERM);
+      wait_for_signal(signals);
+    }
+    std::vector<std::thread> threads;
+    for (int i = 0; i < std::max(shared_.options.io_threads, 1); ++i) threads.emplace_back([this] { ioc_.run(); });
+    {
+      std::unique_lock lock(stop_mu_);
+      stop_cv_.wait(lock, [this] { return stop_requested_; });
+    }
+    shut_down();
+    signals.cancel();
+    ioc_.stop();
+    for (auto& t : threads) t.join();
+    return Status::ok();
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(stop_mu_);
+      stop_requested_ = true;
+    }
+    stop_cv_.notify_all();
+  }
+
+ private:
+  void accept() {
+    acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return;  // the acceptor was closed
+      std::make_shared<HttpConnection>(std::move(socket), &shared_)->start();
+      accept();
+    });
+  }
+
+  void wait_for_signal(net::signal_set& signals) {
+    signals.async_wait([this, &signals](beast::error_code ec, int signal) {
+      if (ec) return;
+      if (signals_seen_++ > 0) {
+        KEVIN_LOG(warn) << "serve: second signal: exiting now";
+        std::_Exit(130);
+      }
+      KEVIN_LOG(info) << "serve: signal " << signal << ": finishing evaluations in flight (again to exit at once)";
+      stop();
+      wait_for_signal(signals);
+    });
+  }
+
+  // No new sessions or evaluations; the ones in flight are answered; then every connection
+  // is closed and, within the drain timeout, its last writes flushed.
+  void shut_down() {
+    service_->begin_shutdown();
+    net::post(ioc_, [this] {
+      beast::error_code ignored;
+      acceptor_.close(ignored);
+    });
+    queue_.finish();
+    std::list<std::shared_ptr<Closable>> live;
+    {
+      std::lock_guard lock(shared_.mu);
+      for (auto& weak : shared_.live) {
+        if (auto c = weak.lock()) live.push_back(c);
+      }
+    }
+    for (auto& c : live) c->shut();
+    live.clear();
+    std::unique_lock lock(shared_.mu);
+    shared_.all_closed.wait_for(lock, shared_.options.drain_timeout, [this] { return shared_.open == 0; });
+  }
+
+  EnvService* service_;
+  KernelGymApi gym_;
+  WorkQueue queue_;
+  Routes routes_;
+  Shared shared_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;
+  int signals_seen_ = 0;
+};
+
+Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOptions options) {
+  if (!is_loopback_host(options.host) && options.token.empty()) {
+    return invalid_argument("--host " + options.host +
+                            " is reachable from other machines: give --token-file with a bearer token");
+  }
+  const std::string host = options.host;
+  const uint16_t port = options.port;
+  auto impl = std::make_unique<Impl>(service, std::move(options));
+  uint16_t bound = 0;
+  KEVIN_RETURN_IF_ERROR(impl->listen(host, port, &bound));
+  return std::unique_ptr<Server>(new Server(std::move(impl), bound));
+}
+
+Server::Server(std::unique_ptr<Impl> impl, uint16_t port) : impl_(std::move(impl)), port_(port) {}
+Server::~Server() = default;
+
+Status Server::run(bool handle_signals) { return impl_->run(handle_signals); }
+void Server::stop() { impl_->stop(); }
+
+}  // namespace kevin::server

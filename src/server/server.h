@@ -1,0 +1,60 @@
+// server.h — the network side of `kevin serve` on Boost.Beast: an HTTP/1.1 listener whose
+// routes are routes.h's and whose /ws upgrades to OpenEnv WebSocket sessions. Network
+// threads only read, write and route; anything that evaluates runs on a WorkQueue, so pings
+// are answered and other sessions served while the engine works.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "server/env_service.h"
+#include "server/kernelgym.h"
+#include "server/routes.h"
+#include "server/work_queue.h"
+
+namespace kevin::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;                    // 0: any free port (Server::port() tells which)
+  std::string token;                       // bearer token; required unless the host is loopback
+  int io_threads = 2;                      // network threads
+  int eval_threads = 0;                    // evaluating threads; 0: max_sessions + 16
+  size_t max_body_bytes = size_t{64} << 20;     // an HTTP request body (a batch of candidates)
+  size_t max_message_bytes = size_t{8} << 20;   // a WebSocket message (one model reply)
+  int max_queued_messages = 8;             // frames a session may send ahead of its replies
+  std::chrono::seconds drain_timeout{5};   // wait for replies to be written at shutdown
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback_host(const std::string& host);
+
+class Server {
+ public:
+  // Binds and listens. `service` is borrowed. Errors: kInvalidArgument (a host that is not
+  // an address, or a non-loopback host without a token), kUnavailable (the port is taken).
+  static Result<std::unique_ptr<Server>> create(EnvService* service, ServerOptions options);
+  ~Server();
+
+  uint16_t port() const { return port_; }
+  // Serves until stop() is called or (with `handle_signals`) SIGINT/SIGTERM arrives; a second
+  // signal exits the process at once (code 130). Then: refuses new sessions and evaluations,
+  // waits for the evaluations in flight to be answered, closes every connection, and
+  // returns. Call once.
+  Status run(bool handle_signals);
+  // Asks run() to shut down. Thread-safe; returns at once.
+  void stop();
+
+  class Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl, uint16_t port);
+  std::unique_ptr<Impl> impl_;
+  uint16_t port_;
+};
+
+}  // namespace kevin::server
