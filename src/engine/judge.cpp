@@ -770,6 +770,56 @@ Json to_json(const EvalResult& r) {
   return j;
 }
 
+Result<EvalResult> eval_result_from_json(const Json& j) {
+  EvalResult r;
+  const auto opt = [](const Json& obj, const char* key, std::optional<double>* out) -> Status {
+    if (!obj.contains(key) || obj[key].is_null()) return Status::ok();
+    KEVIN_ASSIGN_OR_RETURN(*out, json_get<double>(obj, key));
+    return Status::ok();
+  };
+  KEVIN_ASSIGN_OR_RETURN(std::string verdict, json_get<std::string>(j, "verdict"));
+  const auto kind = verdict_from_name(verdict);
+  if (!kind) return invalid_argument("unknown verdict \"" + verdict + "\"");
+  r.verdict = *kind;
+  KEVIN_ASSIGN_OR_RETURN(r.reason, json_get_or<std::string>(j, "reason", ""));
+  KEVIN_ASSIGN_OR_RETURN(r.feedback, json_get_or<std::string>(j, "feedback", ""));
+  for (const auto& [key, field] : {std::pair{"candidate_ms", &r.candidate_ms}, std::pair{"baseline_ms", &r.baseline_ms},
+                                   std::pair{"speedup", &r.speedup}, std::pair{"max_abs_error", &r.max_abs_error},
+                                   std::pair{"max_rel_error", &r.max_rel_error}}) {
+    KEVIN_RETURN_IF_ERROR(opt(j, key, field));
+  }
+  KEVIN_ASSIGN_OR_RETURN(r.compile_ms, json_get_or<double>(j, "compile_ms", 0.0));
+  KEVIN_ASSIGN_OR_RETURN(r.cache_hit, json_get_or<bool>(j, "cache_hit", false));
+  KEVIN_ASSIGN_OR_RETURN(r.device_name, json_get_or<std::string>(j, "device", ""));
+  KEVIN_ASSIGN_OR_RETURN(r.device_ordinal, json_get_or<int>(j, "device_ordinal", -1));
+  KEVIN_ASSIGN_OR_RETURN(r.total_ms, json_get_or<double>(j, "total_ms", 0.0));
+  KEVIN_ASSIGN_OR_RETURN(r.baseline_source, json_get_or<std::string>(j, "baseline_source", ""));
+  KEVIN_ASSIGN_OR_RETURN(r.mismatch, json_get_or<std::string>(j, "mismatch", ""));
+  KEVIN_ASSIGN_OR_RETURN(r.runner_output, json_get_or<std::string>(j, "printed", ""));
+  if (j.contains("timing")) {
+    KEVIN_ASSIGN_OR_RETURN(r.timing, timing_stats_from_json(j["timing"]));
+  }
+  if (j.contains("baseline")) {
+    KEVIN_ASSIGN_OR_RETURN(r.baseline, timing_stats_from_json(j["baseline"]));
+  }
+  if (j.contains("clock_check")) {
+    KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "harness_overhead_ms", &r.harness_overhead_ms));
+    KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "unaccounted_ms", &r.unaccounted_ms));
+  }
+  if (j.contains("phases_ms")) {
+    const Json& p = j["phases_ms"];
+    KEVIN_ASSIGN_OR_RETURN(r.phases.prepare_ms, json_get_or<double>(p, "prepare", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.load_ms, json_get_or<double>(p, "load", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.check_ms, json_get_or<double>(p, "check", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.time_ms, json_get_or<double>(p, "time", 0.0));
+  }
+  if (j.contains("sandbox")) {
+    KEVIN_ASSIGN_OR_RETURN(r.sandbox_enforced, json_get_or<std::vector<std::string>>(j["sandbox"], "enforced", {}));
+    KEVIN_ASSIGN_OR_RETURN(r.sandbox_skipped, json_get_or<std::vector<std::string>>(j["sandbox"], "skipped", {}));
+  }
+  return r;
+}
+
 Result<std::vector<std::string>> Judge::degeneracy(const ReferenceSet& ref) const {
   const std::string key = ref.dir.string();
   {

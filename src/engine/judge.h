@@ -102,6 +102,9 @@ struct EvalResult {
 
 // The JSON form documented in docs/eval.md (verdict, correct, reason, feedback, timings...).
 Json to_json(const EvalResult& r);
+// The inverse of to_json (a result sent by a remote worker). kInvalidArgument naming the field
+// for a missing or mistyped one, or an unknown verdict.
+Result<EvalResult> eval_result_from_json(const Json& j);
 
 class Judge {
  public:

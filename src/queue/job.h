@@ -1,0 +1,62 @@
+// job.h — what travels through Redis: evaluation jobs (everything a worker needs: the task's
+// source, the candidate), their results, and the key layout under the deployment's prefix.
+// docs/distributed.md describes the layout; producers and workers must agree on it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "engine/judge.h"
+
+namespace kevin::queue {
+
+// Stream and key names under one prefix. Jobs go to a stream per GPU model ("any" takes
+// every worker), results to a stream per job attempt.
+struct Keys {
+  std::string prefix = "kevin";
+  std::string jobs(const std::string& model) const { return prefix + ":jobs:" + model; }
+  std::string dead(const std::string& model) const { return prefix + ":dead:" + model; }
+  std::string claim(const std::string& job_id) const { return prefix + ":claim:" + job_id; }
+  std::string done(const std::string& job_id, const std::string& attempt) const {
+    return prefix + ":done:" + job_id + ":" + attempt;
+  }
+  std::string worker(const std::string& name) const { return prefix + ":worker:" + name; }
+  std::string worker_pattern() const { return prefix + ":worker:*"; }
+};
+inline constexpr const char* kGroup = "workers";
+inline constexpr const char* kAnyModel = "any";
+
+// A GPU model as a stream name: "NVIDIA H200" → "nvidia-h200", "CPU" → "cpu".
+std::string model_key(const std::string& device_name);
+
+struct Job {
+  enum class Kind { kEvaluate, kProblem };  // judge a candidate / build the problem statement
+  Kind kind = Kind::kEvaluate;
+  std::string id;          // content hash of (kind, model, task source, candidate)
+  std::string attempt;     // the producer's attempt (results go to done(id, attempt))
+  std::string task_id;     // the producer's id for the task (reported back, shown in logs)
+  std::string task_source; // the task's PyTorch source: workers need nothing else of it
+  std::string candidate;   // the candidate source (kEvaluate)
+};
+Json to_json(const Job& job);
+// kInvalidArgument naming the field for anything missing or mistyped.
+Result<Job> job_from_json(const Json& j);
+// The content hash a job is known by: identical work has one id across producers.
+std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
+                   const std::string& candidate);
+
+// What a worker answers: an evaluation, a problem statement, or why there is none.
+struct JobResult {
+  enum class Status { kOk, kHarnessError, kDeadLetter };
+  Status status = Status::kOk;
+  std::optional<engine::EvalResult> eval;  // kOk of a kEvaluate job
+  std::string problem;                     // kOk of a kProblem job
+  std::string error;                       // kHarnessError / kDeadLetter
+  std::string worker;                      // who answered
+};
+Json to_json(const JobResult& r);
+Result<JobResult> job_result_from_json(const Json& j);
+
+}  // namespace kevin::queue

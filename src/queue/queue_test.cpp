@@ -1,0 +1,241 @@
+// queue_test.cpp — job and URL codecs, and the queue against a real redis-server on a
+// loopback port (started and stopped here; skipped when the binary is missing): many
+// producers and workers, deduplication, harness failures, and a poison job dead-lettered.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "core/file.h"
+#include "env/fake_evaluator.h"
+#include "queue/remote_evaluator.h"
+#include "queue/worker.h"
+#include "sys/tempdir.h"
+
+namespace kevin::queue {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(RedisUrl, ParsesHostPortPasswordAndPrefix) {
+  auto a = parse_redis_url("redis://:s3cret@10.0.0.5:6380/lab");
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_EQ(a->host, "10.0.0.5");
+  EXPECT_EQ(a->port, 6380);
+  EXPECT_EQ(a->password, "s3cret");
+  EXPECT_EQ(a->prefix, "lab");
+  EXPECT_EQ(a->url(), "redis://10.0.0.5:6380/lab") << "the password is never printed";
+  auto plain = parse_redis_url("redis://localhost");
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->port, 6379);
+  EXPECT_EQ(plain->prefix, "kevin");
+  for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:12x", "redis://h/a b"}) {
+    EXPECT_EQ(parse_redis_url(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(JobCodec, RoundTripsJobsResultsAndModels) {
+  EXPECT_EQ(model_key("NVIDIA H200"), "nvidia-h200");
+  EXPECT_EQ(model_key("CPU"), "cpu");
+  EXPECT_EQ(model_key("  "), "any");
+  Job job{Job::Kind::kEvaluate, "id1", "at1", "level1/x", "import torch\n", "int x;"};
+  auto back = job_from_json(to_json(job));
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_EQ(back->candidate, "int x;");
+  EXPECT_EQ(back->kind, Job::Kind::kEvaluate);
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "ab", "c"), job_id(Job::Kind::kEvaluate, "cpu", "a", "bc"));
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b"), job_id(Job::Kind::kEvaluate, "nvidia-h200", "a", "b"));
+  engine::EvalResult e;
+  e.verdict = VerdictKind::kCorrect;
+  e.speedup = 2.5;
+  e.candidate_ms = 0.4;
+  e.baseline_ms = 1.0;
+  e.timing = engine::TimingStats{0.4, 0.3, 0.5, 0.41, 0.01, 12, 0};
+  e.harness_overhead_ms = 0.6;
+  e.unaccounted_ms = 0.01;
+  e.sandbox_enforced = {"netns"};
+  JobResult r;
+  r.eval = e;
+  r.worker = "w1";
+  auto rr = job_result_from_json(to_json(r));
+  ASSERT_TRUE(rr.is_ok()) << rr.status().to_string();
+  ASSERT_TRUE(rr->eval.has_value());
+  EXPECT_EQ(engine::to_json(*rr->eval), engine::to_json(e)) << "an evaluation survives the trip unchanged";
+  EXPECT_FALSE(job_from_json(Json{{"kind", "evaluate"}}).is_ok());
+  EXPECT_FALSE(job_result_from_json(Json{{"status", "maybe"}}).is_ok());
+}
+
+// A redis-server child on a free loopback port, no persistence.
+class RedisServer {
+ public:
+  RedisServer() {
+    if (::access("/usr/bin/redis-server", X_OK) != 0) return;
+    dir_ = std::move(sys::TempDir::create("kevin-redis-")).value();
+    for (int attempt = 0; attempt < 20 && pid_ <= 0; ++attempt) {
+      port_ = 20000 + static_cast<int>((::getpid() * 7 + attempt * 131) % 30000);
+      start();
+    }
+  }
+  ~RedisServer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool up() const { return pid_ > 0; }
+  RedisAddress address() const { return {"127.0.0.1", port_, "", "test"}; }
+
+ private:
+  void start() {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDOUT_FILENO);
+      const std::string port = std::to_string(port_);
+      ::execl("/usr/bin/redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+              "--appendonly", "no", "--loglevel", "warning", "--dir", dir_.path().c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 50; ++i) {
+      if (RedisConnection::connect({"127.0.0.1", port_, "", "test"}, std::chrono::milliseconds(200)).is_ok()) {
+        pid_ = pid;
+        return;
+      }
+      if (::waitpid(pid, nullptr, WNOHANG) == pid) return;  // port taken: try another
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  sys::TempDir dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+class QueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!redis_.up()) GTEST_SKIP() << "redis-server is not installed (apt-get install redis-server)";
+    tasks_ = std::move(sys::TempDir::create("kevin-queue-tasks-")).value();
+    for (int i = 0; i < 3; ++i) {
+      tasks::TaskInfo t{"t/task" + std::to_string(i), "t", "unknown", tasks_.path() / ("task" + std::to_string(i) + ".py")};
+      ASSERT_TRUE(write_file_atomic(t.path, "# task " + std::to_string(i) + "\nclass Model: pass\n").is_ok());
+      task_list_.push_back(t);
+    }
+    RemoteOptions o;
+    o.address = redis_.address();
+    o.model = "cpu";
+    o.backend = "cpu";
+    o.wait_limit = std::chrono::seconds(60);
+    auto remote = RemoteEvaluator::create(o);
+    ASSERT_TRUE(remote.is_ok()) << remote.status().to_string();
+    remote_ = std::move(remote).value();
+  }
+  void TearDown() override {
+    stop_ = true;
+    for (auto& t : workers_) t.join();
+  }
+  void start_workers(int n, std::chrono::milliseconds lease = std::chrono::milliseconds(60000)) {
+    for (int i = 0; i < n; ++i) {
+      WorkerOptions o;
+      o.address = redis_.address();
+      o.name = "w" + std::to_string(i);
+      o.model = "cpu";
+      o.jobs = 2;
+      o.lease = lease;
+      o.task_dir = tasks_.path() / "received";
+      workers_.emplace_back([this, o] { EXPECT_TRUE(Worker(&evaluator_, o).run(stop_).is_ok()); });
+    }
+  }
+
+  RedisServer redis_;
+  sys::TempDir tasks_;
+  std::vector<tasks::TaskInfo> task_list_;
+  env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
+  std::unique_ptr<RemoteEvaluator> remote_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+};
+
+TEST_F(QueueTest, ManyProducersAndWorkersGetExactlyOneResultPerJob) {
+  start_workers(3);
+  constexpr size_t kJobs = 60;
+  std::vector<std::optional<Result<engine::EvalResult>>> results(kJobs);
+  std::vector<std::thread> producers;
+  for (size_t p = 0; p < 6; ++p) {
+    producers.emplace_back([&, p] {
+      for (size_t i = p; i < kJobs; i += 6) {
+        const std::string source = "// fake: correct speedup=" + std::to_string(1 + i) + " delay_ms=20\n// job " + std::to_string(i);
+        results[i] = remote_->evaluate(task_list_[i % 3], source);
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  for (size_t i = 0; i < kJobs; ++i) {
+    ASSERT_TRUE(results[i] && results[i]->is_ok()) << i << ": " << (results[i] ? results[i]->status().to_string() : "none");
+    EXPECT_DOUBLE_EQ(*(*results[i])->speedup, static_cast<double>(1 + i)) << "each producer got its own job's result";
+  }
+  EXPECT_EQ(evaluator_.calls(), static_cast<int>(kJobs)) << "every job evaluated exactly once";
+}
+
+TEST_F(QueueTest, IdenticalWorkInFlightIsEvaluatedOnce) {
+  start_workers(2);
+  std::vector<std::thread> producers;
+  std::atomic<int> correct{0};
+  for (int p = 0; p < 5; ++p) {
+    producers.emplace_back([&] {
+      auto r = remote_->evaluate(task_list_[0], "// fake: correct delay_ms=300\n");
+      if (r.is_ok() && r->correct()) ++correct;
+    });
+  }
+  for (auto& t : producers) t.join();
+  EXPECT_EQ(correct.load(), 5);
+  EXPECT_EQ(evaluator_.calls(), 1);
+  auto problem = remote_->problem(task_list_[1]);
+  ASSERT_TRUE(problem.is_ok()) << problem.status().to_string();
+  EXPECT_NE(problem->find("# task 1"), std::string::npos) << "the worker built it from the task source it was sent";
+}
+
+TEST_F(QueueTest, AHarnessFailureIsAnErrorAndTheWorkCanBeQueuedAgain) {
+  start_workers(1);
+  auto failed = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.status().message().find("fake harness failure"), std::string::npos) << failed.status().to_string();
+  auto again = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
+  EXPECT_FALSE(again.is_ok());
+  EXPECT_EQ(evaluator_.calls(), 2) << "the failure was not kept as the answer";
+}
+
+TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {
+  // Three workers that took the job and died: deliveries counted by Redis, no acknowledgement.
+  std::thread producer([&] {
+    auto r = remote_->evaluate(task_list_[2], "// fake: correct\n// poison\n");
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_NE(r.status().message().find("dead-lettered"), std::string::npos) << r.status().to_string();
+  });
+  auto c = RedisConnection::connect(redis_.address());
+  ASSERT_TRUE(c.is_ok());
+  Keys keys{"test"};
+  (void)(*c)->command({"XGROUP", "CREATE", keys.jobs("cpu"), kGroup, "0", "MKSTREAM"});
+  std::string id;
+  for (int i = 0; i < 100 && id.empty(); ++i) {
+    auto r = (*c)->command({"XREADGROUP", "GROUP", kGroup, "ghost0", "COUNT", "1", "BLOCK", "100", "STREAMS", keys.jobs("cpu"), ">"});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    if (!r->elements.empty()) id = r->elements[0].elements[1].elements[0].elements[0].str;
+  }
+  ASSERT_FALSE(id.empty());
+  for (const char* ghost : {"ghost1", "ghost2"}) ASSERT_TRUE((*c)->command({"XCLAIM", keys.jobs("cpu"), kGroup, ghost, "0", id}).is_ok());
+  start_workers(1, std::chrono::milliseconds(200));  // reclaims it: the fourth delivery
+  producer.join();
+  auto dead = (*c)->command({"XLEN", keys.dead("cpu")});
+  ASSERT_TRUE(dead.is_ok());
+  EXPECT_EQ(dead->integer, 1);
+  EXPECT_EQ(evaluator_.calls(), 0) << "a poison job is not run again";
+}
+
+}  // namespace
+}  // namespace kevin::queue

@@ -1,0 +1,151 @@
+// remote_evaluator.cpp — claim (SET NX) → XADD → XREAD BLOCK on the attempt's result stream.
+// A producer that finds the job claimed by another waits on that claim's attempt instead.
+#include "queue/remote_evaluator.h"
+
+#include <random>
+#include <thread>
+
+#include "core/file.h"
+#include "core/log.h"
+#include "core/sha256.h"
+
+namespace kevin::queue {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string new_attempt() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(rng()));
+  return id;
+}
+
+// The first entry's field "result" of an XREAD reply, if any.
+std::optional<std::string> first_result(const RedisReply& reply) {
+  if (reply.kind != RedisReply::Kind::kArray || reply.elements.empty()) return std::nullopt;
+  const RedisReply& stream = reply.elements[0];           // [key, entries]
+  if (stream.elements.size() < 2 || stream.elements[1].elements.empty()) return std::nullopt;
+  const RedisReply& fields = stream.elements[1].elements[0].elements[1];  // [id, [f, v, ...]]
+  for (size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    if (fields.elements[i].str == "result") return fields.elements[i + 1].str;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions options) {
+  std::unique_ptr<RemoteEvaluator> e(new RemoteEvaluator(std::move(options)));
+  e->keys_.prefix = e->options_.address.prefix;
+  KEVIN_ASSIGN_OR_RETURN(auto c, RedisConnection::connect(e->options_.address));
+  KEVIN_RETURN_IF_ERROR(c->command({"PING"}).status());
+  e->give_back(std::move(c));
+  return e;
+}
+
+std::string RemoteEvaluator::device_name() const {
+  std::lock_guard lock(mu_);
+  return device_name_.empty() ? (options_.model == kAnyModel ? "remote GPU" : options_.model) : device_name_;
+}
+
+Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
+  KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task.path));
+  const std::string key = sha256_hex(source);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = problems_.find(key); it != problems_.end()) return it->second;
+  }
+  Job job;
+  job.kind = Job::Kind::kProblem;
+  job.task_id = task.id;
+  job.task_source = source;
+  KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
+  std::lock_guard lock(mu_);
+  problems_[key] = r.problem;
+  return r.problem;
+}
+
+Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+  Job job;
+  job.task_id = task.id;
+  KEVIN_ASSIGN_OR_RETURN(job.task_source, read_file(task.path));
+  job.candidate = source;
+  KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
+  if (!r.eval) return internal_error("worker " + r.worker + " answered an evaluation without a result");
+  std::lock_guard lock(mu_);
+  if (device_name_.empty()) device_name_ = r.eval->device_name;
+  return *r.eval;
+}
+
+Result<JobResult> RemoteEvaluator::run(Job job) {
+  job.id = job_id(job.kind, options_.model, job.task_source, job.candidate);
+  KEVIN_ASSIGN_OR_RETURN(auto c, take());
+  const std::string ttl = std::to_string(options_.result_ttl.count());
+  std::string attempt;
+  while (attempt.empty()) {
+    const std::string mine = new_attempt();
+    KEVIN_ASSIGN_OR_RETURN(RedisReply claimed, persist(*c, {"SET", keys_.claim(job.id), mine, "NX", "EX", ttl}));
+    if (!claimed.is_nil()) {
+      attempt = job.attempt = mine;
+      KEVIN_RETURN_IF_ERROR(
+          persist(*c, {"XADD", keys_.jobs(options_.model), "*", "job", dump_json(to_json(job))}).status());
+    } else {
+      // Another producer queued it: wait for that attempt (unless its claim just ended).
+      KEVIN_ASSIGN_OR_RETURN(RedisReply holder, persist(*c, {"GET", keys_.claim(job.id)}));
+      if (!holder.is_nil()) attempt = holder.str;
+    }
+  }
+  const std::string done = keys_.done(job.id, attempt);
+  const auto deadline = Clock::now() + options_.wait_limit;
+  while (Clock::now() < deadline) {
+    KEVIN_ASSIGN_OR_RETURN(RedisReply reply,
+                           persist(*c, {"XREAD", "COUNT", "1", "BLOCK", "2000", "STREAMS", done, "0"}, std::chrono::seconds(10)));
+    const auto text = first_result(reply);
+    if (!text) continue;
+    give_back(std::move(c));
+    KEVIN_ASSIGN_OR_RETURN(Json j, parse_json(*text));
+    KEVIN_ASSIGN_OR_RETURN(JobResult r, job_result_from_json(j));
+    if (r.status == JobResult::Status::kHarnessError) return internal_error("worker " + r.worker + ": " + r.error);
+    if (r.status == JobResult::Status::kDeadLetter) {
+      return internal_error("job " + job.id.substr(0, 12) + " for " + job.task_id + " was dead-lettered: " + r.error);
+    }
+    return r;
+  }
+  return deadline_exceeded("no worker answered job " + job.id.substr(0, 12) + " for " + job.task_id + " in " +
+                           std::to_string(options_.wait_limit.count()) + " s (are workers running on " +
+                           keys_.jobs(options_.model) + "?)");
+}
+
+Result<std::unique_ptr<RedisConnection>> RemoteEvaluator::take() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return RedisConnection::connect(options_.address);
+}
+
+void RemoteEvaluator::give_back(std::unique_ptr<RedisConnection> c) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(c));
+}
+
+Result<RedisReply> RemoteEvaluator::persist(RedisConnection& c, const std::vector<std::string>& args,
+                                            std::chrono::milliseconds read_timeout) {
+  auto backoff = std::chrono::milliseconds(100);
+  const auto give_up = Clock::now() + options_.wait_limit;
+  while (true) {
+    Result<RedisReply> r = c.command(args, read_timeout);
+    if (r.is_ok() || r.status().code() != StatusCode::kUnavailable || Clock::now() > give_up) return r;
+    KEVIN_LOG(warn) << "queue: " << r.status().message() << "; reconnecting in " << backoff.count() << " ms";
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
+    (void)c.reconnect();
+  }
+}
+
+}  // namespace kevin::queue

@@ -1,0 +1,58 @@
+// remote_evaluator.h — the engine on other machines: an env::Evaluator that queues each
+// evaluation (and each problem statement) as a job on a Redis stream and waits for a worker's
+// result. Identical work in flight is queued once across producers (a claim per job id);
+// a harness failure or a dead-lettered job is an error Status, never a candidate's verdict.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "env/evaluator.h"
+#include "queue/job.h"
+#include "queue/redis.h"
+
+namespace kevin::queue {
+
+struct RemoteOptions {
+  RedisAddress address;
+  std::string model = kAnyModel;                 // GPU model stream (model_key), or "any"
+  std::string backend = "cuda";                  // what the workers judge on, for prompts
+  std::chrono::seconds result_ttl{24 * 3600};    // results and claims kept this long
+  std::chrono::seconds wait_limit{3 * 3600};     // a job not answered by then is an error
+  std::chrono::milliseconds reconnect_backoff_max{5000};
+};
+
+class RemoteEvaluator final : public env::Evaluator {
+ public:
+  // Checks that Redis answers. kUnavailable otherwise.
+  static Result<std::unique_ptr<RemoteEvaluator>> create(RemoteOptions options);
+
+  Result<std::string> problem(const tasks::TaskInfo& task) override;
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  std::string backend() const override { return options_.backend; }
+  std::string device_name() const override;
+
+ private:
+  explicit RemoteEvaluator(RemoteOptions options) : options_(std::move(options)) {}
+  // Queues (unless already claimed) and waits for the job's result.
+  Result<JobResult> run(Job job);
+  // A connection for this call (from the idle list, or new); returned by the guard.
+  Result<std::unique_ptr<RedisConnection>> take();
+  void give_back(std::unique_ptr<RedisConnection> c);
+  // `command` on `c`, reconnecting with backoff while Redis is away (up to the wait limit).
+  Result<RedisReply> persist(RedisConnection& c, const std::vector<std::string>& args,
+                             std::chrono::milliseconds read_timeout = std::chrono::seconds(10));
+
+  RemoteOptions options_;
+  Keys keys_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<RedisConnection>> idle_;
+  std::map<std::string, std::string> problems_;  // by task source hash
+  std::string device_name_;                      // from the first result
+};
+
+}  // namespace kevin::queue
