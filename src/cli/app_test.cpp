@@ -65,10 +65,20 @@ TEST(Cli, NoSubcommandIsUsageError) {
   EXPECT_EQ(line_count(r.err), 1u) << r.err;
 }
 
-TEST(Cli, UnlandedJobsSayNotAvailable) {
-  Outcome r = run({"worker", "--config", "x.json"});
+TEST(Cli, WorkerNeedsARedisQueueUrl) {
+#if defined(KEVIN_HAVE_QUEUE)
+  const Outcome missing = run({"worker"});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_NE(missing.err.find("--queue"), std::string::npos) << missing.err;
+  const Outcome wrong = run({"worker", "--queue", "http://127.0.0.1:6379", "--backend", "cpu"});
+  EXPECT_EQ(wrong.code, kExitUsage);
+  EXPECT_NE(wrong.err.find("redis://"), std::string::npos) << wrong.err;
+  EXPECT_EQ(line_count(wrong.err), 1u) << wrong.err;
+#else
+  const Outcome r = run({"worker", "--queue", "redis://x"});
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("without hiredis"), std::string::npos) << r.err;
+#endif
 }
 
 TEST(Cli, ServeRefusesAnOpenHostWithoutATokenAndUnknownTasks) {

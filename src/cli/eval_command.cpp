@@ -29,6 +29,7 @@ struct EvalArgs {
   std::string task, candidate, batch, backend = "auto", tolerance = "default";
   std::string python, cache;
   std::string devices = "all";
+  std::string queue, queue_model;  // judge on remote workers instead
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
   bool json = false, table = false, fresh_seeds = false, no_sandbox = false, allow_degenerate = false;
@@ -96,18 +97,71 @@ void print_human(std::ostream& out, const std::string& task, const engine::EvalR
 
 Result<std::string> read_candidate(const fs::path& path) { return read_file(path, size_t{64} << 20); }
 
-int eval_single(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, std::ostream& err) {
+// How this command judges a (task file, source) pair: on this machine's engine, reference data
+// prepared once per task, or on remote workers, which prepare their own. Thread-safe.
+class PairJudge {
+ public:
+  virtual ~PairJudge() = default;
+  // Reference data for `task` before any candidate of it (a no-op for remote workers).
+  virtual Status prepare(const fs::path& task) = 0;
+  virtual Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) = 0;
+};
+
+class LocalJudge final : public PairJudge {
+ public:
+  explicit LocalJudge(std::unique_ptr<env::EngineEvaluator> ev) : ev_(std::move(ev)) {}
+  Status prepare(const fs::path& task) override {
+    std::lock_guard lock(mu_);
+    if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
+    return refs_.at(task).status();
+  }
+  Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
+    KEVIN_RETURN_IF_ERROR(prepare(task));
+    std::unique_lock lock(mu_);
+    const engine::ReferenceSet ref = refs_.at(task).value();
+    lock.unlock();
+    return ev_->judge(source, ref);
+  }
+
+ private:
+  std::unique_ptr<env::EngineEvaluator> ev_;
+  std::mutex mu_;
+  std::map<fs::path, Result<engine::ReferenceSet>> refs_;
+};
+
+class RemoteJudge final : public PairJudge {
+ public:
+  explicit RemoteJudge(std::unique_ptr<env::Evaluator> ev) : ev_(std::move(ev)) {}
+  Status prepare(const fs::path&) override { return Status::ok(); }
+  Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
+    return ev_->evaluate({task.stem().string(), "eval", "unknown", task}, source);
+  }
+
+ private:
+  std::unique_ptr<env::Evaluator> ev_;
+};
+
+Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
+  if (a.queue.empty()) {
+    KEVIN_ASSIGN_OR_RETURN(auto local, make_evaluator(a));
+    return std::unique_ptr<PairJudge>(std::make_unique<LocalJudge>(std::move(local)));
+  }
+  KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json({{"backend", a.backend}, {"queue", a.queue}, {"queue_model", a.queue_model}}));
+  KEVIN_ASSIGN_OR_RETURN(auto remote, cli::make_evaluator(engine));
+  return std::unique_ptr<PairJudge>(std::make_unique<RemoteJudge>(std::move(remote)));
+}
+
+int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostream& err) {
   auto source = read_candidate(a.candidate);
   if (!source.is_ok()) {
     err << "kevin eval: " << source.status().message() << "\n";
     return kExitUsage;
   }
-  auto ref = ev.reference(a.task);
-  if (!ref.is_ok()) {
-    err << "kevin eval: " << ref.status().message() << "\n";
+  if (Status prepared = judge.prepare(a.task); !prepared.is_ok()) {
+    err << "kevin eval: " << prepared.message() << "\n";
     return kExitFailure;
   }
-  auto result = ev.judge(*source, *ref);
+  auto result = judge.judge(a.task, *source);
   if (!result.is_ok()) {
     err << "kevin eval: evaluation failed: " << result.status().message() << "\n";
     return kExitFailure;
@@ -169,7 +223,7 @@ void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::v
   }
 }
 
-int eval_batch(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, std::ostream& err) {
+int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostream& err) {
   auto pairs_or = read_pairs(a.batch);
   if (!pairs_or.is_ok()) {
     err << "kevin eval: " << a.batch << ": " << pairs_or.status().message() << "\n";
@@ -181,11 +235,11 @@ int eval_batch(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, s
   for (auto& p : pairs) errors[p.index] = p.error;
 
   // Reference data first, one task at a time (one worker process, one device).
-  std::map<fs::path, Result<engine::ReferenceSet>> refs;
+  std::map<fs::path, Status> prepared;
   for (const auto& p : pairs) {
-    if (!p.error.empty() || refs.count(p.task)) continue;
+    if (!p.error.empty() || prepared.count(p.task)) continue;
     KEVIN_LOG(info) << "reference for " << p.task.stem().string();
-    refs.emplace(p.task, ev.reference(p.task));
+    prepared.emplace(p.task, judge.prepare(p.task));
   }
 
   std::mutex out_mu;
@@ -210,12 +264,12 @@ int eval_batch(const EvalArgs& a, env::EngineEvaluator& ev, std::ostream& out, s
     for (size_t i; (i = next++) < pairs.size();) {
       const Pair& p = pairs[i];
       if (p.error.empty()) {
-        const auto& ref = refs.at(p.task);
+        const Status& ref = prepared.at(p.task);
         if (!ref.is_ok()) {
-          errors[i] = ref.status().message();
+          errors[i] = ref.message();
         } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
           errors[i] = source.status().message();
-        } else if (auto r = ev.judge(*source, *ref); !r.is_ok()) {
+        } else if (auto r = judge.judge(p.task, *source); !r.is_ok()) {
           errors[i] = "evaluation failed: " + r.status().message();
         } else {
           results[i] = std::move(r).value();
@@ -261,6 +315,7 @@ void add_eval_command(CLI::App& app, Action& action) {
                 "evaluate even when an all-zero, constant or input-copy output passes the task's reference data");
   sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
   sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")->check(CLI::Range(1, 10000));
+  add_queue_options(sub, &args->queue, &args->queue_model);
   sub->callback([args, sub, &action] {
     action = [args, sub](std::ostream& out, std::ostream& err) {
       if (args->batch.empty() && args->task.empty()) {
@@ -268,12 +323,12 @@ void add_eval_command(CLI::App& app, Action& action) {
         return kExitUsage;
       }
       (void)sub;
-      auto ev = make_evaluator(*args);
-      if (!ev.is_ok()) {
-        err << "kevin eval: " << ev.status().message() << "\n";
-        return ev.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+      auto judge = make_judge(*args);
+      if (!judge.is_ok()) {
+        err << "kevin eval: " << judge.status().message() << "\n";
+        return judge.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
       }
-      return args->batch.empty() ? eval_single(*args, **ev, out, err) : eval_batch(*args, **ev, out, err);
+      return args->batch.empty() ? eval_single(*args, **judge, out, err) : eval_batch(*args, **judge, out, err);
     };
   });
 }

@@ -56,6 +56,7 @@ struct RunArgs {
   int seeds = 5, jobs = 0;
   double call_timeout_s = 20;
   bool no_sandbox = false;
+  std::string queue, queue_model;  // evaluate on workers behind this Redis queue
 };
 
 // A usage problem (exit 2) or a failure of the job (exit 1), with its message.
@@ -182,7 +183,8 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
 Result<Json> engine_json(const RunArgs& a) {
   return resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},   {"seeds", a.seeds},
                               {"tolerance", a.tolerance}, {"jobs", a.jobs},       {"python", a.python},
-                              {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
+                              {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
+                                     {"queue", a.queue},         {"queue_model", a.queue_model}});
 }
 
 std::string default_run_dir() {
@@ -309,6 +311,7 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
+  add_queue_options(sub, &a->queue, &a->queue_model);
   sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
   sub->add_option("--resume", a->resume, "continue the run in this directory (its config.json decides everything)");
   sub->callback([a, sub, &action] {

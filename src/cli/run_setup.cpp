@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <sstream>
@@ -10,6 +11,9 @@
 #include "cli/paths.h"
 #include "env/fake_evaluator.h"
 #include "sys/cuda_probe.h"
+#if defined(KEVIN_HAVE_QUEUE)
+#include "queue/remote_evaluator.h"
+#endif
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
@@ -91,6 +95,12 @@ void add_device_options(CLI::App* command, std::string* devices) {
       ->excludes(list);
 }
 
+void add_queue_options(CLI::App* command, std::string* queue, std::string* model) {
+  command->add_option("--queue", *queue,
+                      "evaluate on `kevin worker`s behind this Redis queue: redis://[:PASSWORD@]HOST[:PORT][/PREFIX]");
+  command->add_option("--queue-model", *model, "with --queue: only workers of this GPU model, e.g. \"NVIDIA H200\" (default: any)");
+}
+
 namespace {
 
 // The "devices" setting as a list of ordinals ({} = all).
@@ -108,6 +118,30 @@ Result<std::vector<int>> devices_of(const Json& value) {
   return invalid_argument("devices: expected \"all\", a GPU ordinal or a list of them");
 }
 
+// "CPU", "cpu": the stream of CPU workers (queue::model_key of their device name).
+bool queue_model_is_cpu(const std::string& model) {
+  std::string lower;
+  for (const char c : model) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return lower == "cpu";
+}
+
+// Workers on other machines behind the queue at engine["queue"] (docs/distributed.md).
+Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
+#if defined(KEVIN_HAVE_QUEUE)
+  queue::RemoteOptions o;
+  KEVIN_ASSIGN_OR_RETURN(std::string url, json_get<std::string>(e, "queue"));
+  KEVIN_ASSIGN_OR_RETURN(o.address, queue::parse_redis_url(url));
+  KEVIN_ASSIGN_OR_RETURN(o.backend, json_get<std::string>(e, "backend"));
+  KEVIN_ASSIGN_OR_RETURN(std::string model, json_get_or<std::string>(e, "queue_model", ""));
+  o.model = model.empty() ? "" : queue::model_key(model);
+  KEVIN_ASSIGN_OR_RETURN(auto remote, queue::RemoteEvaluator::create(o));
+  return std::unique_ptr<env::Evaluator>(std::move(remote));
+#else
+  (void)e;
+  return failed_precondition("this kevin was built without hiredis: no --queue (install libhiredis-dev and rebuild)");
+#endif
+}
+
 }  // namespace
 
 Result<Json> resolve_engine_json(const Json& given) {
@@ -115,7 +149,7 @@ Result<Json> resolve_engine_json(const Json& given) {
   if (given.value("fake", false)) return Json{{"fake", true}};
   Json e = {{"backend", "auto"}, {"devices", "all"},     {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
             {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0},
-            {"allow_degenerate_tasks", false}};
+            {"allow_degenerate_tasks", false}, {"queue", ""}, {"queue_model", ""}};
   if (given.contains("device") && given.contains("devices")) return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
   for (const auto& item : given.items()) {
     const std::string key = item.key() == "device" ? "devices" : item.key();
@@ -124,7 +158,19 @@ Result<Json> resolve_engine_json(const Json& given) {
   }
   KEVIN_RETURN_IF_ERROR(devices_of(e["devices"]).status());
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
-  if (backend == "auto") e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
+  KEVIN_ASSIGN_OR_RETURN(std::string queue, json_get<std::string>(e, "queue"));
+  KEVIN_ASSIGN_OR_RETURN(std::string queue_model, json_get<std::string>(e, "queue_model"));
+  if (queue.empty() && !queue_model.empty()) return invalid_argument("queue_model needs queue (--queue-model needs --queue)");
+  const bool cpu_model = !queue_model.empty() && queue_model_is_cpu(queue_model);
+  if ((backend == "cpu" && !queue_model.empty() && !cpu_model) || (backend == "cuda" && cpu_model)) {
+    return invalid_argument("backend " + backend + " does not match queue_model \"" + queue_model + "\"");
+  }
+  if (backend == "auto" && !queue.empty()) {
+    // The workers judge, not this machine: its own GPUs do not decide the backend.
+    e["backend"] = cpu_model ? "cpu" : "cuda";
+  } else if (backend == "auto") {
+    e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
+  }
   if (!engine::backend_from_name(e["backend"].get<std::string>())) return invalid_argument("engine backend must be auto, cuda or cpu");
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
@@ -133,6 +179,7 @@ Result<Json> resolve_engine_json(const Json& given) {
 
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   if (e.value("fake", false)) return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "Fake CPU"));
+  if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
   env::EngineOptions o;
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
   o.backend = *engine::backend_from_name(backend);

@@ -33,10 +33,16 @@ Result<std::vector<int>> parse_devices(const std::string& text);
 // both writing `devices` (a string for parse_devices); giving both is a usage error.
 void add_device_options(CLI::App* command, std::string* devices);
 
+// Registers --queue URL (evaluate on `kevin worker`s behind a Redis queue instead of this
+// machine's engine) and --queue-model NAME (only workers of that GPU model) on `command`.
+void add_queue_options(CLI::App* command, std::string* queue, std::string* model);
+
 // The engine settings with every default filled in ("backend": "auto" becomes cuda when a
 // device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
 // kInvalidArgument. "devices" is "all", an ordinal, or a list of ordinals ("device", one
 // ordinal, is its older spelling). {"fake": true} is kept as it is: a FakeEvaluator (dry runs, tests).
+// "queue" (a redis:// URL) puts the engine on remote workers; then "backend" "auto" means cuda
+// unless "queue_model" is "cpu".
 Result<Json> resolve_engine_json(const Json& given);
 
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.

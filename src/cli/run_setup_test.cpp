@@ -50,5 +50,19 @@ TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
   EXPECT_FALSE(resolve_engine_json({{"device", 0}, {"devices", "all"}}).is_ok());
 }
 
+TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {
+  auto cuda = resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}});
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  EXPECT_EQ((*cuda)["backend"], "cuda") << "workers judge: this machine's GPUs do not decide";
+  auto cpu = resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}, {"queue_model", "CPU"}});
+  ASSERT_TRUE(cpu.is_ok());
+  EXPECT_EQ((*cpu)["backend"], "cpu");
+  EXPECT_EQ(resolve_engine_json({{"queue_model", "cpu"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(resolve_engine_json({{"queue", "redis://h"}, {"backend", "cpu"}, {"queue_model", "NVIDIA H200"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(resolve_engine_json({{"queue", "redis://h"}, {"backend", "cuda"}, {"queue_model", "cpu"}}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kevin::cli

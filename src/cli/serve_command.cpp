@@ -19,7 +19,7 @@ struct ServeArgs {
   std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", tasks_dir, split;
   std::vector<std::string> tasks;
   int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
-  std::string python, cache, tolerance = "default";
+  std::string python, cache, tolerance = "default", queue, queue_model;
   double call_timeout_s = 20, speedup_cap = 0, max_body_mb = 64;
   bool no_sandbox = false, accept_reference_code = false;
 };
@@ -45,7 +45,8 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (!selected.is_ok()) return fail(selected.status());
   auto engine = resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
                                      {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-                                     {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
+                                     {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
+                                     {"queue", a.queue},         {"queue_model", a.queue_model}});
   if (!engine.is_ok()) return fail(engine.status());
   // Before binding: a bad host or a missing token is reported without starting the engine.
   if (!server::is_loopback_host(a.host) && token->empty()) {
@@ -112,6 +113,7 @@ void add_serve_command(CLI::App& app, Action& action) {
                 "evaluate against reference_code sent to /evaluate: it runs unsandboxed in the reference worker, so only "
                 "where every client is trusted (default: refused; clients name served tasks with problem_id)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  add_queue_options(sub, &a->queue, &a->queue_model);
   sub->footer(
       "Examples:\n"
       "  kevin serve --backend cpu --tasks level1          # loopback, port 8000\n"

@@ -9,9 +9,11 @@ void add_serve_command(CLI::App& app, Action& action) {
                           "this kevin was built without Boost headers; install libboost-dev and rebuild");
 }
 #endif
+#if !defined(KEVIN_HAVE_QUEUE)
 void add_worker_command(CLI::App& app, Action& action) {
   add_unavailable_command(app, action, "worker", "run a remote GPU evaluation worker",
-                          "arrives with distributed evaluation");
+                          "this kevin was built without hiredis; install libhiredis-dev and rebuild");
 }
+#endif
 
 }  // namespace kevin::cli

@@ -30,7 +30,7 @@ std::string model_key(const std::string& device_name) {
     }
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? kAnyModel : out;
+  return out.empty() ? "unknown" : out;
 }
 
 Json to_json(const Job& job) {

@@ -26,9 +26,12 @@ struct Keys {
   std::string worker_pattern() const { return prefix + ":worker:*"; }
 };
 inline constexpr const char* kGroup = "workers";
-inline constexpr const char* kAnyModel = "any";
+// The stream any worker of a backend takes from ("any-cuda", "any-cpu"): a CUDA candidate must
+// never reach a CPU worker.
+inline std::string any_model(const std::string& backend) { return "any-" + backend; }
 
-// A GPU model as a stream name: "NVIDIA H200" → "nvidia-h200", "CPU" → "cpu".
+// A GPU model as a stream name: "NVIDIA H200" → "nvidia-h200", "CPU" → "cpu" ("unknown" for
+// a name with no letter or digit).
 std::string model_key(const std::string& device_name);
 
 struct Job {

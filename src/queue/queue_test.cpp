@@ -41,7 +41,8 @@ TEST(RedisUrl, ParsesHostPortPasswordAndPrefix) {
 TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   EXPECT_EQ(model_key("NVIDIA H200"), "nvidia-h200");
   EXPECT_EQ(model_key("CPU"), "cpu");
-  EXPECT_EQ(model_key("  "), "any");
+  EXPECT_EQ(model_key("  "), "unknown");
+  EXPECT_EQ(any_model("cuda"), "any-cuda");
   Job job{Job::Kind::kEvaluate, "id1", "at1", "level1/x", "import torch\n", "int x;"};
   auto back = job_from_json(to_json(job));
   ASSERT_TRUE(back.is_ok());

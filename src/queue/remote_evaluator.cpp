@@ -40,13 +40,19 @@ Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions o
   e->keys_.prefix = e->options_.address.prefix;
   KEVIN_ASSIGN_OR_RETURN(auto c, RedisConnection::connect(e->options_.address));
   KEVIN_RETURN_IF_ERROR(c->command({"PING"}).status());
+  KEVIN_ASSIGN_OR_RETURN(int serving, e->count_workers(*c, &e->device_name_));
+  if (serving == 0) {
+    KEVIN_LOG(warn) << "queue: no live worker takes " << e->keys_.jobs(e->options_.stream_model())
+                    << " yet: jobs wait until one starts (kevin workers --queue " << e->options_.address.url() << ")";
+  }
   e->give_back(std::move(c));
   return e;
 }
 
 std::string RemoteEvaluator::device_name() const {
   std::lock_guard lock(mu_);
-  return device_name_.empty() ? (options_.model == kAnyModel ? "remote GPU" : options_.model) : device_name_;
+  if (!device_name_.empty()) return device_name_;
+  return options_.model.empty() ? (options_.backend == "cpu" ? "CPU" : "remote GPU") : options_.model;
 }
 
 Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
@@ -79,22 +85,22 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
 }
 
 Result<JobResult> RemoteEvaluator::run(Job job) {
-  job.id = job_id(job.kind, options_.model, job.task_source, job.candidate);
+  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate);
   KEVIN_ASSIGN_OR_RETURN(auto c, take());
   const std::string ttl = std::to_string(options_.result_ttl.count());
+  // Claim and queue in one step (a script runs atomically), so a producer dying between the
+  // two cannot leave a claim without a job; a claim held by another producer is waited on.
+  static constexpr const char* kClaimAndQueue =
+      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then "
+      "redis.call('XADD', KEYS[2], '*', 'job', ARGV[3]) return ARGV[1] end "
+      "return redis.call('GET', KEYS[1])";
   std::string attempt;
   while (attempt.empty()) {
-    const std::string mine = new_attempt();
-    KEVIN_ASSIGN_OR_RETURN(RedisReply claimed, persist(*c, {"SET", keys_.claim(job.id), mine, "NX", "EX", ttl}));
-    if (!claimed.is_nil()) {
-      attempt = job.attempt = mine;
-      KEVIN_RETURN_IF_ERROR(
-          persist(*c, {"XADD", keys_.jobs(options_.model), "*", "job", dump_json(to_json(job))}).status());
-    } else {
-      // Another producer queued it: wait for that attempt (unless its claim just ended).
-      KEVIN_ASSIGN_OR_RETURN(RedisReply holder, persist(*c, {"GET", keys_.claim(job.id)}));
-      if (!holder.is_nil()) attempt = holder.str;
-    }
+    job.attempt = new_attempt();
+    KEVIN_ASSIGN_OR_RETURN(RedisReply holder,
+                           persist(*c, {"EVAL", kClaimAndQueue, "2", keys_.claim(job.id), keys_.jobs(options_.stream_model()),
+                                        job.attempt, ttl, dump_json(to_json(job))}));
+    if (!holder.is_nil()) attempt = holder.str;  // nil: the other claim ended just now; try again
   }
   const std::string done = keys_.done(job.id, attempt);
   const auto deadline = Clock::now() + options_.wait_limit;
@@ -114,7 +120,22 @@ Result<JobResult> RemoteEvaluator::run(Job job) {
   }
   return deadline_exceeded("no worker answered job " + job.id.substr(0, 12) + " for " + job.task_id + " in " +
                            std::to_string(options_.wait_limit.count()) + " s (are workers running on " +
-                           keys_.jobs(options_.model) + "?)");
+                           keys_.jobs(options_.stream_model()) + "?)");
+}
+
+Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* device) const {
+  KEVIN_ASSIGN_OR_RETURN(RedisReply names, c.command({"KEYS", keys_.worker_pattern()}));
+  int serving = 0;
+  for (const RedisReply& name : names.elements) {
+    KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name.str}));
+    auto state = parse_json(value.str);
+    if (!state.is_ok() || !state->is_object() || state->value("backend", "") != options_.backend) continue;
+    if (!options_.model.empty() && state->value("model", "") != options_.model) continue;
+    ++serving;
+    // Prompts name the device the workers judge on ("NVIDIA H200"), known before any result.
+    if (device->empty()) *device = state->value("device", "");
+  }
+  return serving;
 }
 
 Result<std::unique_ptr<RedisConnection>> RemoteEvaluator::take() {

@@ -19,8 +19,9 @@ namespace kevin::queue {
 
 struct RemoteOptions {
   RedisAddress address;
-  std::string model = kAnyModel;                 // GPU model stream (model_key), or "any"
-  std::string backend = "cuda";                  // what the workers judge on, for prompts
+  std::string backend = "cuda";                  // what the workers judge on ("cuda" or "cpu")
+  std::string model;                             // a GPU model (model_key); "": any worker of the backend
+  std::string stream_model() const { return model.empty() ? any_model(backend) : model; }
   std::chrono::seconds result_ttl{24 * 3600};    // results and claims kept this long
   std::chrono::seconds wait_limit{3 * 3600};     // a job not answered by then is an error
   std::chrono::milliseconds reconnect_backoff_max{5000};
@@ -40,6 +41,9 @@ class RemoteEvaluator final : public env::Evaluator {
   explicit RemoteEvaluator(RemoteOptions options) : options_(std::move(options)) {}
   // Queues (unless already claimed) and waits for the job's result.
   Result<JobResult> run(Job job);
+  // Live workers (by heartbeat) that take this evaluator's jobs; the first one's device name
+  // goes to `device` when that is empty.
+  Result<int> count_workers(RedisConnection& c, std::string* device) const;
   // A connection for this call (from the idle list, or new); returned by the guard.
   Result<std::unique_ptr<RedisConnection>> take();
   void give_back(std::unique_ptr<RedisConnection> c);

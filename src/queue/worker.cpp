@@ -17,17 +17,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// [[id, [field, value, ...]], ...] → the first entry's id and its "job" field.
-std::optional<std::pair<std::string, std::string>> first_entry(const RedisReply& entries) {
+// [[id, [field, value, ...]], ...] → each entry's id and its "job" field ("" when absent).
+std::vector<std::pair<std::string, std::string>> entries_of(const RedisReply& entries) {
+  std::vector<std::pair<std::string, std::string>> out;
   for (const RedisReply& e : entries.elements) {
     if (e.elements.size() < 2) continue;
+    std::string job;
     const RedisReply& fields = e.elements[1];
     for (size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-      if (fields.elements[i].str == "job") return std::pair{e.elements[0].str, fields.elements[i + 1].str};
+      if (fields.elements[i].str == "job") job = fields.elements[i + 1].str;
     }
-    return std::pair{e.elements[0].str, std::string()};
+    out.emplace_back(e.elements[0].str, job);
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -43,7 +45,7 @@ Status Worker::run(const std::atomic<bool>& stop) {
   std::error_code ec;
   std::filesystem::create_directories(options_.task_dir, ec);
   KEVIN_LOG(info) << "worker " << options_.name << ": taking jobs from " << keys_.jobs(options_.model) << " and "
-                  << keys_.jobs(kAnyModel) << " on " << options_.address.url() << " (" << options_.jobs << " at once)";
+                  << keys_.jobs(any_model(evaluator_->backend())) << " on " << options_.address.url() << " (" << options_.jobs << " at once)";
   std::vector<std::thread> threads;
   for (int i = 0; i < std::max(options_.jobs, 1); ++i) threads.emplace_back([&] { serve(stop); });
   threads.emplace_back([&] { renew_leases(stop); });
@@ -54,7 +56,7 @@ Status Worker::run(const std::atomic<bool>& stop) {
 }
 
 Status Worker::ensure_groups(RedisConnection& c) {
-  for (const std::string& model : {options_.model, std::string(kAnyModel)}) {
+  for (const std::string& model : {options_.model, any_model(evaluator_->backend())}) {
     auto r = c.command({"XGROUP", "CREATE", keys_.jobs(model), kGroup, "0", "MKSTREAM"});
     if (!r.is_ok() && r.status().message().find("BUSYGROUP") == std::string::npos) return r.status();
   }
@@ -90,45 +92,46 @@ void Worker::serve(const std::atomic<bool>& stop) {
       }
       c = std::move(connected).value();
     }
-    std::string job_text;
-    auto entry = next(*c, &job_text);
-    if (!entry.is_ok()) {
-      KEVIN_LOG(warn) << "worker " << options_.name << ": " << entry.status().message();
+    auto taken = next(*c);
+    if (!taken.is_ok()) {
+      KEVIN_LOG(warn) << "worker " << options_.name << ": " << taken.status().message();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       continue;
     }
-    if (!*entry) continue;
-    const auto& [stream, id] = **entry;
-    if (Status s = process(*c, stream, id, job_text); !s.is_ok()) {
-      KEVIN_LOG(warn) << "worker " << options_.name << ": job " << id << ": " << s.message();
+    for (const Taken& t : *taken) {  // taken from the group: processed even when stopping
+      if (Status s = process(*c, t.stream, t.id, t.job_text); !s.is_ok()) {
+        KEVIN_LOG(warn) << "worker " << options_.name << ": job " << t.id << ": " << s.message();
+      }
     }
   }
 }
 
-Result<std::optional<std::pair<std::string, std::string>>> Worker::next(RedisConnection& c, std::string* job_text) {
+Result<std::vector<Worker::Taken>> Worker::next(RedisConnection& c) {
   const std::string lease = std::to_string(options_.lease.count());
-  for (const std::string& model : {options_.model, std::string(kAnyModel)}) {
-    const std::string stream = keys_.jobs(model);
-    KEVIN_ASSIGN_OR_RETURN(RedisReply r, persist(c, {"XAUTOCLAIM", stream, kGroup, options_.name, lease, "0-0", "COUNT", "1"}, *stop_));
-    if (r.elements.size() >= 2) {
-      if (auto e = first_entry(r.elements[1])) {
-        KEVIN_LOG(info) << "worker " << options_.name << ": reclaimed job " << e->first << " idle beyond its lease";
-        *job_text = e->second;
-        return std::optional{std::pair{stream, e->first}};
+  const std::vector<std::string> streams = {keys_.jobs(options_.model), keys_.jobs(any_model(evaluator_->backend()))};
+  for (const std::string& stream : streams) {
+    // XAUTOCLAIM looks at a bounded number of pending entries per call: follow its cursor.
+    std::string cursor = "0-0";
+    for (int page = 0; page < 1000; ++page) {
+      KEVIN_ASSIGN_OR_RETURN(RedisReply r, persist(c, {"XAUTOCLAIM", stream, kGroup, options_.name, lease, cursor, "COUNT", "1"}, *stop_));
+      if (r.elements.size() < 2) break;
+      for (auto& [id, job] : entries_of(r.elements[1])) {
+        KEVIN_LOG(info) << "worker " << options_.name << ": reclaimed job " << id << " idle beyond its lease";
+        return std::vector<Taken>{{stream, id, job}};
       }
+      cursor = r.elements[0].str;
+      if (cursor == "0-0") break;
     }
   }
   KEVIN_ASSIGN_OR_RETURN(RedisReply r, persist(c, {"XREADGROUP", "GROUP", kGroup, options_.name, "COUNT", "1", "BLOCK", "1000",
-                                                   "STREAMS", keys_.jobs(options_.model), keys_.jobs(kAnyModel), ">", ">"},
+                                                   "STREAMS", streams[0], streams[1], ">", ">"},
                                                *stop_, std::chrono::seconds(10)));
-  for (const RedisReply& stream : r.elements) {  // [[key, entries], ...]
+  std::vector<Taken> taken;
+  for (const RedisReply& stream : r.elements) {  // [[key, entries], ...]: up to one entry per stream
     if (stream.elements.size() < 2) continue;
-    if (auto e = first_entry(stream.elements[1])) {
-      *job_text = e->second;
-      return std::optional{std::pair{stream.elements[0].str, e->first}};
-    }
+    for (auto& [id, job] : entries_of(stream.elements[1])) taken.push_back({stream.elements[0].str, id, job});
   }
-  return std::optional<std::pair<std::string, std::string>>{};
+  return taken;
 }
 
 Status Worker::process(RedisConnection& c, const std::string& stream, const std::string& id, const std::string& job_text) {

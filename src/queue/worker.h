@@ -1,5 +1,5 @@
 // worker.h — the loop of `kevin worker`: take jobs from the Redis streams of this worker's
-// GPU model (and "any") with XREADGROUP, judge them on the local engine, publish results,
+// GPU model (and "any-<backend>") with XREADGROUP, judge them on the local engine, publish results,
 // acknowledge. Jobs of a worker that died are reclaimed after their lease (XAUTOCLAIM); a job
 // delivered more than max_deliveries times goes to the dead-letter stream with a
 // dead_letter result, so its producer is answered and the job cannot kill worker after worker.
@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "env/evaluator.h"
 #include "queue/job.h"
@@ -45,15 +46,15 @@ class Worker {
   uint64_t finished() const { return finished_.load(); }
 
  private:
-  struct Entry {
-    std::string stream, id;
-    Job job;
-  };
   void serve(const std::atomic<bool>& stop);
   void renew_leases(const std::atomic<bool>& stop);
   void beat(const std::atomic<bool>& stop);
-  // The next entry: a stale one of another worker first, else a new one (blocks ~1 s).
-  Result<std::optional<std::pair<std::string, std::string>>> next(RedisConnection& c, std::string* fields_json);
+  struct Taken {
+    std::string stream, id, job_text;
+  };
+  // The next entries: a stale one of another worker first, else new ones (one per stream at
+  // most; blocks ~1 s when there are none). All of them are this worker's to process.
+  Result<std::vector<Taken>> next(RedisConnection& c);
   Status ensure_groups(RedisConnection& c);
   Status process(RedisConnection& c, const std::string& stream, const std::string& id, const std::string& job_text);
   JobResult handle(const Job& job);

@@ -1,0 +1,165 @@
+// worker_command.cpp — `kevin worker` (judge jobs from a Redis queue on this machine's engine
+// until SIGINT/SIGTERM) and `kevin workers` (who is serving a queue, and how deep it is).
+#include <CLI/CLI.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iomanip>
+#include <ostream>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/paths.h"
+#include "cli/run_setup.h"
+#include "queue/worker.h"
+
+namespace kevin::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct WorkerArgs {
+  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default";
+  int jobs = 0, seeds = 5, max_deliveries = 3;
+  double lease_s = 120, call_timeout_s = 20;
+  bool no_sandbox = false;
+};
+
+std::string default_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return std::string(host) + "/" + std::to_string(::getpid());
+}
+
+// Blocks SIGINT/SIGTERM in every thread and turns the first into `stop`; a second exits at once.
+std::thread watch_signals(std::atomic<bool>* stop) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return std::thread([set, stop] {
+    int signal = 0;
+    for (int seen = 0; sigwait(&set, &signal) == 0; ++seen) {
+      if (seen > 0) std::_Exit(130);
+      std::cerr << "kevin worker: signal " << signal << ": finishing the jobs in hand (again to exit at once)\n";
+      stop->store(true);
+    }
+  });
+}
+
+int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& s) {
+    err << "kevin worker: " << s.message() << "\n";
+    return s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  };
+  auto address = queue::parse_redis_url(a.queue);
+  if (!address.is_ok()) return fail(address.status());
+  auto engine = resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
+                                     {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
+                                     {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
+  if (!engine.is_ok()) return fail(engine.status());
+  auto evaluator = make_evaluator(*engine);
+  if (!evaluator.is_ok()) return fail(evaluator.status());
+  queue::WorkerOptions o;
+  o.address = *address;
+  o.name = a.name.empty() ? default_name() : a.name;
+  o.model = queue::model_key((*evaluator)->device_name());
+  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
+  o.max_deliveries = a.max_deliveries;
+  o.task_dir = fs::path((*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
+  std::atomic<bool> stop{false};
+  std::thread signals = watch_signals(&stop);
+  signals.detach();
+  out << "kevin worker " << o.name << ": " << (*evaluator)->backend() << " on " << (*evaluator)->device_name()
+      << ", taking jobs from " << o.address.url() << " (model " << o.model << ", " << o.jobs << " at once)" << std::endl;
+  queue::Worker worker(evaluator->get(), o);
+  const Status ran = worker.run(stop);
+  if (!ran.is_ok()) return fail(ran);
+  out << "kevin worker " << o.name << ": stopped after " << worker.finished() << " jobs" << std::endl;
+  return kExitOk;
+}
+
+int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
+  auto address = queue::parse_redis_url(url);
+  if (!address.is_ok()) {
+    err << "kevin workers: " << address.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto c = queue::RedisConnection::connect(*address);
+  if (!c.is_ok()) {
+    err << "kevin workers: " << c.status().message() << "\n";
+    return kExitFailure;
+  }
+  const queue::Keys keys{address->prefix};
+  auto names = (*c)->command({"KEYS", keys.worker_pattern()});
+  auto streams = (*c)->command({"KEYS", address->prefix + ":jobs:*"});
+  if (!names.is_ok() || !streams.is_ok()) {
+    err << "kevin workers: " << (names.is_ok() ? streams.status() : names.status()).message() << "\n";
+    return kExitFailure;
+  }
+  out << std::left << std::setw(32) << "worker" << std::setw(16) << "model" << std::setw(8) << "jobs" << std::setw(10)
+      << "in flight" << "finished\n";
+  for (const auto& key : names->elements) {
+    auto value = (*c)->command({"GET", key.str});
+    if (!value.is_ok() || value->is_nil()) continue;
+    auto j = parse_json(value->str);
+    if (!j.is_ok()) continue;
+    out << std::left << std::setw(32) << j->value("name", "?") << std::setw(16) << j->value("model", "?") << std::setw(8)
+        << j->value("jobs", 0) << std::setw(10) << j->value("in_flight", 0) << j->value("finished", 0) << "\n";
+  }
+  out << "\n" << std::left << std::setw(40) << "stream" << std::setw(10) << "length" << std::setw(10) << "waiting"
+      << "pending\n";
+  for (const auto& stream : streams->elements) {
+    auto length = (*c)->command({"XLEN", stream.str});
+    auto groups = (*c)->command({"XINFO", "GROUPS", stream.str});
+    int64_t lag = 0, pending = 0;
+    if (groups.is_ok()) {
+      for (const auto& g : groups->elements) {
+        for (size_t i = 0; i + 1 < g.elements.size(); i += 2) {
+          if (g.elements[i].str == "pending") pending = g.elements[i + 1].integer;
+          if (g.elements[i].str == "lag") lag = g.elements[i + 1].integer;
+        }
+      }
+    }
+    out << std::left << std::setw(40) << stream.str << std::setw(10) << (length.is_ok() ? length->integer : 0)
+        << std::setw(10) << lag << pending << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app, Action& action) {
+  auto a = std::make_shared<WorkerArgs>();
+  CLI::App* sub = app.add_subcommand("worker", "judge evaluation jobs from a Redis queue on this machine's engine (docs/distributed.md)");
+  sub->add_option("--queue", a->queue, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
+  sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
+  add_device_options(sub, &a->devices);
+  sub->add_option("--jobs", a->jobs, "jobs evaluated at once (default: CPU cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--name", a->name, "consumer name, unique per worker (default HOST/PID)");
+  sub->add_option("--lease", a->lease_s, "seconds a job may sit idle before another worker takes it")
+      ->check(CLI::Range(1.0, 86400.0))->capture_default_str();
+  sub->add_option("--max-deliveries", a->max_deliveries, "deliveries before a job is dead-lettered")
+      ->check(CLI::Range(1, 100))->capture_default_str();
+  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64))->capture_default_str();
+  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")->capture_default_str();
+  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
+  sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  sub->footer("Examples:\n  kevin worker --queue redis://10.0.0.2:6379\n  kevin worker --queue redis://:$REDIS_PASSWORD@queue:6379/lab --devices 0,1 --jobs 16");
+  sub->callback([a, &action] { action = [a](std::ostream& out, std::ostream& err) { return work(*a, out, err); }; });
+
+  auto url = std::make_shared<std::string>();
+  CLI::App* list = app.add_subcommand("workers", "list the workers serving a Redis queue and the depth of its streams");
+  list->add_option("--queue", *url, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
+  list->callback([url, &action] {
+    action = [url](std::ostream& out, std::ostream& err) { return list_workers(*url, out, err); };
+  });
+}
+
+}  // namespace kevin::cli
