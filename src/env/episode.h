@@ -1,4 +1,4 @@
-// episode.h — one episode of the kernel-writing environment (DESIGN.md §1, §8): a task, and
+// episode.h — one episode of the kernel-writing environment (docs/architecture.md): a task, and
 // turns in which an action (a candidate kernel and its summary, or a response that held no
 // usable kernel) is judged into a verdict, feedback and score. The rollout module and the
 // environment server drive episodes; prompts and response parsing live with the policy.

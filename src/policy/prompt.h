@@ -1,4 +1,4 @@
-// prompt.h — the prompts a policy model receives (PAPER.md §2.2, §2.4; DESIGN.md §8), in
+// prompt.h — the prompts a policy model receives (docs/policies.md, docs/run.md), in
 // our own words: the task statement with its ABI argument list, the rules, the target
 // device, a one-shot example on the first turn only, a request for a short summary after
 // the code, and for each earlier turn its kernel, summary and feedback — never its chain of

@@ -1,4 +1,4 @@
-// metrics.h — the evaluation metrics of a run (PAPER.md §7.1, docs/report.md): correctness,
+// metrics.h — the evaluation metrics of a run (docs/report.md): correctness,
 // performance and fast_p as best@k / avg@k, geometric-mean speedup, unbiased pass@k, and the
 // serial (turns) and parallel (samples) scaling curves; per allocation, per task and overall.
 #pragma once

@@ -1,5 +1,5 @@
-// rollout.h — the paper's multi-turn loop over many tasks (DESIGN.md §8, PAPER.md §2.4,
-// §7): for every task, m trajectories of n turns in which the policy writes a kernel, the
+// rollout.h — the paper's multi-turn loop over many tasks (docs/run.md,
+// after the Kevin paper): for every task, m trajectories of n turns in which the policy writes a kernel, the
 // environment judges it and the next prompt carries the earlier kernels, summaries and
 // feedback. Trajectories advance independently on a pool of threads, so generation and
 // evaluation overlap; every finished turn goes to the RunStore at once, and turns already
@@ -33,7 +33,7 @@ Result<Allocation> parse_allocation(const std::string& text);
 // n in {8, 4, 1} where n divides the budget (e.g. 128 → 16x8, 32x4, 128x1).
 std::vector<Allocation> budget_allocations(int kernels);
 
-// Beam search (the blog's test-time variant, PAPER.md §7.4): `rounds` rounds of `turns`
+// Beam search (the blog's test-time variant, docs/run.md): `rounds` rounds of `turns`
 // turns over `trajectories` trajectories; after each round the `width` trajectories with
 // the fastest correct kernel (ties: more correct turns, then lower id) are kept and each is
 // copied trajectories/width times, the copies continuing from its history.

@@ -1,4 +1,4 @@
-/* kevin_abi.h — the candidate ABI, version 1 (DESIGN.md section 4).
+/* kevin_abi.h — the candidate ABI, version 1 (docs/eval.md).
  * C-compatible. The harness puts this header on the include path of every candidate build;
  * a candidate includes it and defines kevin_forward. Changing anything here is an ABI break. */
 #ifndef KEVIN_ABI_H_
