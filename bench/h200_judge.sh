@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# h200_judge.sh — the judge's GPU verification on the device machine, in one lease: build
+# h200_judge.sh — the engine side's GPU verification on the device machine, in one lease: build
 # without the trainer (-DKEVIN_TORCH=OFF), the sandbox probe (dev/gpu/sandbox_probe.sh), the
-# GPU-labelled tests, the hostile CUDA corpus (FixtureVerdicts.CudaCorpus) and the engine
-# benchmark before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
-# Usage on the device: [STEPS="build probe gputests corpus bench"] bash bench/h200_judge.sh
+# GPU-labelled tests, the hostile CUDA corpus (FixtureVerdicts.CudaCorpus), the Redis queue
+# (one GPU worker against the local engine), kevin serve's overhead, and the engine benchmark
+# before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
+# Usage on the device: [STEPS="build probe gputests corpus queue serve bench"] [BUILD_TARGETS="kevin ..."]
+#   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
@@ -23,7 +25,7 @@ configure_and_build() {  # SOURCE BUILD TARGETS...
 }
 {
   step "machine"; uname -r; nvidia-smi -L; nproc
-  if wants build; then step "build"; configure_and_build . build; fi
+  if wants build; then step "build"; configure_and_build . build ${BUILD_TARGETS:-}; fi
   if wants bench && [ -d .before ]; then step "build the tree before (.before)"
     configure_and_build .before build-before kevin kevin-runner; fi
   if wants probe; then step "sandbox probe"
@@ -40,6 +42,13 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
     timeout 270 build/tests/e2e_test --gtest_filter='FixtureVerdicts.CudaCorpus' > "$OUT/corpus.log" 2>&1
     grep -E "^  cuda |Failure|got [a-z_]+ \(|judged correct|OK \]|FAILED" "$OUT/corpus.log" | head -60
     grep -E "^  clock " "$OUT/corpus.log" | head -40; fi
+  if wants queue; then step "queue: one GPU worker through Redis against the local engine"
+    PATH="$PWD/.deps/usr/bin:$PATH" timeout 60 build/bench/queue_overhead --jobs 500
+    PATH="$PWD/.deps/usr/bin:$PATH" timeout $(( $(left) - 230 )) python3 -u bench/queue_scaling.py --kevin build/bin/kevin \
+      --backend cuda --workers 1 --jobs-per-worker 16 --repeat ${QUEUE_REPEAT:-1} ${QUEUE_ONLY:+--only "$QUEUE_ONLY"} 2>&1 | grep -v "^\[kevin"; fi
+  if wants serve; then step "kevin serve: 64 OpenEnv sessions against kevin eval --batch"
+    PYTHONPATH="$PWD/.deps/python" timeout $(( $(left) - 15 )) python3 -u bench/serve_overhead.py --kevin build/bin/kevin \
+      --backend cuda --sessions 64 --jobs 16 2>&1 | grep -v "^\[kevin" | tail -12; fi
   if wants bench; then
     for which in after before; do
       dir=build; [ "$which" = before ] && dir=build-before

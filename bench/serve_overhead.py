@@ -103,8 +103,10 @@ def main():
     pairs = candidate_mix(args.backend, os.path.join(folder, "mix.jsonl"))
     print(f"serve_overhead: {len(pairs)} candidates x {args.repeat}, backend {args.backend}, jobs {args.jobs}, "
           f"{args.sessions} sessions", flush=True)
-    run_batch(args, pairs, folder, "warm")  # reference data and baselines, once
+    warm_wall, _ = run_batch(args, pairs, folder, "warm")  # reference data and baselines, once
+    print(f"reference data and baselines: {warm_wall:.1f} s", flush=True)
     batch_wall, batch_results = run_batch(args, salted(pairs, folder, "batch", args.repeat), folder, "batch")
+    print(f"kevin eval --batch: {len(batch_results)} evaluations in {batch_wall:.1f} s", flush=True)
     tasks = sorted({p["task"] for p in pairs})
     server = subprocess.Popen([args.kevin, "serve", "--backend", args.backend, "--port", "0", "--jobs", str(args.jobs),
                                "--cache-dir", args.cache, "--max-sessions", str(args.sessions + 4), *sum((["--tasks", t] for t in tasks), [])],

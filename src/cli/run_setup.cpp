@@ -178,7 +178,7 @@ Result<Json> resolve_engine_json(const Json& given) {
 }
 
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
-  if (e.value("fake", false)) return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "Fake CPU"));
+  if (e.value("fake", false)) return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
   if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
   env::EngineOptions o;
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));

@@ -13,6 +13,7 @@
 #include "cli/app.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
+#include "env/evaluator.h"
 #include "queue/worker.h"
 
 namespace kevin::cli {
@@ -24,7 +25,7 @@ struct WorkerArgs {
   std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default";
   int jobs = 0, seeds = 5, max_deliveries = 3;
   double lease_s = 120, call_timeout_s = 20;
-  bool no_sandbox = false;
+  bool no_sandbox = false, fake_engine = false;
 };
 
 std::string default_name() {
@@ -57,9 +58,11 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   };
   auto address = queue::parse_redis_url(a.queue);
   if (!address.is_ok()) return fail(address.status());
-  auto engine = resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
-                                     {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-                                     {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}});
+  const Json given = a.fake_engine ? Json{{"fake", true}}
+                                   : Json{{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
+                                          {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
+                                          {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}};
+  auto engine = resolve_engine_json(given);
   if (!engine.is_ok()) return fail(engine.status());
   auto evaluator = make_evaluator(*engine);
   if (!evaluator.is_ok()) return fail(evaluator.status());
@@ -70,7 +73,8 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
   o.max_deliveries = a.max_deliveries;
-  o.task_dir = fs::path((*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
+  if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get())) o.gpus = local->devices();
+  o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string() : (*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
   std::atomic<bool> stop{false};
   std::thread signals = watch_signals(&stop);
   signals.detach();
@@ -81,6 +85,15 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   if (!ran.is_ok()) return fail(ran);
   out << "kevin worker " << o.name << ": stopped after " << worker.finished() << " jobs" << std::endl;
   return kExitOk;
+}
+
+// "0,1" for the CUDA ordinals of a heartbeat, "-" for none (the CPU backend).
+std::string gpu_list(const Json& gpus) {
+  std::string list;
+  for (const Json& g : gpus) {
+    if (g.is_number_integer()) list += (list.empty() ? "" : ",") + std::to_string(g.get<int>());
+  }
+  return list.empty() ? "-" : list;
 }
 
 int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
@@ -95,27 +108,29 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   const queue::Keys keys{address->prefix};
-  auto names = (*c)->command({"KEYS", keys.worker_pattern()});
-  auto streams = (*c)->command({"KEYS", address->prefix + ":jobs:*"});
+  auto names = queue::scan_keys(**c, keys.worker_pattern());
+  auto streams = queue::scan_keys(**c, address->prefix + ":jobs:*");
   if (!names.is_ok() || !streams.is_ok()) {
     err << "kevin workers: " << (names.is_ok() ? streams.status() : names.status()).message() << "\n";
     return kExitFailure;
   }
-  out << std::left << std::setw(32) << "worker" << std::setw(16) << "model" << std::setw(8) << "jobs" << std::setw(10)
-      << "in flight" << "finished\n";
-  for (const auto& key : names->elements) {
-    auto value = (*c)->command({"GET", key.str});
+  out << std::left << std::setw(28) << "worker" << std::setw(22) << "device" << std::setw(10) << "gpus" << std::setw(6)
+      << "jobs" << std::setw(11) << "in flight" << std::setw(10) << "finished" << "per min\n";
+  for (const std::string& key : *names) {
+    auto value = (*c)->command({"GET", key});
     if (!value.is_ok() || value->is_nil()) continue;
     auto j = parse_json(value->str);
-    if (!j.is_ok()) continue;
-    out << std::left << std::setw(32) << j->value("name", "?") << std::setw(16) << j->value("model", "?") << std::setw(8)
-        << j->value("jobs", 0) << std::setw(10) << j->value("in_flight", 0) << j->value("finished", 0) << "\n";
+    if (!j.is_ok() || !j->is_object()) continue;
+    out << std::left << std::setw(28) << j->value("name", "?") << std::setw(22) << j->value("device", "?") << std::setw(10)
+        << gpu_list(j->value("gpus", Json::array())) << std::setw(6) << j->value("jobs", 0) << std::setw(11)
+        << j->value("in_flight", 0) << std::setw(10) << j->value("finished", 0) << std::fixed << std::setprecision(1)
+        << j->value("per_minute", 0.0) << "\n";
   }
   out << "\n" << std::left << std::setw(40) << "stream" << std::setw(10) << "length" << std::setw(10) << "waiting"
       << "pending\n";
-  for (const auto& stream : streams->elements) {
-    auto length = (*c)->command({"XLEN", stream.str});
-    auto groups = (*c)->command({"XINFO", "GROUPS", stream.str});
+  for (const std::string& stream : *streams) {
+    auto length = (*c)->command({"XLEN", stream});
+    auto groups = (*c)->command({"XINFO", "GROUPS", stream});
     int64_t lag = 0, pending = 0;
     if (groups.is_ok()) {
       for (const auto& g : groups->elements) {
@@ -125,7 +140,7 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
         }
       }
     }
-    out << std::left << std::setw(40) << stream.str << std::setw(10) << (length.is_ok() ? length->integer : 0)
+    out << std::left << std::setw(40) << stream << std::setw(10) << (length.is_ok() ? length->integer : 0)
         << std::setw(10) << lag << pending << "\n";
   }
   return kExitOk;
@@ -151,6 +166,8 @@ void add_worker_command(CLI::App& app, Action& action) {
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  // Tests only: verdicts scripted by `// fake:` lines (env/fake_evaluator.h), no engine.
+  sub->add_flag("--fake-engine", a->fake_engine, "")->group("");
   sub->footer("Examples:\n  kevin worker --queue redis://10.0.0.2:6379\n  kevin worker --queue redis://:$REDIS_PASSWORD@queue:6379/lab --devices 0,1 --jobs 16");
   sub->callback([a, &action] { action = [a](std::ostream& out, std::ostream& err) { return work(*a, out, err); }; });
 

@@ -1,5 +1,5 @@
 // tensor.h — tensor vocabulary shared by the engine, tasks and prompts: dtypes with the
-// candidate ABI's numbering (DESIGN.md §4) and TensorSpec (name, dtype, shape).
+// candidate ABI's numbering (docs/eval.md, src/engine/abi/kevin_abi.h) and TensorSpec (name, dtype, shape).
 #pragma once
 
 #include <cstddef>

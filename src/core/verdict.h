@@ -1,5 +1,5 @@
 // verdict.h — what happened to one candidate. Every outcome of untrusted code is a Verdict
-// (data), never an exception or a crash of ours (DESIGN.md §5).
+// (data), never an exception or a crash of ours (docs/eval.md).
 #pragma once
 
 #include <optional>

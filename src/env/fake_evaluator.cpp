@@ -2,6 +2,7 @@
 #include "env/fake_evaluator.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -46,6 +47,7 @@ Result<engine::EvalResult> FakeEvaluator::evaluate(const tasks::TaskInfo& task, 
   const Directive d = read_directive(source);
   if (d.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d.delay_ms));
   if (d.verdict == "harness_error") return internal_error("fake harness failure for " + task.id);
+  if (d.verdict == "process_exit") std::_Exit(137);
   const auto kind = verdict_from_name(d.verdict);
   if (!kind) return invalid_argument("fake: unknown verdict '" + d.verdict + "'");
   engine::EvalResult r;

@@ -3,6 +3,8 @@
 //   // fake: correct speedup=1.5 delay_ms=20
 //   // fake: compile_error            (any verdict name; no directive means wrong_answer)
 //   // fake: harness_error            (evaluate() returns an internal error: fault injection)
+//   // fake: process_exit             (the whole process exits with 137, as if killed: fault
+//                                      injection for supervisors and queue workers)
 #pragma once
 
 #include <atomic>

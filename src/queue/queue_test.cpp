@@ -3,16 +3,12 @@
 // producers and workers, deduplication, harness failures, and a poison job dead-lettered.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <thread>
 
 #include "core/file.h"
 #include "env/fake_evaluator.h"
+#include "queue/local_redis.h"
 #include "queue/remote_evaluator.h"
 #include "queue/worker.h"
 #include "sys/tempdir.h"
@@ -70,57 +66,13 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   EXPECT_FALSE(job_result_from_json(Json{{"status", "maybe"}}).is_ok());
 }
 
-// A redis-server child on a free loopback port, no persistence.
-class RedisServer {
- public:
-  RedisServer() {
-    if (::access("/usr/bin/redis-server", X_OK) != 0) return;
-    dir_ = std::move(sys::TempDir::create("kevin-redis-")).value();
-    for (int attempt = 0; attempt < 20 && pid_ <= 0; ++attempt) {
-      port_ = 20000 + static_cast<int>((::getpid() * 7 + attempt * 131) % 30000);
-      start();
-    }
-  }
-  ~RedisServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool up() const { return pid_ > 0; }
-  RedisAddress address() const { return {"127.0.0.1", port_, "", "test"}; }
-
- private:
-  void start() {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, STDOUT_FILENO);
-      const std::string port = std::to_string(port_);
-      ::execl("/usr/bin/redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-              "--appendonly", "no", "--loglevel", "warning", "--dir", dir_.path().c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    for (int i = 0; i < 50; ++i) {
-      if (RedisConnection::connect({"127.0.0.1", port_, "", "test"}, std::chrono::milliseconds(200)).is_ok()) {
-        pid_ = pid;
-        return;
-      }
-      if (::waitpid(pid, nullptr, WNOHANG) == pid) return;  // port taken: try another
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  sys::TempDir dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-};
-
 class QueueTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!redis_.up()) GTEST_SKIP() << "redis-server is not installed (apt-get install redis-server)";
+    auto redis = LocalRedis::start();
+    if (redis.status().code() == StatusCode::kNotFound) GTEST_SKIP() << redis.status().message();
+    ASSERT_TRUE(redis.is_ok()) << redis.status().to_string();
+    redis_ = std::move(redis).value();
     tasks_ = std::move(sys::TempDir::create("kevin-queue-tasks-")).value();
     for (int i = 0; i < 3; ++i) {
       tasks::TaskInfo t{"t/task" + std::to_string(i), "t", "unknown", tasks_.path() / ("task" + std::to_string(i) + ".py")};
@@ -128,7 +80,7 @@ class QueueTest : public ::testing::Test {
       task_list_.push_back(t);
     }
     RemoteOptions o;
-    o.address = redis_.address();
+    o.address = redis_->address();
     o.model = "cpu";
     o.backend = "cpu";
     o.wait_limit = std::chrono::seconds(60);
@@ -143,7 +95,7 @@ class QueueTest : public ::testing::Test {
   void start_workers(int n, std::chrono::milliseconds lease = std::chrono::milliseconds(60000)) {
     for (int i = 0; i < n; ++i) {
       WorkerOptions o;
-      o.address = redis_.address();
+      o.address = redis_->address();
       o.name = "w" + std::to_string(i);
       o.model = "cpu";
       o.jobs = 2;
@@ -153,7 +105,7 @@ class QueueTest : public ::testing::Test {
     }
   }
 
-  RedisServer redis_;
+  std::unique_ptr<LocalRedis> redis_;
   sys::TempDir tasks_;
   std::vector<tasks::TaskInfo> task_list_;
   env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
@@ -218,7 +170,7 @@ TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {
     ASSERT_FALSE(r.is_ok());
     EXPECT_NE(r.status().message().find("dead-lettered"), std::string::npos) << r.status().to_string();
   });
-  auto c = RedisConnection::connect(redis_.address());
+  auto c = RedisConnection::connect(redis_->address());
   ASSERT_TRUE(c.is_ok());
   Keys keys{"test"};
   (void)(*c)->command({"XGROUP", "CREATE", keys.jobs("cpu"), kGroup, "0", "MKSTREAM"});

@@ -135,4 +135,16 @@ Result<RedisReply> RedisConnection::command(const std::vector<std::string>& args
   return out;
 }
 
+Result<std::vector<std::string>> scan_keys(RedisConnection& c, const std::string& pattern) {
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  do {
+    KEVIN_ASSIGN_OR_RETURN(RedisReply page, c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "500"}));
+    if (page.elements.size() != 2) return internal_error("SCAN answered without [cursor, keys]");
+    cursor = page.elements[0].str;
+    for (const RedisReply& key : page.elements[1].elements) keys.push_back(key.str);
+  } while (cursor != "0");
+  return keys;
+}
+
 }  // namespace kevin::queue

@@ -64,4 +64,8 @@ class RedisConnection {
   redisContext* context_ = nullptr;
 };
 
+// Every key matching `pattern`, by SCAN (KEYS would block a busy shared Redis). Errors of
+// the connection as command() returns them.
+Result<std::vector<std::string>> scan_keys(RedisConnection& c, const std::string& pattern);
+
 }  // namespace kevin::queue

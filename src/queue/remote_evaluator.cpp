@@ -124,10 +124,10 @@ Result<JobResult> RemoteEvaluator::run(Job job) {
 }
 
 Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* device) const {
-  KEVIN_ASSIGN_OR_RETURN(RedisReply names, c.command({"KEYS", keys_.worker_pattern()}));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> names, scan_keys(c, keys_.worker_pattern()));
   int serving = 0;
-  for (const RedisReply& name : names.elements) {
-    KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name.str}));
+  for (const std::string& name : names) {
+    KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name}));
     auto state = parse_json(value.str);
     if (!state.is_ok() || !state->is_object() || state->value("backend", "") != options_.backend) continue;
     if (!options_.model.empty() && state->value("model", "") != options_.model) continue;

@@ -4,6 +4,7 @@
 // be reclaimed; one that dies after leaves a result, so a redo is only a duplicate write).
 #include "queue/worker.h"
 
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,13 @@ std::vector<std::pair<std::string, std::string>> entries_of(const RedisReply& en
     out.emplace_back(e.elements[0].str, job);
   }
   return out;
+}
+
+// Jobs finished per minute between the oldest and newest sample (0 before two samples).
+double per_minute(const std::deque<std::pair<Clock::time_point, uint64_t>>& samples) {
+  if (samples.size() < 2) return 0;
+  const double minutes = std::chrono::duration<double>(samples.back().first - samples.front().first).count() / 60;
+  return minutes > 0 ? static_cast<double>(samples.back().second - samples.front().second) / minutes : 0;
 }
 
 }  // namespace
@@ -251,7 +259,11 @@ void Worker::renew_leases(const std::atomic<bool>& stop) {
 void Worker::beat(const std::atomic<bool>& stop) {
   std::unique_ptr<RedisConnection> c;
   const auto start = std::chrono::system_clock::now();
+  // (time, finished) of the last minute's heartbeats: the throughput shown is a recent one.
+  std::deque<std::pair<Clock::time_point, uint64_t>> recent;
   while (!stop.load()) {
+    recent.emplace_back(Clock::now(), finished_.load());
+    while (recent.size() > 2 && recent.front().first < Clock::now() - std::chrono::seconds(60)) recent.pop_front();
     if (!c) {
       auto connected = RedisConnection::connect(options_.address);
       if (connected.is_ok()) c = std::move(connected).value();
@@ -264,6 +276,8 @@ void Worker::beat(const std::atomic<bool>& stop) {
                           {"jobs", options_.jobs},
                           {"in_flight", in_flight_.load()},
                           {"finished", finished_.load()},
+                          {"gpus", options_.gpus},
+                          {"per_minute", per_minute(recent)},
                           {"started", std::chrono::duration_cast<std::chrono::seconds>(start.time_since_epoch()).count()}};
       const std::string ttl = std::to_string(3 * options_.heartbeat.count());
       if (!c->command({"SET", keys_.worker(options_.name), dump_json(state), "EX", ttl}).is_ok()) c.reset();

@@ -31,6 +31,7 @@ struct WorkerOptions {
   std::chrono::seconds result_ttl{24 * 3600};
   std::chrono::seconds heartbeat{5};                  // the worker's key expires after 3 of these
   std::chrono::milliseconds reconnect_backoff_max{5000};
+  std::vector<int> gpus;                              // CUDA ordinals judged on (for kevin workers)
 };
 
 class Worker {

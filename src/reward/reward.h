@@ -1,4 +1,4 @@
-// reward.h — pure functions from verdicts to learning signals (DESIGN.md §7, PAPER.md §3):
+// reward.h — pure functions from verdicts to learning signals (docs/trainer.md, "GRPO loss"; the paper, arXiv 2507.11948 §3):
 // the per-kernel score, per-turn returns within a trajectory, and advantages over a task's
 // group of turn-samples. No state, no I/O; defaults are the paper's.
 #pragma once

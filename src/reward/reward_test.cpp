@@ -1,4 +1,4 @@
-// reward_test.cpp — every formula against hand-computed values, including PAPER.md's worked
+// reward_test.cpp — every formula against hand-computed values, including the paper's worked
 // example ([0, 0, 1.30, 2.23] → R = [0.351, 0.877, 2.192, 2.23] with γ = 0.4).
 #include "reward/reward.h"
 

@@ -1,4 +1,4 @@
-// grpo.h — the GRPO policy loss (DESIGN.md §7, TRAINER-NOTES.md §1): a token-level clipped
+// grpo.h — the GRPO policy loss (docs/trainer.md, "GRPO loss"): a token-level clipped
 // surrogate with separate low/high clip ranges, an optional k3 KL penalty against a
 // reference policy, and three length normalisations. The normaliser is passed in so that a
 // batch split into micro-batches accumulates exactly the gradient of the whole batch.

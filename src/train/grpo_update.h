@@ -1,4 +1,4 @@
-// grpo_update.h — one policy update of GRPO (DESIGN.md §7): the sampled completions of a
+// grpo_update.h — one policy update of GRPO (docs/trainer.md, "GRPO loss"): the sampled completions of a
 // rollout batch, with their sampler log-probabilities and advantages, drive
 // `optimizer_steps` optimizer steps; each step runs every micro-batch, accumulating exactly
 // the whole batch's gradient (the loss normaliser is fixed from the whole batch first), then

@@ -89,7 +89,7 @@ Result<std::unique_ptr<Collective>> make_nccl_collective(const std::vector<int>&
   if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
     return invalid_argument("make_nccl_collective: a device is listed twice");
   }
-  // NVLink multicast (NVLS) is off in everything kevin starts (DESIGN.md, the device notes).
+  // NVLink multicast (NVLS) is off in everything kevin starts (docs/trainer.md, "Several GPUs: data parallel").
   ::setenv("NCCL_NVLS_ENABLE", "0", 1);
   std::vector<ncclComm_t> comms(devices.size());
   const ncclResult_t r = ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());

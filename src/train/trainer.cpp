@@ -85,7 +85,7 @@ bool opens_with(const Tokenizer& tokenizer, const std::vector<int32_t>& completi
   return text.rfind(prefix, 0) == 0;
 }
 
-// What one rollout did (the paper's training curves, PAPER.md §5).
+// What one rollout did (what the paper plotted per step; docs/trainer.md, "train_log.jsonl").
 Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer, const std::string& not_okay_prefix) {
   double reward = 0, correct = 0, speedup = 0, tokens = 0, clipped = 0, not_okay = 0;
   size_t speedups = 0, with_ids = 0;

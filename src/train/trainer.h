@@ -1,4 +1,4 @@
-// trainer.h — `kevin train`'s loop (DESIGN.md §9, PAPER.md §3.3): each step samples multi-turn
+// trainer.h — `kevin train`'s loop (docs/trainer.md; the paper's training loop, arXiv 2507.11948 §3.3): each step samples multi-turn
 // rollouts (m trajectories × n turns per task) from the model being trained, in process,
 // turns the stored turns into GRPO samples (their exact tokens, sampler log-probabilities and
 // group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout rollouts,

@@ -104,19 +104,33 @@ GOOD = [("vector_add", "good_vector_add.cpp"), ("row_softmax", "good_row_softmax
         ("row_sum_scaled", "good_row_sum_scaled.cpp"), ("vector_add", "wrong_formula.cpp")]
 
 
-class Distributed(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        shutil.rmtree(WORK, ignore_errors=True)
-        os.makedirs(os.path.join(WORK, "redis"))
-        cls.redis = Redis(os.path.join(WORK, "redis"))
-        cls.workers = [Worker(cls.redis, f"w{i}") for i in range(3)]
+class Cluster:
+    """One redis-server and three CPU workers, shared by every test of the module."""
+    redis = None
+    workers = []
 
-    @classmethod
-    def tearDownClass(cls):
-        for w in cls.workers:
-            w.stop()
-        cls.redis.stop()
+
+def setUpModule():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(os.path.join(WORK, "redis"))
+    Cluster.redis = Redis(os.path.join(WORK, "redis"))
+    Cluster.workers = [Worker(Cluster.redis, f"w{i}") for i in range(3)]
+
+
+def tearDownModule():
+    for w in Cluster.workers:
+        w.stop()
+    Cluster.redis.stop()
+
+
+class Distributed(unittest.TestCase):
+    @property
+    def redis(self):
+        return Cluster.redis
+
+    @property
+    def workers(self):
+        return Cluster.workers
 
     def check_one_result_per_job(self, lines, n):
         self.assertEqual(sorted(l["index"] for l in lines), list(range(n)), "exactly one result per job")
@@ -131,6 +145,23 @@ class Distributed(unittest.TestCase):
         verdicts = [l["verdict"] for l in sorted(lines, key=lambda l: l["index"])]
         self.assertEqual(verdicts, ["correct" if "good" in k else "wrong_answer" for _, k in pairs], err)
         print(f"queue: 60 evaluations over 3 CPU workers in {time.monotonic() - started:.1f} s", file=sys.stderr)
+
+    def test_kevin_workers_lists_the_live_workers_and_the_streams(self):
+        names = {w.name for w in self.workers if w.proc.poll() is None}
+        deadline = time.monotonic() + 20
+        while True:
+            shown = subprocess.run([KEVIN, "workers", "--queue", self.redis.url], capture_output=True, text=True, timeout=30)
+            self.assertEqual(shown.returncode, 0, shown.stderr)
+            rows = [l.split() for l in shown.stdout.splitlines()]
+            listed = {r[0] for r in rows if r and r[0] in names}
+            if listed == names or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        self.assertEqual(listed, names, shown.stdout)
+        for r in rows:
+            if r and r[0] in names:
+                self.assertEqual(r[1:3], ["CPU", "-"], f"device CPU, no GPU ordinals: {r}")
+        self.assertTrue(any(r and r[0] == "e2e:jobs:any-cpu" for r in rows), shown.stdout)
 
     def test_a_worker_killed_mid_job_loses_nothing(self):
         pairs = [("vector_add", "hostile_infinite_loop.cpp")] + GOOD * 2
@@ -164,6 +195,88 @@ class Distributed(unittest.TestCase):
         self.redis.start()
         lines, err = results_of(proc)
         self.check_one_result_per_job(lines, len(pairs))
+
+
+class RunParity(unittest.TestCase):
+    """`kevin run --queue` records what the local engine records, on a scripted policy."""
+
+    def test_run_through_the_queue_matches_the_local_engine(self):
+        redis = Cluster.redis
+        script = os.path.join(WORK, "parity-script.jsonl")
+        with open(script, "w") as f:
+            for task, first, second in (("vector_add", "wrong_formula.cpp", "good_vector_add.cpp"),
+                                        ("row_softmax", "good_row_softmax.cpp", "good_row_softmax.cpp")):
+                for kernel in (first, second) * 2:  # two trajectories of two turns
+                    with open(os.path.join(KERNELS, kernel)) as k:
+                        code = k.read()
+                    f.write(json.dumps({"match": task, "response": f"```cpp\n{code}\n```\nDone."}) + "\n")
+        records = {}
+        for mode, extra in (("local", []), ("queue", ["--queue", redis.url])):
+            out = os.path.join(WORK, f"parity-{mode}")
+            shutil.rmtree(out, ignore_errors=True)
+            done = subprocess.run([KEVIN, "run", "--tasks", os.path.join(TASKS, "vector_add.py"), "--tasks",
+                                   os.path.join(TASKS, "row_softmax.py"), "--policy", f"scripted:{script}", "-m", "2",
+                                   "-n", "2", "--parallel", "1", "--backend", "cpu", "--cache-dir",
+                                   os.path.join(WORK, "cache"), "--out", out, *extra],
+                                  capture_output=True, text=True, timeout=600)
+            self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+            with open(os.path.join(out, "trajectories.jsonl")) as f:
+                rows = [json.loads(l) for l in f if l.strip()]
+            records[mode] = sorted((r["task"], r["trajectory"], r["turn"], r["verdict"], r["code"]) for r in rows)
+        self.assertEqual(len(records["local"]), 8)
+        self.assertEqual(records["queue"], records["local"])
+
+
+class PoisonJob(unittest.TestCase):
+    """A job that kills every worker that takes it ends in the dead-letter stream."""
+
+    def test_a_job_that_kills_its_workers_is_dead_lettered_and_the_rest_complete(self):
+        redis = Cluster.redis
+        url = f"redis://127.0.0.1:{redis.port}/poison"
+        folder = os.path.join(WORK, "poison")
+        os.makedirs(folder, exist_ok=True)
+        batch = os.path.join(folder, "batch.jsonl")
+        with open(batch, "w") as out:
+            for i in range(6):
+                candidate = os.path.join(folder, f"{i}.cpp")
+                with open(candidate, "w") as f:
+                    f.write("// fake: process_exit\n" if i == 2 else f"// fake: correct speedup=2\n// {i}\n")
+                out.write(json.dumps({"task": os.path.join(TASKS, "vector_add.py"), "candidate": candidate}) + "\n")
+        log = open(os.path.join(folder, "workers.log"), "a")
+
+        def start(name):
+            return subprocess.Popen([KEVIN, "worker", "--fake-engine", "--queue", url, "--jobs", "1", "--name", name,
+                                     "--lease", "2", "--max-deliveries", "2", "--cache-dir", os.path.join(WORK, "cache")],
+                                    stdout=log, stderr=log)
+        workers = [start(f"p{i}") for i in range(2)]
+        deaths = 0
+        proc = producer_at(url, batch)
+        try:
+            while proc.poll() is None:  # a supervisor, as systemd's Restart=always would be
+                for i, w in enumerate(workers):
+                    if w.poll() is not None:
+                        deaths += 1
+                        workers[i] = start(f"p{i}-{deaths}")
+                time.sleep(0.1)
+            lines, err = results_of(proc)
+        finally:
+            for w in workers:
+                w.terminate()
+                w.wait(60)
+            log.close()
+        by_index = {l["index"]: l for l in lines}
+        self.assertEqual(sorted(by_index), list(range(6)))
+        self.assertIn("dead-lettered", by_index[2].get("error", ""), by_index[2])
+        self.assertEqual([by_index[i]["verdict"] for i in (0, 1, 3, 4, 5)], ["correct"] * 5)
+        self.assertEqual(deaths, 2, "delivered twice (each time its worker died), then dead-lettered")
+        dead = subprocess.run(["redis-cli", "-p", str(redis.port), "XLEN", "poison:dead:any-cpu"],
+                              capture_output=True, text=True).stdout.strip()
+        self.assertEqual(dead, "1")
+
+
+def producer_at(url, batch):
+    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", url, "--backend", "cpu", "--jobs", "8"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// hostile: load-time code that forks (HACKS.md #8/#31) for vector_add.
+// hostile: load-time code that forks (docs/sandbox.md #8/#31) for vector_add.
 // An __attribute__((constructor)) runs at dlopen, before any call, and forks a child that
 // lingers; kevin_forward itself is a correct, clean sum.
 #include "kevin_abi.h"
