@@ -134,6 +134,7 @@ Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(o.backend, json_get<std::string>(e, "backend"));
   KEVIN_ASSIGN_OR_RETURN(std::string model, json_get_or<std::string>(e, "queue_model", ""));
   o.model = model.empty() ? "" : queue::model_key(model);
+  KEVIN_ASSIGN_OR_RETURN(o.judging, judging_of(e));
   KEVIN_ASSIGN_OR_RETURN(auto remote, queue::RemoteEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(remote));
 #else
@@ -175,6 +176,20 @@ Result<Json> resolve_engine_json(const Json& given) {
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
   return e;
+}
+
+Result<std::string> judging_of(const Json& e) {
+#if defined(KEVIN_HAVE_QUEUE)
+  if (e.value("fake", false)) return std::string();
+  KEVIN_ASSIGN_OR_RETURN(int seeds, json_get<int>(e, "seeds"));
+  KEVIN_ASSIGN_OR_RETURN(std::string tolerance, json_get<std::string>(e, "tolerance"));
+  KEVIN_ASSIGN_OR_RETURN(double timeout_s, json_get<double>(e, "call_timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(bool degenerate, json_get_or<bool>(e, "allow_degenerate_tasks", false));
+  return queue::judging_key(seeds, tolerance, timeout_s, degenerate);
+#else
+  (void)e;
+  return std::string();
+#endif
 }
 
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {

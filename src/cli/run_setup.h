@@ -48,4 +48,8 @@ Result<Json> resolve_engine_json(const Json& given);
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine);
 
+// The judging settings of resolved engine settings as queue::judging_key text (sent with
+// queued jobs, compared by workers); "" for the fake engine. Errors: a mistyped setting.
+Result<std::string> judging_of(const Json& engine);
+
 }  // namespace kevin::cli

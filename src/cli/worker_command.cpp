@@ -25,7 +25,7 @@ struct WorkerArgs {
   std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default";
   int jobs = 0, seeds = 5, max_deliveries = 3;
   double lease_s = 120, call_timeout_s = 20;
-  bool no_sandbox = false, fake_engine = false;
+  bool no_sandbox = false, fake_engine = false, allow_degenerate = false;
 };
 
 std::string default_name() {
@@ -61,7 +61,8 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   const Json given = a.fake_engine ? Json{{"fake", true}}
                                    : Json{{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
                                           {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-                                          {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s}};
+                                          {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
+                                          {"allow_degenerate_tasks", a.allow_degenerate}};
   auto engine = resolve_engine_json(given);
   if (!engine.is_ok()) return fail(engine.status());
   auto evaluator = make_evaluator(*engine);
@@ -74,6 +75,9 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
   o.max_deliveries = a.max_deliveries;
   if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get())) o.gpus = local->devices();
+  auto judging = judging_of(*engine);
+  if (!judging.is_ok()) return fail(judging.status());
+  o.judging = *judging;
   o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string() : (*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
   std::atomic<bool> stop{false};
   std::thread signals = watch_signals(&stop);
@@ -165,6 +169,7 @@ void add_worker_command(CLI::App& app, Action& action) {
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--allow-degenerate-tasks", a->allow_degenerate, "judge tasks a trivial output passes (producers must ask the same)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
   // Tests only: verdicts scripted by `// fake:` lines (env/fake_evaluator.h), no engine.
   sub->add_flag("--fake-engine", a->fake_engine, "")->group("");

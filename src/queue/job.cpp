@@ -2,6 +2,7 @@
 #include "queue/job.h"
 
 #include <cctype>
+#include <sstream>
 
 #include "core/sha256.h"
 
@@ -35,7 +36,15 @@ std::string model_key(const std::string& device_name) {
 
 Json to_json(const Job& job) {
   return {{"kind", kind_name(job.kind)}, {"id", job.id},         {"attempt", job.attempt},
-          {"task_id", job.task_id},      {"task_source", job.task_source}, {"candidate", job.candidate}};
+          {"task_id", job.task_id},      {"task_source", job.task_source}, {"candidate", job.candidate},
+          {"judging", job.judging}};
+}
+
+std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s, bool allow_degenerate_tasks) {
+  std::ostringstream key;
+  key << "seeds=" << seeds << " tolerance=" << tolerance << " timeout_s=" << call_timeout_s
+      << " degenerate=" << (allow_degenerate_tasks ? "allow" : "refuse");
+  return key.str();
 }
 
 Result<Job> job_from_json(const Json& j) {
@@ -48,14 +57,16 @@ Result<Job> job_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(job.task_id, json_get<std::string>(j, "task_id"));
   KEVIN_ASSIGN_OR_RETURN(job.task_source, json_get<std::string>(j, "task_source"));
   KEVIN_ASSIGN_OR_RETURN(job.candidate, json_get_or<std::string>(j, "candidate", ""));
+  KEVIN_ASSIGN_OR_RETURN(job.judging, json_get_or<std::string>(j, "judging", ""));
   return job;
 }
 
 std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
-                   const std::string& candidate) {
+                   const std::string& candidate, const std::string& judging) {
   // Lengths first, so no two different inputs concatenate to the same text.
-  const std::string key = std::string(kind_name(kind)) + "\n" + model + "\n" + std::to_string(task_source.size()) + "\n" +
-                          task_source + std::to_string(candidate.size()) + "\n" + candidate;
+  const std::string key = std::string(kind_name(kind)) + "\n" + model + "\n" + judging + "\n" +
+                          std::to_string(task_source.size()) + "\n" + task_source +
+                          std::to_string(candidate.size()) + "\n" + candidate;
   return sha256_hex(key);
 }
 

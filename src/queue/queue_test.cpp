@@ -39,13 +39,19 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   EXPECT_EQ(model_key("CPU"), "cpu");
   EXPECT_EQ(model_key("  "), "unknown");
   EXPECT_EQ(any_model("cuda"), "any-cuda");
-  Job job{Job::Kind::kEvaluate, "id1", "at1", "level1/x", "import torch\n", "int x;"};
+  Job job{Job::Kind::kEvaluate, "id1", "at1", "level1/x", "import torch\n", "int x;", ""};
   auto back = job_from_json(to_json(job));
   ASSERT_TRUE(back.is_ok());
   EXPECT_EQ(back->candidate, "int x;");
   EXPECT_EQ(back->kind, Job::Kind::kEvaluate);
   EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "ab", "c"), job_id(Job::Kind::kEvaluate, "cpu", "a", "bc"));
   EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b"), job_id(Job::Kind::kEvaluate, "nvidia-h200", "a", "b"));
+  job.judging = judging_key(5, "kevin", 20, false);
+  EXPECT_EQ(job.judging, "seeds=5 tolerance=kevin timeout_s=20 degenerate=refuse");
+  EXPECT_EQ(job_from_json(to_json(job))->judging, job.judging);
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", judging_key(5, "kevin", 20, false)),
+            job_id(Job::Kind::kEvaluate, "cpu", "a", "b", judging_key(5, "default", 20, false)))
+      << "work judged under other rules is other work";
   engine::EvalResult e;
   e.verdict = VerdictKind::kCorrect;
   e.speedup = 2.5;
@@ -92,9 +98,11 @@ class QueueTest : public ::testing::Test {
     stop_ = true;
     for (auto& t : workers_) t.join();
   }
-  void start_workers(int n, std::chrono::milliseconds lease = std::chrono::milliseconds(60000)) {
+  void start_workers(int n, std::chrono::milliseconds lease = std::chrono::milliseconds(60000),
+                     const std::string& judging = "") {
     for (int i = 0; i < n; ++i) {
       WorkerOptions o;
+      o.judging = judging;
       o.address = redis_->address();
       o.name = "w" + std::to_string(i);
       o.model = "cpu";
@@ -161,6 +169,29 @@ TEST_F(QueueTest, AHarnessFailureIsAnErrorAndTheWorkCanBeQueuedAgain) {
   auto again = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
   EXPECT_FALSE(again.is_ok());
   EXPECT_EQ(evaluator_.calls(), 2) << "the failure was not kept as the answer";
+}
+
+TEST_F(QueueTest, AWorkerRefusesAJobAskingForOtherJudgingSettings) {
+  start_workers(1, std::chrono::milliseconds(60000), judging_key(5, "default", 20, false));
+  RemoteOptions o;
+  o.address = redis_->address();
+  o.model = "cpu";
+  o.backend = "cpu";
+  o.judging = judging_key(5, "kevin", 20, false);
+  auto loose = RemoteEvaluator::create(o);
+  ASSERT_TRUE(loose.is_ok()) << loose.status().to_string();
+  auto refused = (*loose)->evaluate(task_list_[0], "// fake: correct\n");
+  ASSERT_FALSE(refused.is_ok()) << "a verdict under the worker's tolerance would not be the one asked for";
+  EXPECT_NE(refused.status().message().find("the job asks for seeds=5 tolerance=kevin"), std::string::npos)
+      << refused.status().to_string();
+  EXPECT_EQ(evaluator_.calls(), 0);
+  o.judging = judging_key(5, "default", 20, false);
+  auto same = RemoteEvaluator::create(o);
+  ASSERT_TRUE(same.is_ok());
+  auto judged = (*same)->evaluate(task_list_[0], "// fake: correct\n");
+  ASSERT_TRUE(judged.is_ok()) << judged.status().to_string();
+  EXPECT_TRUE(judged->correct());
+  EXPECT_EQ(evaluator_.calls(), 1);
 }
 
 TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {

@@ -77,6 +77,7 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
   job.task_id = task.id;
   KEVIN_ASSIGN_OR_RETURN(job.task_source, read_file(task.path));
   job.candidate = source;
+  job.judging = options_.judging;
   KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
   if (!r.eval) return internal_error("worker " + r.worker + " answered an evaluation without a result");
   std::lock_guard lock(mu_);
@@ -85,7 +86,7 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
 }
 
 Result<JobResult> RemoteEvaluator::run(Job job) {
-  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate);
+  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate, job.judging);
   KEVIN_ASSIGN_OR_RETURN(auto c, take());
   const std::string ttl = std::to_string(options_.result_ttl.count());
   // Claim and queue in one step (a script runs atomically), so a producer dying between the

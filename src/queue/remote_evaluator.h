@@ -22,6 +22,7 @@ struct RemoteOptions {
   std::string backend = "cuda";                  // what the workers judge on ("cuda" or "cpu")
   std::string model;                             // a GPU model (model_key); "": any worker of the backend
   std::string stream_model() const { return model.empty() ? any_model(backend) : model; }
+  std::string judging;                           // judging_key of this producer's settings, sent with every evaluation
   std::chrono::seconds result_ttl{24 * 3600};    // results and claims kept this long
   std::chrono::seconds wait_limit{3 * 3600};     // a job not answered by then is an error
   std::chrono::milliseconds reconnect_backoff_max{5000};

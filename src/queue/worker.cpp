@@ -205,6 +205,14 @@ JobResult Worker::handle(const Job& job) {
     }
     return out;
   }
+  if (!job.judging.empty() && !options_.judging.empty() && job.judging != options_.judging) {
+    // Never a verdict under other rules than the producer asked for (a wrong tolerance turns
+    // a wrong answer into a reward).
+    out.status = JobResult::Status::kHarnessError;
+    out.error = "worker " + options_.name + " judges with " + options_.judging + ", the job asks for " + job.judging +
+                ": start the workers with the producer's judging flags";
+    return out;
+  }
   auto eval = evaluator_->evaluate(task, job.candidate);
   if (eval.is_ok()) {
     out.eval = *eval;

@@ -32,6 +32,7 @@ struct WorkerOptions {
   std::chrono::seconds heartbeat{5};                  // the worker's key expires after 3 of these
   std::chrono::milliseconds reconnect_backoff_max{5000};
   std::vector<int> gpus;                              // CUDA ordinals judged on (for kevin workers)
+  std::string judging;                                // judging_key of this worker's engine; "" = takes any
 };
 
 class Worker {

@@ -23,6 +23,7 @@ if not os.access(REDIS, os.X_OK) or not shutil.which("redis-cli"):
 KERNELS = os.path.join(SOURCE, "tests/fixtures/kernels/cpu")
 TASKS = os.path.join(SOURCE, "tests/fixtures/tasks")
 LEASE_S = 4
+CALL_TIMEOUT_S = "3"  # workers and producers judge with the same call timeout (it travels with each job)
 
 
 def free_port():
@@ -62,7 +63,7 @@ class Worker:
     def __init__(self, redis, name):
         self.log = open(os.path.join(WORK, f"{name}.log"), "a")
         self.proc = subprocess.Popen([KEVIN, "worker", "--queue", redis.url, "--backend", "cpu", "--jobs", "1", "--name", name,
-                                      "--lease", str(LEASE_S), "--timeout", "3", "--cache-dir", os.path.join(WORK, "cache")],
+                                      "--lease", str(LEASE_S), "--timeout", CALL_TIMEOUT_S, "--cache-dir", os.path.join(WORK, "cache")],
                                      stdout=self.log, stderr=self.log)
         self.name = name
 
@@ -90,7 +91,8 @@ def batch_file(name, pairs, salt):
 
 
 def producer(redis, batch):
-    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", redis.url, "--backend", "cpu", "--jobs", "32"],
+    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", redis.url, "--backend", "cpu", "--jobs", "32",
+                             "--timeout", CALL_TIMEOUT_S],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -216,7 +218,7 @@ class RunParity(unittest.TestCase):
             shutil.rmtree(out, ignore_errors=True)
             done = subprocess.run([KEVIN, "run", "--tasks", os.path.join(TASKS, "vector_add.py"), "--tasks",
                                    os.path.join(TASKS, "row_softmax.py"), "--policy", f"scripted:{script}", "-m", "2",
-                                   "-n", "2", "--parallel", "1", "--backend", "cpu", "--cache-dir",
+                                   "-n", "2", "--parallel", "1", "--backend", "cpu", "--timeout", CALL_TIMEOUT_S, "--cache-dir",
                                    os.path.join(WORK, "cache"), "--out", out, *extra],
                                   capture_output=True, text=True, timeout=600)
             self.assertEqual(done.returncode, 0, done.stderr[-2000:])
@@ -275,7 +277,8 @@ class PoisonJob(unittest.TestCase):
 
 
 def producer_at(url, batch):
-    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", url, "--backend", "cpu", "--jobs", "8"],
+    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", url, "--backend", "cpu", "--jobs", "8",
+                             "--timeout", CALL_TIMEOUT_S],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
