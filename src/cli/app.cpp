@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <ostream>
+#include <vector>
 
 #include "core/log.h"
 #include "core/version.h"
@@ -28,6 +30,8 @@ namespace {
 std::unique_ptr<CLI::App> build_app(Action& action, std::string& log_level) {
   auto app = std::make_unique<CLI::App>(
       "kevin — train and evaluate language models that write CUDA kernels", "kevin");
+  // Every option's help shows its default (subcommands inherit this when they are added).
+  app->option_defaults()->always_capture_default();
   app->set_version_flag("--version", std::string("kevin ") + version_string());
   app->add_option("--log-level", log_level, "debug, info, warn, error or off")
       ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
@@ -42,6 +46,67 @@ std::unique_ptr<CLI::App> build_app(Action& action, std::string& log_level) {
   return app;
 }
 
+// Levenshtein distance, for suggestions.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'X'?)" for the candidate nearest `word`, when one is near enough.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t d = c.rfind(word, 0) == 0 && word.size() >= 3 ? 1 : edit_distance(word, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+// The long flags the deepest chosen command takes, its parents' included (flags fall through).
+std::vector<std::string> long_flags(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* a = &app; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+    }
+  }
+  return names;
+}
+
+const CLI::App& deepest_chosen(const CLI::App& app) {
+  const CLI::App* chosen = &app;
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = chosen->get_subcommands()) chosen = subs.front();
+  return *chosen;
+}
+
+// Suggestions for the long flags in argv the chosen command does not know.
+std::string flag_suggestions(const CLI::App& app, int argc, const char* const* argv) {
+  const std::vector<std::string> known = long_flags(deepest_chosen(app));
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
+    out += did_you_mean(arg, known);
+  }
+  return out;
+}
+
 // The first word that is neither a flag nor a flag's value must name a subcommand; CLI11
 // alone would report a misspelt command as a missing one.
 std::string unknown_command(const CLI::App& app, int argc, const char* const* argv) {
@@ -52,17 +117,19 @@ std::string unknown_command(const CLI::App& app, int argc, const char* const* ar
       continue;
     }
     if (arg.empty() || arg[0] == '-') continue;
+    std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) {
       if (sub->get_name() == arg) return "";
+      names.push_back(sub->get_name());
     }
-    return arg;
+    return "'" + arg + "'" + did_you_mean(arg, names);
   }
   return "";
 }
 
 int parse(CLI::App& app, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   if (const std::string bad = unknown_command(app, argc, argv); !bad.empty()) {
-    err << "kevin: error: unknown command '" << bad << "' (see kevin --help)\n";
+    err << "kevin: error: unknown command " << bad << " (see kevin --help)\n";
     return kExitUsage;
   }
   try {
@@ -84,7 +151,8 @@ int parse(CLI::App& app, int argc, const char* const* argv, std::ostream& out, s
       out << chosen->help();
       return kExitOk;
     }
-    err << "kevin: error: " << e.what() << " (see kevin --help)\n";
+    const std::string hint = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ? flag_suggestions(app, argc, argv) : "";
+    err << "kevin: error: " << e.what() << hint << " (see kevin --help)\n";
     return kExitUsage;
   }
   return -1;

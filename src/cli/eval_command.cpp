@@ -33,16 +33,35 @@ struct EvalArgs {
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
   bool json = false, table = false, fresh_seeds = false, no_sandbox = false, allow_degenerate = false;
+  bool fail_unless_correct = false;
 };
+
+// Exit code of --fail-unless-correct when everything was evaluated but not all was correct.
+constexpr int kExitNotCorrect = 3;
+
+// The backend `--backend auto` means on this machine.
+engine::Backend local_backend(const EvalArgs& a) {
+  if (a.backend != "auto") return *engine::backend_from_name(a.backend);
+  return sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
+}
+
+// A CUDA source given to the CPU backend, said plainly instead of as g++'s errors.
+Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate) {
+  if (!a.queue.empty() || candidate.extension() != ".cu" || local_backend(a) != engine::Backend::kCpu) {
+    return Status::ok();
+  }
+  if (a.backend == "auto") {
+    return failed_precondition(candidate.string() + " is a CUDA candidate and this machine has no GPU CUDA can use: "
+                               "the CPU backend takes C++ (.cpp) candidates. Run it on a GPU machine, or on GPU "
+                               "workers with --queue (docs/distributed.md)");
+  }
+  return invalid_argument(candidate.string() + " is a CUDA candidate; --backend cpu takes C++ (.cpp) candidates");
+}
 
 // The engine for this command's flags.
 Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) {
   env::EngineOptions o;
-  if (a.backend == "auto") {
-    o.backend = sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
-  } else {
-    o.backend = *engine::backend_from_name(a.backend);
-  }
+  o.backend = local_backend(a);
   KEVIN_ASSIGN_OR_RETURN(o.devices, parse_devices(a.devices));
   o.cache_dir = cache_dir(a.cache);
   o.share_dir = share_dir();
@@ -146,12 +165,23 @@ Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
     KEVIN_ASSIGN_OR_RETURN(auto local, make_evaluator(a));
     return std::unique_ptr<PairJudge>(std::make_unique<LocalJudge>(std::move(local)));
   }
-  KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json({{"backend", a.backend}, {"queue", a.queue}, {"queue_model", a.queue_model}}));
+  // The judging settings travel with every job (workers judging otherwise refuse it).
+  KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json({{"backend", a.backend},
+                                                           {"queue", a.queue},
+                                                           {"queue_model", a.queue_model},
+                                                           {"seeds", a.seeds},
+                                                           {"tolerance", a.tolerance},
+                                                           {"call_timeout_s", a.call_timeout_s},
+                                                           {"allow_degenerate_tasks", a.allow_degenerate}}));
   KEVIN_ASSIGN_OR_RETURN(auto remote, cli::make_evaluator(engine));
   return std::unique_ptr<PairJudge>(std::make_unique<RemoteJudge>(std::move(remote)));
 }
 
 int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostream& err) {
+  if (Status kind = check_candidate_kind(a, a.candidate); !kind.is_ok()) {
+    err << "kevin eval: " << kind.message() << "\n";
+    return kind.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
   auto source = read_candidate(a.candidate);
   if (!source.is_ok()) {
     err << "kevin eval: " << source.status().message() << "\n";
@@ -174,7 +204,7 @@ int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ost
   } else {
     print_human(out, fs::path(a.task).stem().string(), *result);
   }
-  return kExitOk;
+  return a.fail_unless_correct && !result->correct() ? kExitNotCorrect : kExitOk;
 }
 
 struct Pair {
@@ -267,6 +297,8 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
         const Status& ref = prepared.at(p.task);
         if (!ref.is_ok()) {
           errors[i] = ref.message();
+        } else if (Status kind = check_candidate_kind(a, p.candidate); !kind.is_ok()) {
+          errors[i] = kind.message();
         } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
           errors[i] = source.status().message();
         } else if (auto r = judge.judge(p.task, *source); !r.is_ok()) {
@@ -284,7 +316,9 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
   for (auto& t : threads) t.join();
   if (a.table) print_table(out, pairs, results, errors);
   const bool any_error = std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
-  return any_error ? kExitFailure : kExitOk;
+  const bool all_correct = std::all_of(results.begin(), results.end(), [](const auto& r) { return r && r->correct(); });
+  if (any_error) return kExitFailure;
+  return a.fail_unless_correct && !all_correct ? kExitNotCorrect : kExitOk;
 }
 
 }  // namespace
@@ -315,6 +349,8 @@ void add_eval_command(CLI::App& app, Action& action) {
                 "evaluate even when an all-zero, constant or input-copy output passes the task's reference data");
   sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
   sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")->check(CLI::Range(1, 10000));
+  sub->add_flag("--fail-unless-correct", args->fail_unless_correct,
+                "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");
   add_queue_options(sub, &args->queue, &args->queue_model);
   sub->callback([args, sub, &action] {
     action = [args, sub](std::ostream& out, std::ostream& err) {

@@ -8,6 +8,9 @@
 #include "cli/app.h"
 #include "cli/paths.h"
 #include "core/file.h"
+#include "policy/prompt.h"
+#include "sys/cuda_probe.h"
+#include "tasks/candidate_template.h"
 #include "tasks/problem.h"
 #include "tasks/reference_worker.h"
 #include "tasks/suite.h"
@@ -19,8 +22,10 @@ namespace {
 
 struct TasksArgs {
   std::string dir, suite, split, python;
-  std::string backend;  // set by the chosen subcommand's --backend (show: cuda, check: cpu)
+  std::string backend;  // set by the chosen subcommand's --backend (show: this machine's, check: cpu)
+  std::string template_path;  // show --template: where the skeleton goes ("-": stdout)
   std::vector<std::string> names;
+  bool prompt = false;
   double holdout = 0.1;
   bool json = false, write = false;
 };
@@ -76,6 +81,39 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// The first prompt of `kevin run` for this task, message by message, for this machine's device.
+void print_prompt(const TasksArgs& a, const std::string& problem, std::ostream& out) {
+  policy::PromptConfig config;
+  config.backend = a.backend;
+  if (a.backend == "cpu") {
+    config.device_name = "CPU";
+  } else if (sys::cuda_device_count() > 0) {
+    config.device_name = sys::cuda_device_name(0);
+  }
+  const policy::Prompt prompt = policy::build_prompt(problem, {}, config);
+  for (const auto& m : prompt.messages) out << "=== " << m.role << " ===\n" << m.content << "\n";
+  out << "=== (about " << prompt.estimated_tokens << " tokens; device " << config.device_name << ") ===\n";
+}
+
+// Writes the candidate skeleton; an existing file is never replaced.
+int write_template(const TasksArgs& a, const tasks::TaskInfo& task, const tasks::ArgumentList& args,
+                   std::ostream& out, std::ostream& err) {
+  const std::string source = tasks::candidate_template(task, args, a.backend);
+  if (a.template_path == "-") {
+    out << source;
+    return kExitOk;
+  }
+  std::error_code ec;
+  if (fs::exists(a.template_path, ec)) {
+    err << "kevin tasks show: " << a.template_path << " exists; not replacing it (give another path, or - for stdout)\n";
+    return kExitUsage;
+  }
+  if (Status s = write_file_atomic(a.template_path, source); !s.is_ok()) return fail(err, "show", s);
+  out << "wrote " << a.template_path << "; judge it with: kevin eval --task " << task.path.string() << " --backend " << a.backend
+      << " --candidate " << a.template_path << "\n";
+  return kExitOk;
+}
+
 int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto all = tasks::discover_tasks(tasks_dir(a.dir));
   if (!all.is_ok()) return fail(err, "show", all.status());
@@ -93,15 +131,19 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   if (!reply.is_ok()) return fail(err, "show", reply.status());
   auto args = tasks::argument_list_from_json(*reply);
   if (!args.is_ok()) return fail(err, "show", args.status());
-  if (a.json) {
+  const std::string problem = tasks::problem_statement(*task, *source, *args, a.backend);
+  if (!a.template_path.empty()) return write_template(a, *task, *args, out, err);
+  if (a.prompt) {
+    print_prompt(a, problem, out);
+  } else if (a.json) {
     Json j = tasks::to_json(*args);
     j["id"] = task->id;
     j["family"] = task->family;
     j["backend"] = a.backend;
-    j["problem"] = tasks::problem_statement(*task, *source, *args, a.backend);
+    j["problem"] = problem;
     out << dump_json(j, 1) << "\n";
   } else {
-    out << tasks::problem_statement(*task, *source, *args, a.backend);
+    out << problem;
   }
   return kExitOk;
 }
@@ -116,11 +158,17 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   size_t flagged = 0, broken = 0;
   Json rows = Json::array();
   for (const auto& t : *chosen) {
+    if (!worker->alive()) {
+      // The last task ended the worker (os._exit, a crash in C code, a limit, the OOM
+      // killer): it must not take the later tasks with it.
+      worker = start_worker(a);
+      if (!worker.is_ok()) return fail(err, "check", worker.status());
+    }
     auto flags = worker->check(t.path, a.backend);
     Json row = {{"id", t.id}};
     if (!flags.is_ok()) {
       ++broken;
-      row["error"] = flags.status().message();
+      row["error"] = flags.status().message() + (worker->alive() ? "" : " (a fresh reference worker checks the next task)");
     } else {
       row["flags"] = *flags;
       flagged += !flags->empty();
@@ -128,7 +176,7 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
     if (a.json) {
       rows.push_back(row);
     } else if (!flags.is_ok()) {
-      out << "ERROR " << t.id << ": " << flags.status().message() << "\n";
+      out << "ERROR " << t.id << ": " << row["error"].get<std::string>() << "\n";
     } else if (flags->empty()) {
       out << "ok    " << t.id << "\n";
     } else {
@@ -171,7 +219,8 @@ void add_tasks_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"cuda", "cpu"}))
         ->default_str(*value);
   };
-  auto show_backend = std::make_shared<std::string>("cuda");
+  // `show` defaults to what this machine would evaluate on.
+  auto show_backend = std::make_shared<std::string>(sys::cuda_device_count() > 0 ? "cuda" : "cpu");
   auto check_backend = std::make_shared<std::string>("cpu");
   CLI::App* list = tasks->add_subcommand("list", "list task ids with family and split")->fallthrough();
   list->add_option("--suite", args->suite, "only this suite (e.g. level1)");
@@ -182,6 +231,9 @@ void add_tasks_command(CLI::App& app, Action& action) {
   CLI::App* show = tasks->add_subcommand("show", "print a task as the model sees it, with its ABI argument list")->fallthrough();
   show->add_option("id", args->names, "task id, file stem or path")->required();
   show->add_flag("--json", args->json, "JSON output");
+  show->add_flag("--prompt", args->prompt, "print the first prompt of `kevin run` for this task (system and user messages)");
+  show->add_option("--template", args->template_path,
+                   "write a compilable kevin_forward skeleton for the task to this file (- for stdout)");
   backend_option(show, show_backend);
   show->callback([args, show_backend, &action] {
     args->backend = *show_backend;

@@ -165,6 +165,42 @@ TEST_F(Worker, BrokenTaskIsATaskError) {
   EXPECT_TRUE(worker_->alive()) << "a task error leaves the worker serving";
 }
 
+TEST_F(Worker, ATaskThatCannotLoadHereSaysWhy) {
+  const fs::path missing = tmp_.path() / "needs_package.py";
+  ASSERT_TRUE(write_file_atomic(missing, "import kevin_no_such_package\n").is_ok());
+  auto r = worker_->check(missing, "cpu");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("needs the Python package 'kevin_no_such_package'"), std::string::npos)
+      << r.status().to_string();
+  // KernelBench's level 4 reads model configs from the hub at import; offline that fails so.
+  const fs::path hub = tmp_.path() / "needs_hub.py";
+  ASSERT_TRUE(write_file_atomic(hub, "raise OSError(\"We couldn't connect to 'https://huggingface.co' to load "
+                                     "this file\")\n").is_ok());
+  auto offline = worker_->check(hub, "cpu");
+  EXPECT_EQ(offline.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(offline.status().message().find("set HF_HUB_OFFLINE=1"), std::string::npos) << offline.status().to_string();
+  EXPECT_TRUE(worker_->alive());
+}
+
+TEST_F(Worker, CheckComparesLargeOutputsInChunksWithTheSameFlags) {
+  // 5M elements: more than one chunk of the comparison. A constant-output task is flagged
+  // whichever chunk decides; an honest one is not.
+  const fs::path constant = tmp_.path() / "big_constant.py";
+  ASSERT_TRUE(write_file_atomic(constant,
+      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+      "    def forward(self, x):\n        return torch.zeros_like(x) + 3.0 + x * 1e-6\n"
+      "def get_inputs():\n    return [torch.randn(5 * 1024 * 1024)]\n"
+      "def get_init_inputs():\n    return []\n").is_ok());
+  auto flags = worker_->check(constant, "cpu");
+  ASSERT_TRUE(flags.is_ok()) << flags.status().to_string();
+  const std::string all = [&] { std::string t; for (const auto& f : *flags) t += f + "\n"; return t; }();
+  EXPECT_NE(all.find("constant:"), std::string::npos) << all;
+  EXPECT_NE(all.find("ignores_input"), std::string::npos) << all;
+  auto honest = worker_->check(fixture_task("vector_add.py"), "cpu");
+  ASSERT_TRUE(honest.is_ok());
+  EXPECT_TRUE(honest->empty()) << honest->front();
+}
+
 // The limit: a task whose get_inputs() never returns.
 TEST(WorkerLimits, ARequestPastItsLimitStopsTheWorkerAndNamesTaskAndLimit) {
   auto tmp = sys::TempDir::create("kevin-worker-limit-");

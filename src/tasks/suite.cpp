@@ -49,9 +49,17 @@ std::string task_family(const std::string& source) {
   return "unknown";
 }
 
-Result<std::vector<TaskInfo>> discover_tasks(const fs::path& root) {
+// A KernelBench checkout's root (KernelBench/level1 … beside src/, scripts/): its problems are
+// in the inner KernelBench folder, and the root's own Python files are not tasks.
+bool is_kernelbench_checkout(const fs::path& root) {
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return not_found("no task folder " + root.string());
+  return task_files(root).empty() && fs::is_directory(root / "KernelBench" / "level1", ec);
+}
+
+Result<std::vector<TaskInfo>> discover_tasks(const fs::path& given) {
+  std::error_code ec;
+  if (!fs::is_directory(given, ec)) return not_found("no task folder " + given.string());
+  const fs::path root = is_kernelbench_checkout(given) ? given / "KernelBench" : given;
   std::vector<TaskInfo> tasks;
   const auto add_suite = [&tasks](const fs::path& dir) -> Status {
     for (const auto& file : task_files(dir)) {

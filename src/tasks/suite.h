@@ -21,7 +21,8 @@ struct TaskInfo {
 };
 
 // Tasks under `root`: either a folder of suites (each a folder of .py files) or one suite
-// folder. Files whose names start with '_' are skipped. Sorted by id. kNotFound when `root`
+// folder; a KernelBench checkout's root stands for its KernelBench/ folder (levels as
+// suites). Files whose names start with '_' are skipped. Sorted by id. kNotFound when `root`
 // holds no task.
 Result<std::vector<TaskInfo>> discover_tasks(const std::filesystem::path& root);
 

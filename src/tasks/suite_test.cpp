@@ -59,6 +59,25 @@ TEST(Suite, ResolveByIdStemOrPath) {
   EXPECT_EQ(discover_tasks(dir->path() / "missing").status().code(), StatusCode::kNotFound);
 }
 
+TEST(Suite, AKernelBenchCheckoutRootStandsForItsLevels) {
+  auto dir = sys::TempDir::create("kevin-kb-checkout-");
+  ASSERT_TRUE(dir.is_ok());
+  for (const char* f : {"KernelBench/level1/1_Square_matrix_multiplication_.py", "KernelBench/level2/1_Conv2D_ReLU.py",
+                        "KernelBench/level4/1_deepseek.py", "src/eval.py", "scripts/run.py"}) {
+    ASSERT_TRUE(write_file_atomic(dir->path() / f, "import torch\n").is_ok());
+  }
+  auto tasks = discover_tasks(dir->path());
+  ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
+  std::vector<std::string> ids;
+  for (const auto& t : *tasks) ids.push_back(t.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"level1/1_Square_matrix_multiplication_", "level2/1_Conv2D_ReLU",
+                                           "level4/1_deepseek"}))
+      << "levels are the suites; the checkout's own src/ and scripts/ are not tasks";
+  auto inner = discover_tasks(dir->path() / "KernelBench");
+  ASSERT_TRUE(inner.is_ok());
+  EXPECT_EQ(inner->size(), 3u);
+}
+
 TEST(Splits, StratifiedDeterministicAndComplete) {
   std::vector<TaskInfo> tasks;
   for (int i = 0; i < 20; ++i) tasks.push_back({"l1/a" + std::to_string(i), "l1", "fa", {}});

@@ -6,6 +6,7 @@
 
 #include "core/file.h"
 #include "kevin_cli.h"
+#include "sys/cuda_probe.h"
 #include "sys/tempdir.h"
 
 namespace kevin::e2e {
@@ -92,6 +93,31 @@ TEST_F(EvalCli, ErrorsOfUseAreOneLineAndNonZero) {
   const KevinRun syntax = run_kevin(base(not_python, good_));
   EXPECT_EQ(syntax.code, 1) << syntax.output;
   EXPECT_NE(syntax.output.find("raised while loading"), std::string::npos) << syntax.output;
+}
+
+TEST_F(EvalCli, FailUnlessCorrectExitsThreeOnAWrongAnswerOnly) {
+  std::vector<std::string> args = base(task_, good_);
+  args.push_back("--fail-unless-correct");
+  const KevinRun good = run_kevin(args);
+  EXPECT_EQ(good.code, 0) << good.output;
+  args = base(task_, (source_dir() / "tests/fixtures/kernels/cpu/wrong_formula.cpp").string());
+  args.push_back("--fail-unless-correct");
+  const KevinRun wrong = run_kevin(args);
+  EXPECT_EQ(wrong.code, 3) << wrong.output;
+  EXPECT_NE(wrong.output.find("wrong_answer"), std::string::npos) << "the verdict is still printed\n" << wrong.output;
+}
+
+TEST_F(EvalCli, ACudaCandidateOnTheCpuBackendIsToldSoPlainly) {
+  const std::string cu = write("kernel.cu", "#include \"kevin_abi.h\"\n__global__ void k() {}\n");
+  std::vector<std::string> args = base(task_, cu);
+  const KevinRun explicit_cpu = run_kevin(args);
+  EXPECT_EQ(explicit_cpu.code, 2) << explicit_cpu.output;
+  EXPECT_NE(explicit_cpu.output.find("--backend cpu takes C++ (.cpp) candidates"), std::string::npos) << explicit_cpu.output;
+  if (sys::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU: --backend auto picks CUDA";
+  *std::find(args.begin(), args.end(), "cpu") = "auto";
+  const KevinRun automatic = run_kevin(args);
+  EXPECT_EQ(automatic.code, 1) << automatic.output;
+  EXPECT_NE(automatic.output.find("this machine has no GPU CUDA can use"), std::string::npos) << automatic.output;
 }
 
 TEST_F(EvalCli, NoTorchInterpreterIsNamed) {

@@ -46,6 +46,40 @@ TEST(TasksCli, ShowPrintsSourceAndAbiArguments) {
   EXPECT_EQ(missing.code, 2);
 }
 
+TEST(TasksCli, ShowPromptPrintsTheFirstPromptOfARun) {
+  const KevinRun run = run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu", "--prompt"});
+  ASSERT_EQ(run.code, 0) << run.output;
+  const size_t system = run.output.find("=== system ===");
+  const size_t user = run.output.find("=== user ===");
+  ASSERT_NE(system, std::string::npos) << run.output;
+  ASSERT_NE(user, std::string::npos);
+  EXPECT_LT(system, user);
+  EXPECT_NE(run.output.find("level1/026_relu", user), std::string::npos) << "the task statement is in the user message";
+  EXPECT_NE(run.output.find("kevin_forward"), std::string::npos);
+  EXPECT_NE(run.output.find("device CPU"), std::string::npos);
+}
+
+TEST(TasksCli, TemplateCompilesAndIsJudged) {
+  auto dir = sys::TempDir::create("kevin-template-");
+  ASSERT_TRUE(dir.is_ok());
+  for (const char* task : {"level1/026_relu", "level2/013_conv2d_hardswish_groupnorm_scale"}) {
+    const std::string path = (dir->path() / (fs::path(task).filename().string() + ".cpp")).string();
+    const KevinRun written = run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
+    ASSERT_EQ(written.code, 0) << written.output;
+    const std::string task_file = (source_dir() / "tasks" / (std::string(task) + ".py")).string();
+    EXPECT_NE(written.output.find("kevin eval --task " + task_file), std::string::npos) << written.output;
+    const KevinRun eval = run_kevin({"eval", "--task", task_file, "--candidate", path, "--backend", "cpu", "--json",
+                                     "--cache-dir", cache_flag()});
+    ASSERT_EQ(eval.code, 0) << eval.output;
+    const auto docs = json_lines(eval.output);
+    ASSERT_EQ(docs.size(), 1u) << eval.output;
+    EXPECT_EQ(docs[0]["verdict"], "wrong_answer") << task << ": the skeleton builds, runs and computes nothing\n"
+                                                  << docs[0]["feedback"];
+    const KevinRun again = run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
+    EXPECT_EQ(again.code, 2) << "an existing file is not replaced";
+  }
+}
+
 TEST(TasksCli, CheckPassesTheShippedSuiteOnCpu) {
   const KevinRun run = run_kevin({"tasks", "check"}, 1200);
   EXPECT_EQ(run.code, 0) << run.output.substr(0, 6000);
@@ -64,6 +98,24 @@ TEST(TasksCli, CheckFlagsDegenerateTasks) {
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("constant:"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("ignores_input: replacing forward argument 1"), std::string::npos) << run.output;
+}
+
+TEST(TasksCli, CheckGoesOnAfterATaskEndsTheReferenceWorker) {
+  auto dir = sys::TempDir::create("kevin-worker-death-");
+  ASSERT_TRUE(dir.is_ok());
+  const std::string model = "import os\nimport torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+                            "    def forward(self, x, y):\n        return x * y + x\n"
+                            "def get_init_inputs():\n    return []\n";
+  ASSERT_TRUE(write_file_atomic(dir->path() / "suite/a_exits.py",
+                                model + "def get_inputs():\n    os._exit(3)\n").is_ok());
+  ASSERT_TRUE(write_file_atomic(dir->path() / "suite/b_fine.py",
+                                model + "def get_inputs():\n    return [torch.randn(32, 32), torch.randn(32, 32)]\n").is_ok());
+  const KevinRun run = run_kevin({"tasks", "check", "--tasks", dir->path().string()});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("ERROR suite/a_exits: "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("a fresh reference worker checks the next task"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("ok    suite/b_fine"), std::string::npos) << "the task after the crash was checked\n" << run.output;
+  EXPECT_NE(run.output.find("1 broken"), std::string::npos) << run.output;
 }
 
 TEST(KernelBenchLayout, FolderWorksAsASuiteUnchanged) {
