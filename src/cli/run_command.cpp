@@ -140,9 +140,12 @@ Result<Json> policy_json(const RunArgs& a) {
     }
     return Json{{"kind", "scripted"}, {"file", fs::absolute(target).string()}};
   }
-  if (a.llm.empty() || a.model.empty()) return invalid_argument("give --llm URL and --model NAME (or --policy scripted:FILE)");
+  if (a.llm.empty()) return invalid_argument("give --llm URL (and --model NAME), or --policy scripted:FILE or local:DIR");
+  // Asked before anything is created, so a wrong URL or model name is one line, not a run
+  // that fails on its first turn.
+  KEVIN_ASSIGN_OR_RETURN(std::string model, check_served_model(a.llm, a.model, a.api_key_env));
   return Json{{"kind", "openai"},           {"url", a.llm},
-              {"model", a.model},           {"api_key_env", a.api_key_env},
+              {"model", model},             {"api_key_env", a.api_key_env},
               {"timeout_s", a.request_timeout_s}, {"max_concurrency", a.max_concurrency}};
 }
 
@@ -196,12 +199,24 @@ std::string default_run_dir() {
   return o.str();
 }
 
+// Generations past which a new run says how many it asks for before it starts.
+constexpr size_t kLargeRunGenerations = 1000;
+
+void warn_if_large(size_t tasks, const rollout::RolloutConfig& c) {
+  size_t per_task = 0;
+  for (const auto& al : c.allocations) per_task += static_cast<size_t>(al.trajectories) * static_cast<size_t>(al.turns);
+  if (tasks * per_task <= kLargeRunGenerations) return;
+  KEVIN_LOG(warn) << "this run asks for up to " << tasks * per_task << " generations (" << tasks << " tasks x "
+                  << per_task << " per task); Ctrl-C stops it and kevin run --resume DIR continues it";
+}
+
 // A new run: resolves the arguments into RUN_DIR/config.json (what --resume reads back).
 Result<fs::path> create_run(const RunArgs& a) {
   KEVIN_ASSIGN_OR_RETURN(auto selected, select_tasks(a.tasks, a.tasks_dir, a.split));
   KEVIN_ASSIGN_OR_RETURN(auto rollout, rollout_config(a));
   KEVIN_ASSIGN_OR_RETURN(Json policy, policy_json(a));
   KEVIN_ASSIGN_OR_RETURN(Json engine, engine_json(a));
+  warn_if_large(selected.size(), rollout);
   const fs::path dir = a.out.empty() ? fs::path(default_run_dir()) : fs::path(a.out);
   if (fs::exists(dir / "run.db")) {
     return already_exists(dir.string() + " already holds a run; continue it with kevin run --resume " + dir.string());
@@ -283,7 +298,7 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--beam-width", a->beam_width, "beam: trajectories kept after each round")->check(CLI::Range(1, 4096));
   sub->add_option("--beam-rounds", a->beam_rounds, "beam: rounds of --turns turns")->check(CLI::Range(1, 1000));
   sub->add_option("--llm", a->llm, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1");
-  sub->add_option("--model", a->model, "model name sent to the server");
+  sub->add_option("--model", a->model, "model name sent to the server (default: the only model the server lists)");
   sub->add_option("--api-key-env", a->api_key_env, "environment variable holding the API key");
   sub->add_option("--policy", a->policy,
                   "instead of --llm: scripted:FILE (answers from a JSONL script) or local:MODEL_DIR (an HF Qwen2 folder run in-process)");

@@ -3,14 +3,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <set>
 #include <sstream>
 
 #include "cli/paths.h"
+#include "core/log.h"
 #include "env/fake_evaluator.h"
 #include "sys/cuda_probe.h"
+#if defined(KEVIN_HAVE_CURL)
+#include "policy/openai_client.h"
+#endif
 #if defined(KEVIN_HAVE_QUEUE)
 #include "queue/remote_evaluator.h"
 #endif
@@ -176,6 +181,51 @@ Result<Json> resolve_engine_json(const Json& given) {
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
   return e;
+}
+
+namespace {
+
+std::string listed(const std::vector<std::string>& models) {
+  std::string out;
+  for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Result<std::string> check_served_model(const std::string& url, const std::string& model, const std::string& api_key_env) {
+#if defined(KEVIN_HAVE_CURL)
+  policy::OpenAIConfig c;
+  c.base_url = url;
+  c.model = model;
+  c.api_key_env = api_key_env;
+  auto served = policy::OpenAIClient(c).served_models();
+  if (served.status().code() == StatusCode::kNotFound && !model.empty()) {
+    KEVIN_LOG(warn) << served.status().message() << "; using --model " << model << " as given";
+    return model;
+  }
+  if (!served.is_ok()) {
+    if (served.status().code() == StatusCode::kUnavailable) {
+      return unavailable(served.status().message() + " (is the server running? check --llm)");
+    }
+    return invalid_argument(served.status().message() + (model.empty() ? "; give --model NAME" : ""));
+  }
+  if (model.empty()) {
+    if (served->size() == 1) {
+      KEVIN_LOG(info) << "model: " << served->front() << " (the only one " << url << " serves)";
+      return served->front();
+    }
+    return invalid_argument(url + " serves " + listed(*served) + ": choose one with --model");
+  }
+  if (std::find(served->begin(), served->end(), model) == served->end()) {
+    return invalid_argument(url + " does not serve model '" + model + "'; it serves " + listed(*served));
+  }
+  return model;
+#else
+  (void)url;
+  (void)api_key_env;
+  return model;
+#endif
 }
 
 Result<std::string> judging_of(const Json& e) {

@@ -48,6 +48,13 @@ Result<Json> resolve_engine_json(const Json& given);
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine);
 
+// For a new run against an OpenAI-compatible server at `url`: the model to ask for. The server
+// must answer GET /models and list `model`; an empty `model` becomes the server's only one.
+// Errors: kUnavailable (unreachable, or failing), kInvalidArgument (`model` not served, or none
+// given and several served; both name the served ones). A server without a model list (404)
+// is taken at its word when `model` is given.
+Result<std::string> check_served_model(const std::string& url, const std::string& model, const std::string& api_key_env);
+
 // The judging settings of resolved engine settings as queue::judging_key text (sent with
 // queued jobs, compared by workers); "" for the fake engine. Errors: a mistyped setting.
 Result<std::string> judging_of(const Json& engine);

@@ -1,8 +1,10 @@
-// run_setup_test.cpp — the device selection of the engine settings: --devices values, the
-// "devices"/"device" JSON keys, and the errors for bad ones.
+// run_setup_test.cpp — the engine settings (--devices values, the "devices"/"device" JSON keys and
+// their errors) and the model check of a new run against a scripted OpenAI-compatible server.
 #include "cli/run_setup.h"
 
 #include <gtest/gtest.h>
+
+#include "fake_http_server.h"
 
 namespace kevin::cli {
 namespace {
@@ -63,6 +65,50 @@ TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {
   EXPECT_EQ(resolve_engine_json({{"queue", "redis://h"}, {"backend", "cuda"}, {"queue_model", "cpu"}}).status().code(),
             StatusCode::kInvalidArgument);
 }
+
+#if defined(KEVIN_HAVE_CURL)
+// A server that lists `models` at /models (and answers 404 to everything else).
+std::unique_ptr<testing::FakeHttpServer> model_server(const std::vector<std::string>& models, int status = 200) {
+  return std::make_unique<testing::FakeHttpServer>([models, status](const testing::RecordedRequest& r) {
+    if (r.method != "GET" || r.path != "/v1/models" || status != 200) return testing::FakeReply{status == 200 ? 404 : status, "{}", 0, false};
+    Json data = Json::array();
+    for (const auto& m : models) data.push_back({{"id", m}, {"object", "model"}});
+    return testing::FakeReply{200, dump_json(Json{{"object", "list"}, {"data", data}}), 0, false};
+  });
+}
+
+TEST(CheckServedModelTest, TheOnlyServedModelIsTheDefault) {
+  auto server = model_server({"Qwen/Qwen2.5-Coder-7B-Instruct"});
+  auto model = check_served_model(server->base_url() + "/v1", "", "KEVIN_TEST_NO_KEY");
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  EXPECT_EQ(*model, "Qwen/Qwen2.5-Coder-7B-Instruct");
+  EXPECT_EQ(*check_served_model(server->base_url() + "/v1/", "Qwen/Qwen2.5-Coder-7B-Instruct", ""),
+            "Qwen/Qwen2.5-Coder-7B-Instruct");
+}
+
+TEST(CheckServedModelTest, AModelTheServerDoesNotServeIsRefusedNamingTheServedOnes) {
+  auto server = model_server({"a-model", "b-model"});
+  auto wrong = check_served_model(server->base_url() + "/v1", "c-model", "");
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("does not serve model 'c-model'; it serves a-model, b-model"), std::string::npos)
+      << wrong.status().to_string();
+  auto none = check_served_model(server->base_url() + "/v1", "", "");
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("choose one with --model"), std::string::npos) << none.status().to_string();
+}
+
+TEST(CheckServedModelTest, AnUnreachableServerIsUnavailableAndAnUnlistingOneIsBelieved) {
+  auto down = check_served_model("http://127.0.0.1:9/v1", "m", "");  // discard port: nothing listens
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(down.status().message().find("cannot reach the model server at http://127.0.0.1:9/v1/models"), std::string::npos)
+      << down.status().to_string();
+  auto unlisting = model_server({}, 404);
+  EXPECT_EQ(*check_served_model(unlisting->base_url() + "/v1", "m", ""), "m");
+  EXPECT_EQ(check_served_model(unlisting->base_url() + "/v1", "", "").status().code(), StatusCode::kInvalidArgument);
+  auto failing = model_server({}, 503);
+  EXPECT_EQ(check_served_model(failing->base_url() + "/v1", "m", "").status().code(), StatusCode::kUnavailable);
+}
+#endif
 
 }  // namespace
 }  // namespace kevin::cli

@@ -75,20 +75,27 @@ Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
 }
 
 OpenAIClient::Attempt OpenAIClient::post(const std::string& body) const {
+  return request("/chat/completions", &body, config_.timeout);
+}
+
+OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::string* body,
+                                            std::chrono::milliseconds timeout) const {
   Attempt a;
   CURL* curl = curl_easy_init();
   if (curl == nullptr) {
     a.transport = "curl_easy_init failed";
     return a;
   }
-  const std::string url = config_.base_url + "/chat/completions";
+  const std::string url = config_.base_url + path;
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   if (!api_key_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + api_key_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
+  if (body != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body->size()));
+  }
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
@@ -98,11 +105,30 @@ OpenAIClient::Attempt OpenAIClient::post(const std::string& body) const {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
   } else {
     a.transport = curl_easy_strerror(rc);
-    if (rc == CURLE_OPERATION_TIMEDOUT) a.transport = "timed out after " + std::to_string(config_.timeout.count()) + " ms";
+    if (rc == CURLE_OPERATION_TIMEDOUT) a.transport = "timed out after " + std::to_string(timeout.count()) + " ms";
   }
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
   return a;
+}
+
+Result<std::vector<std::string>> OpenAIClient::served_models() const {
+  const Attempt a = request("/models", nullptr, std::chrono::milliseconds(15000));
+  const std::string where = config_.base_url + "/models";
+  if (a.status == 0) return unavailable("cannot reach the model server at " + where + ": " + a.transport);
+  if (a.status == 404) return not_found(where + " answered 404: this server does not list its models");
+  if (a.status != 200) {
+    return unavailable(where + " answered HTTP " + std::to_string(a.status) + ": " + a.body.substr(0, 200));
+  }
+  auto doc = parse_json(a.body);
+  if (!doc.is_ok() || !doc->is_object() || !doc->contains("data") || !(*doc)["data"].is_array()) {
+    return invalid_argument(where + " did not answer with a model list: " + a.body.substr(0, 200));
+  }
+  std::vector<std::string> ids;
+  for (const Json& m : (*doc)["data"]) {
+    if (m.is_object() && m.contains("id") && m["id"].is_string()) ids.push_back(m["id"].get<std::string>());
+  }
+  return ids;
 }
 
 Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) {

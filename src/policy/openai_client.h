@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "policy/policy.h"
 
@@ -37,6 +38,11 @@ class OpenAIClient final : public Policy {
   // Parses a chat-completions reply body (exposed for tests and the fuzz target).
   static Result<Generation> parse_reply(const std::string& body);
 
+  // The model ids the server lists at GET <base_url>/models (OpenAI's {"data": [{"id"}]}),
+  // asked once with a 15 s limit. kUnavailable when the server cannot be reached or fails,
+  // kNotFound when it does not list models (404), kInvalidArgument for a reply of another shape.
+  Result<std::vector<std::string>> served_models() const;
+
  private:
   struct Attempt {
     long status = 0;        // HTTP status, 0 when no reply
@@ -44,6 +50,8 @@ class OpenAIClient final : public Policy {
     std::string transport;  // curl's error, when there was no reply
   };
   Attempt post(const std::string& body) const;
+  // One HTTP exchange with <base_url><path>: a POST of `body`, or a GET when it is null.
+  Attempt request(const std::string& path, const std::string* body, std::chrono::milliseconds timeout) const;
 
   OpenAIConfig config_;
   std::string api_key_;

@@ -60,6 +60,9 @@ std::string expected_verdict(const std::string& kind) {
 class FakeModel {
  public:
   testing::FakeReply answer(const testing::RecordedRequest& req) {
+    if (req.method == "GET" && req.path == "/v1/models") {  // a new run checks the server first
+      return {200, R"({"object": "list", "data": [{"id": "fake-kevin", "object": "model"}]})", 0, false};
+    }
     auto body = parse_json(req.body);
     if (!body.is_ok()) return {400, "{\"error\": \"bad json\"}"};
     const std::string prompt = (*body)["messages"].back()["content"];
@@ -125,6 +128,8 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
   const KevinRun r = run_kevin(run_args(out));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("run complete: 18 turns"), std::string::npos) << r.output;
+  ASSERT_FALSE(server_->requests().empty());
+  EXPECT_EQ(server_->requests().front().path, "/v1/models") << "the server's models are checked before the run starts";
   for (const char* f : {"config.json", "run.db", "trajectories.jsonl", "metrics.json", "best/tasks/vector_add.cpp",
                         "best/tasks/row_softmax.cpp"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
