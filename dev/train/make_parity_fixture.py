@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # make_parity_fixture.py — writes tests/fixtures/parity/: a random tiny Qwen2 built and saved by
 # HF transformers (model/), its fp32 logits for a left-padded batch of prompts, and one GRPO
-# step on a fixed batch computed by a plain PyTorch reference of kevin's loss (DESIGN.md §7:
+# step on a fixed batch computed by a plain PyTorch reference of kevin's loss (docs/trainer.md, "GRPO loss":
 # token-level clipped surrogate, clip 0.2/0.28, constant normalisation). parity_test.cpp
 # compares kevin's model and grpo_update against these. Needs torch + transformers (the GPU
 # machine has both). Usage: python3 dev/train/make_parity_fixture.py [--out DIR]

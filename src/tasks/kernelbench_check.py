@@ -65,6 +65,9 @@ IO_BUILTINS = {"open", "input"}
 ALLOWED_DUNDERS = {"__init__", "__name__"}
 SCALAR_BUILTINS = {"len", "int", "float", "bool", "min", "max", "abs", "round", "sum", "range", "divmod", "str"}
 SAFE_BUILTINS = SCALAR_BUILTINS | SAFE_BUILTINS_EXTRA
+# Builtins that compute with their arguments' operators (sum(x) adds rows, abs(x) is x.abs()).
+COMPUTING_BUILTINS = {"sum", "abs", "min", "max", "round", "divmod", "sorted", "reversed", "map", "filter", "any",
+                      "all"}
 # Arguments of load_inline that would change how kevin builds the extension.
 BUILD_OPTIONS_REFUSED = {"extra_ldflags", "extra_include_paths", "build_directory", "is_standalone"}
 # Text in the C++/CUDA sources that starts work kevin's clock would not see (the build's gates
@@ -105,6 +108,7 @@ class Answer:
         self.tree = tree
         self.aliases = {}          # local name -> dotted canonical name ("F" -> "torch.nn.functional")
         self.extensions = set()    # module-level names bound to load_inline(...)
+        self.kernel_functions = set()  # module-level names bound to an extension's function
         self.module_names = set()  # every name bound at module level
         self.module_scalars = set()  # module-level names bound to numbers
         self.model_new = None
@@ -208,6 +212,9 @@ class Checker:
             if self.answer.is_load_inline(value) or (isinstance(value, ast.Name) and
                                                      value.id in self.answer.extensions):
                 self.answer.extensions.add(target)
+            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and \
+                    value.value.id in self.answer.extensions:
+                self.answer.kernel_functions.add(target)
             elif (self.answer.canonical(value) or "").startswith("torch."):
                 self.answer.aliases[target] = self.answer.canonical(value)
 
@@ -392,7 +399,7 @@ class Checker:
             self.flag("missing_model_new", model, "ModelNew has no forward")
             return
         init = methods.get("__init__")
-        members = Members(self.answer, init)
+        members = Members(self.answer, model, init)
         members.extensions |= self.answer.extensions
         uses_kernel = False
         hot = [f for name, f in methods.items() if name != "__init__"]
@@ -428,12 +435,19 @@ class Members:
     """What ModelNew.__init__ stores on self: PyTorch modules (by class), torch functions,
     load_inline extensions, and scalars (numbers made of the constructor's arguments)."""
 
-    def __init__(self, answer, init):
+    def __init__(self, answer, model, init):
         self.modules = {}            # attribute -> nn class name
         self.torch_functions = {}    # attribute -> torch function it holds ("torch.matmul")
         self.extension_attrs = set()
+        self.kernel_attrs = set()    # attributes holding one function of an extension
         self.extensions = set()
         self.scalars = set()
+        self.methods = {f.name for f in model.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for node in model.body:  # class attributes are reached through self too
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.remember(answer, target.id, node.value, answer.module_scalars)
         if init is None:
             return
         params = {a.arg for a in init.args.args[1:]} | answer.module_scalars
@@ -447,6 +461,19 @@ class Members:
     def remember(self, answer, attr, value, params):
         if answer.is_load_inline(value) or (isinstance(value, ast.Name) and value.id in answer.extensions):
             self.extension_attrs.add(attr)
+            return
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and \
+                value.value.id in answer.extensions:
+            self.kernel_attrs.add(attr)
+            return
+        held = [answer.canonical(n) for n in ast.walk(value) if isinstance(n, (ast.Name, ast.Attribute))]
+        held = [h for h in held if h and h.startswith("torch.") and h.split(".")[-1] not in TORCH_CONSTANTS and
+                not h.startswith("torch.nn.") and h not in ("torch.utils.cpp_extension.load_inline",)]
+        if held and not isinstance(value, ast.Call):
+            self.torch_functions[attr] = held[0]
+            return
+        if held and isinstance(value, ast.Call) and (answer.canonical(value.func) or "") in ("staticmethod", "classmethod"):
+            self.torch_functions[attr] = held[0]  # a torch function wrapped so self.attr(x) calls it
             return
         name = answer.canonical(value.func if isinstance(value, ast.Call) else value) or ""
         last = name.split(".")[-1]
@@ -626,7 +653,8 @@ class HotPath:
         if self.answer.is_load_inline(node):
             self.checker.flag("no_custom_kernel", node, "load_inline called on every forward")
             return
-        if isinstance(func, ast.Attribute) and self.is_extension(func.value):
+        if (isinstance(func, ast.Attribute) and self.is_extension(func.value)) or \
+                (self.in_model_new and self_attribute(func) in self.members.kernel_attrs):
             self.kernel_calls += 1
             return
         if not isinstance(func, (ast.Name, ast.Attribute)):
@@ -648,6 +676,13 @@ class HotPath:
             self.attribute_call(node, func, name)
 
     def named_call(self, node, name):
+        if name in self.answer.kernel_functions:
+            self.kernel_calls += 1
+            return
+        if name in COMPUTING_BUILTINS and name not in self.answer.module_names and \
+                not all(self.is_scalar(a) for a in node.args):
+            self.checker.flag("pytorch_compute", node, "%s() on a tensor in %s" % (name, self.fn.name))
+            return
         if name in SAFE_BUILTINS or name in self.answer.module_names or name in DYNAMIC_BUILTINS | IO_BUILTINS:
             return  # the answer's own functions are hot paths of their own; check_name reports the rest
         self.checker.flag("dynamic_code", node, "calls %s, which the answer does not define" % name)
@@ -660,8 +695,10 @@ class HotPath:
                 func.value.func.id == "super":
             if func.attr != "__init__" and self.in_model_new:
                 self.checker.flag("calls_reference", node, "super()." + func.attr)
+        elif self_attribute(func) is not None and self.in_model_new and func.attr not in self.members.methods:
+            self.checker.flag("dynamic_code", node, "calls self.%s, which ModelNew does not define as a method" % func.attr)
         elif self_attribute(func) is not None or name.startswith("math."):
-            return  # a method of ModelNew itself, or math
+            return  # a method of ModelNew itself (checked as a hot path of its own), or math
         elif func.attr in MUTATORS and (stored_root(func.value) == "self" or
                                         stored_root(func.value) in self.answer.module_names):
             self.checker.flag("state_across_calls", node, ".%s() on stored %s" % (func.attr,

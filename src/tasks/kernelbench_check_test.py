@@ -128,6 +128,27 @@ class HonestAnswerTest(unittest.TestCase):
                                 "y = self.fused.launch(x, self.bias, self.scale) + self.conv.weight.sum()")
         self.assertEqual(first_rule(hacked), "pytorch_compute")
 
+    def test_torch_held_on_the_class_or_reached_through_builtins_is_compute(self):
+        on_class = HONEST_CUDA.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):\n    act = torch.tanh\n").replace(
+            "return y.view(batch, channels, out_h, width)", "return self.act(y).view(batch, channels, out_h, width)")
+        self.assertEqual(first_rule(on_class), "pytorch_compute")
+        wrapped = on_class.replace("act = torch.tanh", "act = staticmethod(torch.tanh)")
+        self.assertEqual(first_rule(wrapped), "pytorch_compute")
+        builtin = HONEST_CUDA.replace("return y.view(batch, channels, out_h, width)",
+                                      "return abs(y).view(batch, channels, out_h, width)")
+        self.assertEqual(first_rule(builtin), "pytorch_compute")
+        unknown = HONEST_CUDA.replace("return y.view(batch, channels, out_h, width)",
+                                      "return self.mystery(y)")
+        self.assertEqual(first_rule(unknown), "dynamic_code")
+
+    def test_an_extension_function_held_by_name_is_the_kernel(self):
+        held = HONEST_CUDA.replace("BLOCK = 256", "BLOCK = 256\nlaunch = fused.launch").replace(
+            "y = self.fused.launch(x, self.bias, self.scale)", "y = launch(x, self.bias, self.scale)")
+        self.assertEqual(first_rule(held), "pass")
+        on_self = HONEST_CUDA.replace("self.fused = fused", "self.launch = fused.launch").replace(
+            "y = self.fused.launch(x, self.bias, self.scale)", "y = self.launch(x, self.bias, self.scale)")
+        self.assertEqual(first_rule(on_self), "pass")
+
     def test_flags_kevin_builds_with_are_not_refused_but_linking_is(self):
         self.assertEqual(first_rule(HONEST_CUDA), "pass")
         linked = HONEST_CUDA.replace('extra_ldflags=[""]', 'extra_ldflags=["-lcudnn"]')
