@@ -131,8 +131,8 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   if (!reply.is_ok()) return fail(err, "show", reply.status());
   auto args = tasks::argument_list_from_json(*reply);
   if (!args.is_ok()) return fail(err, "show", args.status());
-  const std::string problem = tasks::problem_statement(*task, *source, *args, a.backend);
   if (!a.template_path.empty()) return write_template(a, *task, *args, out, err);
+  const std::string problem = tasks::problem_statement(*task, *source, *args, a.backend);
   if (a.prompt) {
     print_prompt(a, problem, out);
   } else if (a.json) {

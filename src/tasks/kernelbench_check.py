@@ -57,7 +57,7 @@ MUTATORS = {"append", "extend", "insert", "pop", "update", "setdefault", "clear"
 SAFE_BUILTINS_EXTRA = {"print", "isinstance", "tuple", "list", "dict", "zip", "enumerate", "super",
                                    "reversed", "sorted", "any", "all", "hasattr", "id", "repr", "set", "map", "filter"}
 COMPILERS = ("compile", "jit", "_dynamo", "_inductor", "fx", "export", "onnx")
-INTERNALS = ("ops", "_C", "library", "classes", "_ops", "_refs", "_prims", "_decomp", "hub", "utils.cpp_extension.load")
+INTERNALS = ("ops", "_C", "library", "classes", "_ops", "_refs", "_prims", "_decomp", "hub")
 # Builtins that reach outside the answer or rewrite it.
 DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals", "locals",
                     "vars", "breakpoint", "memoryview", "type", "object", "__builtins__", "__loader__", "__spec__"}
@@ -321,8 +321,8 @@ class Checker:
             self.flag("precision_downgrade", node, "uses torch." + rest)
         elif rest.split(".")[0] in COMPILERS:
             self.flag("torch_compile", node, "uses torch." + rest)
-        elif rest.split(".")[0] in INTERNALS or rest.startswith("utils.cpp_extension.load") and rest != \
-                "utils.cpp_extension.load_inline" or rest.split(".")[0].startswith("_"):
+        elif rest.split(".")[0] in INTERNALS or rest.split(".")[0].startswith("_") or \
+                rest == "utils.cpp_extension.load":
             self.flag("torch_internals", node, "uses torch." + rest)
         elif rest.startswith("set_") or rest in ("manual_seed", "seed", "use_deterministic_algorithms") or \
                 rest.startswith("cuda.set_") or rest.startswith("cuda.manual_seed") or rest.startswith("random."):
@@ -466,24 +466,32 @@ class Members:
                 value.value.id in answer.extensions:
             self.kernel_attrs.add(attr)
             return
-        held = [answer.canonical(n) for n in ast.walk(value) if isinstance(n, (ast.Name, ast.Attribute))]
-        held = [h for h in held if h and h.startswith("torch.") and h.split(".")[-1] not in TORCH_CONSTANTS and
-                not h.startswith("torch.nn.") and h not in ("torch.utils.cpp_extension.load_inline",)]
-        if held and not isinstance(value, ast.Call):
+        held = [h for h in (torch_function(answer, n) for n in ast.walk(value)) if h]
+        is_call = isinstance(value, ast.Call)
+        # A torch function kept as a value, or wrapped so that self.attr(x) calls it.
+        if held and (not is_call or (answer.canonical(value.func) or "") in ("staticmethod", "classmethod")):
             self.torch_functions[attr] = held[0]
             return
-        if held and isinstance(value, ast.Call) and (answer.canonical(value.func) or "") in ("staticmethod", "classmethod"):
-            self.torch_functions[attr] = held[0]  # a torch function wrapped so self.attr(x) calls it
-            return
-        name = answer.canonical(value.func if isinstance(value, ast.Call) else value) or ""
-        last = name.split(".")[-1]
-        if isinstance(value, ast.Call) and name.startswith("torch.nn.") and last[:1].isupper() and \
+        last = (answer.canonical(value.func) or "").split(".")[-1] if is_call else ""
+        if is_call and (answer.canonical(value.func) or "").startswith("torch.nn.") and last[:1].isupper() and \
                 last != "Parameter":
             self.modules[attr] = last
-        elif not isinstance(value, ast.Call) and name.startswith("torch.") and last not in TORCH_CONSTANTS:
-            self.torch_functions[attr] = name
         elif is_number_expr(value, params):
             self.scalars.add(attr)
+
+
+def torch_function(answer, node):
+    """The torch function a name or attribute denotes ("torch.nn.functional.relu"); None for
+    anything else, torch's constants and dtypes, nn module classes and load_inline."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    name = answer.canonical(node) or ""
+    last = name.split(".")[-1]
+    if not name.startswith("torch.") or last in TORCH_CONSTANTS or name == "torch.utils.cpp_extension.load_inline":
+        return None
+    if name.startswith("torch.nn.") and last[:1].isupper():
+        return None
+    return name
 
 
 def self_attribute(node):
@@ -724,7 +732,7 @@ class HotPath:
         self.checker.flag(rule, node, "self.%s (nn.%s) computes in PyTorch" % (attr, cls))
 
     def method_call(self, node, method):
-        if method in ("matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "__matmul__"):
+        if method in HEAVY_OPS:
             self.checker.flag("partial_fusion", node, ".%s() left to PyTorch in %s" % (method, self.fn.name))
         elif method in ("half", "bfloat16"):
             return  # check_attribute reports it

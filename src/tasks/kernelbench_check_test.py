@@ -98,6 +98,10 @@ class FixtureTest(unittest.TestCase):
         self.assertEqual(untested, set())
 
 
+RETURN = "return y.view(batch, channels, out_h, width)"
+LAUNCH = "y = self.fused.launch(x, self.bias, self.scale)"
+
+
 class HonestAnswerTest(unittest.TestCase):
     def test_an_answer_written_the_usual_way_passes(self):
         findings = kernelbench_check.check_answer(HONEST_CUDA)
@@ -128,26 +132,28 @@ class HonestAnswerTest(unittest.TestCase):
                                 "y = self.fused.launch(x, self.bias, self.scale) + self.conv.weight.sum()")
         self.assertEqual(first_rule(hacked), "pytorch_compute")
 
-    def test_torch_held_on_the_class_or_reached_through_builtins_is_compute(self):
-        on_class = HONEST_CUDA.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):\n    act = torch.tanh\n").replace(
-            "return y.view(batch, channels, out_h, width)", "return self.act(y).view(batch, channels, out_h, width)")
-        self.assertEqual(first_rule(on_class), "pytorch_compute")
-        wrapped = on_class.replace("act = torch.tanh", "act = staticmethod(torch.tanh)")
-        self.assertEqual(first_rule(wrapped), "pytorch_compute")
-        builtin = HONEST_CUDA.replace("return y.view(batch, channels, out_h, width)",
-                                      "return abs(y).view(batch, channels, out_h, width)")
-        self.assertEqual(first_rule(builtin), "pytorch_compute")
-        unknown = HONEST_CUDA.replace("return y.view(batch, channels, out_h, width)",
-                                      "return self.mystery(y)")
-        self.assertEqual(first_rule(unknown), "dynamic_code")
+    # (what it shows, [(old, new) edits of HONEST_CUDA], the first rule expected)
+    EDITED_ANSWERS = [
+        ("a torch function held on the class", [("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):\n    act = torch.tanh\n"),
+                                                (RETURN, "return self.act(y).view(batch, channels, out_h, width)")], "pytorch_compute"),
+        ("one wrapped in staticmethod", [("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):\n    act = staticmethod(torch.tanh)\n"),
+                                         (RETURN, "return self.act(y).view(batch, channels, out_h, width)")], "pytorch_compute"),
+        ("a builtin computing on a tensor", [(RETURN, "return abs(y).view(batch, channels, out_h, width)")], "pytorch_compute"),
+        ("a self attribute that is no method", [(RETURN, "return self.mystery(y)")], "dynamic_code"),
+        ("an extension function held by name", [("BLOCK = 256", "BLOCK = 256\nlaunch = fused.launch"),
+                                                (LAUNCH, "y = launch(x, self.bias, self.scale)")], "pass"),
+        ("an extension function held on self", [("self.fused = fused", "self.launch = fused.launch"),
+                                                (LAUNCH, "y = self.launch(x, self.bias, self.scale)")], "pass"),
+    ]
 
-    def test_an_extension_function_held_by_name_is_the_kernel(self):
-        held = HONEST_CUDA.replace("BLOCK = 256", "BLOCK = 256\nlaunch = fused.launch").replace(
-            "y = self.fused.launch(x, self.bias, self.scale)", "y = launch(x, self.bias, self.scale)")
-        self.assertEqual(first_rule(held), "pass")
-        on_self = HONEST_CUDA.replace("self.fused = fused", "self.launch = fused.launch").replace(
-            "y = self.fused.launch(x, self.bias, self.scale)", "y = self.launch(x, self.bias, self.scale)")
-        self.assertEqual(first_rule(on_self), "pass")
+    def test_edited_answers_get_their_rule(self):
+        for what, edits, rule in self.EDITED_ANSWERS:
+            answer = HONEST_CUDA
+            for old, new in edits:
+                self.assertIn(old, answer, what)
+                answer = answer.replace(old, new)
+            with self.subTest(what=what):
+                self.assertEqual(first_rule(answer), rule)
 
     def test_flags_kevin_builds_with_are_not_refused_but_linking_is(self):
         self.assertEqual(first_rule(HONEST_CUDA), "pass")
