@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <ctime>
 #include <iomanip>
 #include <ostream>
@@ -12,6 +15,7 @@
 #include <sstream>
 
 #include "cli/app.h"
+#include "cli/interrupt.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
@@ -236,8 +240,39 @@ Failure as_failure(const Status& s) {
   return {use ? kExitUsage : kExitFailure, s.message()};
 }
 
-// Runs (or continues) the run in `dir` to completion and writes its outputs.
-std::optional<Failure> execute(const fs::path& dir, std::ostream& out, std::ostream& err) {
+// Tasks the end-of-run summary names one by one; beyond them the report has the rest.
+constexpr size_t kSummaryTasks = 20;
+
+// "solved 1/2 tasks" and the best speedup of each task, after a run or an interruption.
+void print_summary(const std::vector<rollout::TaskOutcome>& outcomes, std::ostream& out) {
+  const size_t solved = static_cast<size_t>(
+      std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.best_speedup.has_value(); }));
+  out << "solved " << solved << "/" << outcomes.size() << " tasks (a correct kernel); best speedup per task:\n";
+  size_t width = 0;
+  for (const auto& o : outcomes) width = std::max(width, o.task.size());
+  for (size_t i = 0; i < outcomes.size() && i < kSummaryTasks; ++i) {
+    const auto& o = outcomes[i];
+    out << "  " << std::left << std::setw(static_cast<int>(width)) << o.task << "  ";
+    if (o.best_speedup) {
+      out << std::fixed << std::setprecision(2) << *o.best_speedup << "x";
+    } else {
+      out << (o.turns == 0 ? "- (no turns yet)" : "- (no correct kernel)");
+    }
+    out << "\n";
+  }
+  if (outcomes.size() > kSummaryTasks) out << "  ... and " << outcomes.size() - kSummaryTasks << " more (see the report)\n";
+}
+
+// The evaluations running now, when the evaluator can say (the local engine).
+std::function<int()> running_evaluations(env::Evaluator* evaluator) {
+  auto* engine = dynamic_cast<env::EngineEvaluator*>(evaluator);
+  if (engine == nullptr) return {};
+  return [engine] { return engine->in_flight(); };
+}
+
+// Runs (or continues) the run in `dir` to completion, or until `interrupt` is set, and
+// writes its outputs from every stored turn. An interrupted run exits 130.
+std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* interrupt, std::ostream& out) {
   auto text = read_file(dir / "config.json");
   if (!text.is_ok()) return usage(dir.string() + " is not a run directory (no readable config.json)");
   auto config = parse_json(*text);
@@ -260,13 +295,30 @@ std::optional<Failure> execute(const fs::path& dir, std::ostream& out, std::ostr
   KEVIN_LOG(info) << "run " << dir.string() << ": " << selected->size() << " tasks, policy " << (*policy)->name()
                   << ", " << (*evaluator)->backend() << " on " << (*evaluator)->device_name();
   {
-    rollout::ProgressDisplay display(&progress, &err, ::isatty(STDERR_FILENO) == 1);
+    rollout::ProgressDisplay display(&progress, ::isatty(STDERR_FILENO) == 1, std::chrono::seconds(30),
+                                     running_evaluations(evaluator->get()));
     rollout::Rollout rollout(*rollout_cfg, policy->get(), evaluator->get(), &*store, &progress);
-    status = rollout.run(*selected);
+    status = rollout.run(*selected, interrupt);
   }
   const std::string ext = (*evaluator)->backend() == "cuda" ? "cu" : "cpp";
-  auto written = rollout::write_run_outputs(*store, *rollout_cfg, dir, ext);
+  Result<size_t> written = internal_error("not written");
+  std::vector<rollout::TaskOutcome> outcomes;
+  if (auto scored = rollout::scored_turns(*store, *rollout_cfg); scored.is_ok()) {
+    const Status wrote = rollout::write_run_outputs(*scored, dir, ext);
+    written = wrote.is_ok() ? Result<size_t>(scored->size()) : Result<size_t>(wrote);
+    std::vector<std::string> ids;
+    for (const auto& t : *selected) ids.push_back(t.id);
+    outcomes = rollout::task_outcomes(*scored, ids);
+  } else {
+    written = scored.status();
+  }
   Status outputs = written.is_ok() ? report::write_metrics_file(dir) : written.status();
+  if (status.code() == StatusCode::kCancelled && written.is_ok()) {
+    print_summary(outcomes, out);
+    out << "interrupted: " << *written << " turns kept in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
+        << "resume with: kevin run --resume " << dir.string() << "\nreport: kevin report " << dir.string() << "\n";
+    return Failure{kExitInterrupted, ""};
+  }
   if (!status.is_ok()) {
     // The run's own failure comes first; the finished turns stay in run.db either way.
     std::string message = status.message() + "\n";
@@ -275,6 +327,7 @@ std::optional<Failure> execute(const fs::path& dir, std::ostream& out, std::ostr
     return failure(message + "continue with: kevin run --resume " + dir.string());
   }
   if (!outputs.is_ok()) return failure("writing outputs: " + outputs.message());
+  print_summary(outcomes, out);
   out << "run complete: " << *written << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
       << "report: kevin report " << dir.string() << "\n";
   return std::nullopt;
@@ -331,6 +384,9 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--resume", a->resume, "continue the run in this directory (its config.json decides everything)");
   sub->callback([a, sub, &action] {
     action = [a, sub](std::ostream& out, std::ostream& err) {
+      // Before any thread starts, so that every one leaves the signals to the watch.
+      const std::atomic<bool>* interrupt =
+          watch_interrupts("kevin run", "interrupted: stopping; turns being judged are finished and stored");
       fs::path dir;
       if (!a->resume.empty()) {
         for (const CLI::Option* o : sub->get_options()) {
@@ -353,8 +409,8 @@ void add_run_command(CLI::App& app, Action& action) {
         }
         dir = *created;
       }
-      if (auto f = execute(dir, out, err)) {
-        err << "kevin run: " << f->message << "\n";
+      if (auto f = execute(dir, interrupt, out)) {
+        if (!f->message.empty()) err << "kevin run: " << f->message << "\n";
         return f->code;
       }
       return kExitOk;

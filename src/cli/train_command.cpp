@@ -8,6 +8,7 @@
 #include "cli/app.h"
 
 #if defined(KEVIN_HAVE_TRAIN)
+#include "cli/interrupt.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
 #include "train/trainer.h"
@@ -59,6 +60,9 @@ int report(std::ostream& err, const Status& s) {
 }
 
 int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
+  // Before any thread starts, so that every one leaves the signals to the watch.
+  const std::atomic<bool>* interrupt =
+      watch_interrupts("kevin train", "interrupted: stopping after the turns being judged; the last finished step is kept");
   auto text = read_file(a.config);
   if (!text.is_ok()) return report(err, Status(StatusCode::kNotFound, "cannot read the config: " + text.status().message()));
   auto config = parse_json(*text);
@@ -76,7 +80,12 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
   auto trainer = train::Trainer::create(std::move(*options), evaluator->get());
   if (!trainer.is_ok()) return report(err, trainer.status());
   if ((*trainer)->next_step() > 0) err << "kevin train: resuming " << out_dir << " at step " << (*trainer)->next_step() + 1 << "\n";
-  if (const Status s = (*trainer)->run(err); !s.is_ok()) {
+  const Status ran = (*trainer)->run(err, interrupt);
+  if (ran.code() == StatusCode::kCancelled) {
+    err << "kevin train: " << ran.message() << "\nresume with: kevin train --config " << a.config << "\n";
+    return kExitInterrupted;
+  }
+  if (const Status& s = ran; !s.is_ok()) {
     err << "kevin train: " << s.message() << "\nthe last checkpoint is kept; continue with: kevin train --config " << a.config << "\n";
     return kExitFailure;
   }

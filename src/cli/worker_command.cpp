@@ -2,7 +2,6 @@
 // until SIGINT/SIGTERM) and `kevin workers` (who is serving a queue, and how deep it is).
 #include <CLI/CLI.hpp>
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/interrupt.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "env/evaluator.h"
@@ -34,24 +34,9 @@ std::string default_name() {
   return std::string(host) + "/" + std::to_string(::getpid());
 }
 
-// Blocks SIGINT/SIGTERM in every thread and turns the first into `stop`; a second exits at once.
-std::thread watch_signals(std::atomic<bool>* stop) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::thread([set, stop] {
-    int signal = 0;
-    for (int seen = 0; sigwait(&set, &signal) == 0; ++seen) {
-      if (seen > 0) std::_Exit(130);
-      std::cerr << "kevin worker: signal " << signal << ": finishing the jobs in hand (again to exit at once)\n";
-      stop->store(true);
-    }
-  });
-}
-
 int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
+  // Before any thread starts, so that every one leaves the signals to the watch.
+  const std::atomic<bool>* stop = watch_interrupts("kevin worker", "finishing the jobs in hand");
   auto fail = [&](const Status& s) {
     err << "kevin worker: " << s.message() << "\n";
     return s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
@@ -79,13 +64,10 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   if (!judging.is_ok()) return fail(judging.status());
   o.judging = *judging;
   o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string() : (*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
-  std::atomic<bool> stop{false};
-  std::thread signals = watch_signals(&stop);
-  signals.detach();
   out << "kevin worker " << o.name << ": " << (*evaluator)->backend() << " on " << (*evaluator)->device_name()
       << ", taking jobs from " << o.address.url() << " (model " << o.model << ", " << o.jobs << " at once)" << std::endl;
   queue::Worker worker(evaluator->get(), o);
-  const Status ran = worker.run(stop);
+  const Status ran = worker.run(*stop);
   if (!ran.is_ok()) return fail(ran);
   out << "kevin worker " << o.name << ": stopped after " << worker.finished() << " jobs" << std::endl;
   return kExitOk;

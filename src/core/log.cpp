@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 #include <string>
 
 namespace kevin::log {
@@ -47,7 +48,43 @@ std::string timestamp() {
   return buf;
 }
 
+// The status line and the lock that keeps it and messages from interleaving.
+struct StatusLine {
+  std::mutex mu;
+  std::string text;
+  bool shown = false;
+};
+
+StatusLine& status_line() {
+  static StatusLine s;
+  return s;
+}
+
+void write_stderr(const std::string& text) {
+  const ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+constexpr const char* kEraseLine = "\r\033[K";
+
 }  // namespace
+
+void set_status_line(std::string_view line) {
+  StatusLine& s = status_line();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.text = line;
+  s.shown = true;
+  write_stderr(kEraseLine + s.text);
+}
+
+void clear_status_line(bool keep) {
+  StatusLine& s = status_line();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.shown) return;
+  write_stderr(keep ? kEraseLine + s.text + "\n" : std::string(kEraseLine));
+  s.shown = false;
+  s.text.clear();
+}
 
 void set_level(Level level) { current_level().store(level); }
 Level level() { return current_level().load(); }
@@ -70,9 +107,11 @@ Message::~Message() {
   line += "] ";
   line += out_.str();
   line += '\n';
-  // One write per line keeps concurrent messages from interleaving mid-line.
-  const ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
-  (void)ignored;
+  // One write per line keeps concurrent messages from interleaving mid-line; a status line
+  // is erased first and drawn again below the message, in the same write.
+  StatusLine& s = status_line();
+  std::lock_guard<std::mutex> lock(s.mu);
+  write_stderr(s.shown ? kEraseLine + line + s.text : line);
 }
 
 }  // namespace kevin::log

@@ -15,6 +15,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIoError: return "io_error";
     case StatusCode::kUnimplemented: return "unimplemented";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class StatusCode {
   kIoError,
   kUnimplemented,
   kInternal,           // our own bug or an impossible state
+  kCancelled,          // stopped on request (Ctrl-C) before it finished
 };
 
 // Human name of a code, e.g. "invalid_argument".
@@ -56,6 +57,7 @@ inline Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineEx
 inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
 // A value of type T, or the Status saying why there is none. Accessing value() of an error
 // Result is a bug in the caller (asserted).

@@ -19,6 +19,13 @@ size_t append_body(char* data, size_t size, size_t count, void* out) {
   return size * count;
 }
 
+// curl's progress callback: a non-zero return aborts the transfer.
+int abort_if_cancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
+}
+
+constexpr const char* kCancelledTransport = "cancelled";
+
 void global_init() {
   static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
   (void)done;
@@ -74,12 +81,12 @@ Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
   return g;
 }
 
-OpenAIClient::Attempt OpenAIClient::post(const std::string& body) const {
-  return request("/chat/completions", &body, config_.timeout);
+OpenAIClient::Attempt OpenAIClient::post(const std::string& body, const std::atomic<bool>* cancel) const {
+  return request("/chat/completions", &body, config_.timeout, cancel);
 }
 
 OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::string* body,
-                                            std::chrono::milliseconds timeout) const {
+                                            std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) const {
   Attempt a;
   CURL* curl = curl_easy_init();
   if (curl == nullptr) {
@@ -100,12 +107,18 @@ OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
+  if (cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, abort_if_cancelled);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  }
   const CURLcode rc = curl_easy_perform(curl);
   if (rc == CURLE_OK) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
   } else {
     a.transport = curl_easy_strerror(rc);
     if (rc == CURLE_OPERATION_TIMEDOUT) a.transport = "timed out after " + std::to_string(timeout.count()) + " ms";
+    if (rc == CURLE_ABORTED_BY_CALLBACK) a.transport = kCancelledTransport;
   }
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
@@ -131,6 +144,18 @@ Result<std::vector<std::string>> OpenAIClient::served_models() const {
   return ids;
 }
 
+namespace {
+
+// Waits `d`, or less once `cancel` (optional) reads true.
+void sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>* cancel) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end && (cancel == nullptr || !cancel->load())) {
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(50)));
+  }
+}
+
+}  // namespace
+
 Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) {
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -151,8 +176,11 @@ Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messag
   auto wait = config_.backoff;
   const auto start = std::chrono::steady_clock::now();
   Attempt last;
+  const auto cancelled_now = [&] { return params.cancel != nullptr && params.cancel->load(); };
   for (int attempt = 0; attempt <= config_.max_retries; ++attempt) {
-    last = post(body);
+    if (cancelled_now()) return cancelled(name() + ": generation cancelled");
+    last = post(body, params.cancel);
+    if (last.transport == kCancelledTransport) return cancelled(name() + ": generation cancelled");
     if (last.status == 200) {
       auto g = parse_reply(last.body);
       if (g.is_ok()) g->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -166,7 +194,7 @@ Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messag
     const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, static_cast<int>(wait.count() / 4))(rng));
     KEVIN_LOG(warn) << name() << ": " << (last.status ? "HTTP " + std::to_string(last.status) : last.transport)
                     << "; retrying in " << (wait + jitter).count() << " ms";
-    std::this_thread::sleep_for(wait + jitter);
+    sleep_unless_cancelled(wait + jitter, params.cancel);
     wait = std::min(wait * 2, std::chrono::milliseconds(16000));
   }
   const std::string why = last.status ? "HTTP " + std::to_string(last.status) + ": " + last.body.substr(0, 300) : last.transport;

@@ -5,6 +5,7 @@
 // `max_concurrency` requests are in flight. docs/policies.md covers each server.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -49,9 +50,11 @@ class OpenAIClient final : public Policy {
     std::string body;
     std::string transport;  // curl's error, when there was no reply
   };
-  Attempt post(const std::string& body) const;
-  // One HTTP exchange with <base_url><path>: a POST of `body`, or a GET when it is null.
-  Attempt request(const std::string& path, const std::string* body, std::chrono::milliseconds timeout) const;
+  Attempt post(const std::string& body, const std::atomic<bool>* cancel) const;
+  // One HTTP exchange with <base_url><path>: a POST of `body`, or a GET when it is null;
+  // abandoned (transport "cancelled") once `cancel` (optional) reads true.
+  Attempt request(const std::string& path, const std::string* body, std::chrono::milliseconds timeout,
+                  const std::atomic<bool>* cancel = nullptr) const;
 
   OpenAIConfig config_;
   std::string api_key_;

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "core/json.h"
 #include "fake_http_server.h"
@@ -108,6 +110,29 @@ TEST(OpenAIClient, TimeoutsAreRetriedThenReported) {
   OpenAIClient client(c);
   auto g = client.generate({{"user", "q"}}, {});
   EXPECT_EQ(g.status().code(), StatusCode::kDeadlineExceeded) << g.status().to_string();
+}
+
+TEST(OpenAIClient, ACancelledGenerationStopsWithoutWaitingForTheServer) {
+  FakeHttpServer server({{200, reply_json("late"), 1500}});
+  OpenAIConfig c = config_for(server);
+  c.timeout = 10000ms;
+  OpenAIClient client(c);
+  std::atomic<bool> cancel{false};
+  GenerationParams params;
+  params.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(200ms);
+    cancel = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto g = client.generate({{"user", "q"}}, params);
+  stopper.join();
+  EXPECT_EQ(g.status().code(), StatusCode::kCancelled) << g.status().to_string();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1400ms) << "the 1.5 s reply must not be waited for";
+  // Already cancelled: no request at all.
+  const size_t sent = server.requests().size();
+  EXPECT_EQ(client.generate({{"user", "q"}}, params).status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(server.requests().size(), sent);
 }
 
 TEST(OpenAIClient, UnreachableServerIsUnavailable) {

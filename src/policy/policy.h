@@ -3,6 +3,7 @@
 // OpenAIClient (any OpenAI-compatible chat server); the trainer's in-process model later.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct GenerationParams {
   double top_p = 1.0;
   int max_tokens = 16384;
   std::vector<std::string> stop;
+  // Borrowed, optional: once it reads true, a generation in progress is abandoned and
+  // generate() returns kCancelled (policies that answer at once may ignore it).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Generation {
@@ -38,7 +42,7 @@ class Policy {
   virtual ~Policy() = default;
   // One response to `messages`. Thread-safe. Errors are values: kUnavailable (server
   // unreachable after retries), kDeadlineExceeded, kInvalidArgument (request refused or reply
-  // malformed), kFailedPrecondition (a script ran out).
+  // malformed), kFailedPrecondition (a script ran out), kCancelled (params.cancel was set).
   virtual Result<Generation> generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) = 0;
   // e.g. "scripted:file.jsonl" or "openai:model@url".
   virtual std::string name() const = 0;

@@ -167,6 +167,9 @@ struct Rollout::Impl {
   bool stopping = false;
   Status first_error;
   std::set<std::string> judged;  // task id + code hash, for cached_eval
+  const std::atomic<bool>* interrupt = nullptr;
+
+  bool interrupted() const { return interrupt != nullptr && interrupt->load(); }
 
   void enqueue_round(Group& g, std::vector<Segment> segments) {
     g.pending = static_cast<int>(segments.size());
@@ -258,6 +261,10 @@ struct Rollout::Impl {
         std::lock_guard<std::mutex> lock(mu);
         if (stopping) break;
       }
+      if (interrupted()) {
+        status = cancelled("interrupted");
+        break;
+      }
       const TurnKey key{g.label, g.task.id, s.trajectory, turn};
       if (auto it = stored.find(key); it != stored.end()) {
         episode.restore(outcome_from_record(it->second));
@@ -295,11 +302,14 @@ struct Rollout::Impl {
 
     ++r.progress_->generating;
     const auto gen_start = std::chrono::steady_clock::now();
-    auto generated = r.policy_->generate(prompt.messages, r.config_.generation);
+    policy::GenerationParams params = r.config_.generation;
+    params.cancel = interrupt;
+    auto generated = r.policy_->generate(prompt.messages, params);
     const double generation_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gen_start).count();
     --r.progress_->generating;
     if (!generated.is_ok()) {
+      if (interrupted()) return cancelled("interrupted");
       return Status(generated.status().code(), "policy " + r.policy_->name() + ": " + generated.status().message());
     }
     const policy::Generation& gen = *generated;
@@ -371,21 +381,26 @@ struct Rollout::Impl {
   }
 };
 
-Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks) {
+Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic<bool>* interrupt) {
   env::SharingEvaluator sharing(evaluator_);
   Impl impl(*this, &sharing);
+  impl.interrupt = interrupt;
   KEVIN_ASSIGN_OR_RETURN(auto stored, store_->turns());
   for (auto& [key, record] : stored) impl.stored.emplace(key, std::move(record));
 
   const std::vector<Allocation> allocations =
       config_.beam ? std::vector<Allocation>{config_.allocations.front()} : config_.allocations;
   const size_t rounds = config_.beam ? static_cast<size_t>(std::max(1, config_.beam_config.rounds)) : 1;
+  // Totals first: the progress display shows them while the problem statements are built.
+  for (const auto& a : allocations) {
+    progress_->turns_total += tasks.size() * static_cast<size_t>(a.trajectories) * static_cast<size_t>(a.turns) * rounds;
+    progress_->tasks_total += tasks.size();
+  }
   for (const auto& task : tasks) {
+    if (impl.interrupted()) return cancelled("interrupted");
     KEVIN_ASSIGN_OR_RETURN(std::string problem, evaluator_->problem(task));
     for (const auto& a : allocations) {
       impl.groups.push_back(Group{config_.beam ? "beam" : a.label(), a, task, problem, 0, 0, {}, {}});
-      progress_->turns_total += static_cast<size_t>(a.trajectories) * static_cast<size_t>(a.turns) * rounds;
-      ++progress_->tasks_total;
     }
   }
   {
@@ -438,6 +453,25 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
     }
   }
   return turns;
+}
+
+std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
+                                       const std::vector<std::string>& task_ids) {
+  std::map<std::string, TaskOutcome> by_task;
+  for (const auto& [key, r] : turns) {
+    TaskOutcome& o = by_task[key.task];
+    ++o.turns;
+    if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
+      o.best_speedup = std::max(o.best_speedup.value_or(0.0), r.at("speedup").get<double>());
+    }
+  }
+  std::vector<TaskOutcome> out;
+  for (const auto& id : task_ids) {
+    TaskOutcome o = by_task[id];
+    o.task = id;
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,

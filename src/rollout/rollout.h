@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,10 @@ class Rollout {
   // Runs every allocation over `tasks` until all turns are stored. A policy or harness
   // failure stops new turns (turns in flight finish and are stored) and is returned; the run
   // can be resumed later. A task whose problem statement cannot be built fails the run.
-  Status run(const std::vector<tasks::TaskInfo>& tasks);
+  // Once `interrupt` (optional, borrowed) reads true, no turn starts, generations in progress
+  // are abandoned (not stored), evaluations in progress finish and are stored, and run()
+  // returns kCancelled.
+  Status run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic<bool>* interrupt = nullptr);
 
  private:
   struct Impl;
@@ -92,6 +96,16 @@ class Rollout {
 // Every stored turn, in key order, with "return" and "advantage" added: returns over each
 // trajectory's full lineage, advantages within each (allocation, task) group.
 Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store, const RolloutConfig& config);
+
+// What a run did for one task: its stored turns and the best speedup among its correct ones.
+struct TaskOutcome {
+  std::string task;
+  size_t turns = 0;
+  std::optional<double> best_speedup;  // none: no correct turn
+};
+// One outcome per id of `task_ids`, in that order (tasks without stored turns included).
+std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
+                                       const std::vector<std::string>& task_ids);
 
 // Writes RUN_DIR/trajectories.jsonl (every stored turn with its return and advantage, in key
 // order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each task over all

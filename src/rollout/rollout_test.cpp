@@ -156,6 +156,38 @@ TEST_F(RolloutTest, ResumeRedoesNoStoredTurn) {
   EXPECT_EQ(again.turns_restored.load(), stored);
 }
 
+TEST_F(RolloutTest, AnInterruptStopsNewTurnsAbandonsGenerationsAndKeepsFinishedTurns) {
+  config_.parallel = 1;
+  std::atomic<bool> interrupt{false};
+  std::atomic<int> calls{0};
+  // The fifth generation is in progress when Ctrl-C arrives; like a server client it then
+  // gives up on its reply.
+  class Interrupted final : public policy::Policy {
+   public:
+    Interrupted(std::atomic<bool>* interrupt, std::atomic<int>* calls) : interrupt_(interrupt), calls_(calls) {}
+    Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+                                        const policy::GenerationParams& params) override {
+      if (++*calls_ == 5) interrupt_->store(true);
+      if (params.cancel != nullptr && params.cancel->load()) return cancelled("cancelled mid-generation");
+      policy::Generation g;
+      g.content = script(messages.back().content, 0);
+      g.finish_reason = "stop";
+      return g;
+    }
+    std::string name() const override { return "interrupted"; }
+
+   private:
+    std::atomic<bool>* interrupt_;
+    std::atomic<int>* calls_;
+  } policy(&interrupt, &calls);
+  Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
+  const Status st = rollout.run(tasks_, &interrupt);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.to_string();
+  EXPECT_EQ(calls.load(), 5) << "no generation may start after the interrupt";
+  EXPECT_EQ(*store_->turn_count(), 4u) << "finished turns are kept, the abandoned one is not stored";
+  EXPECT_EQ(progress_.turns_total.load(), 18u);
+}
+
 TEST_F(RolloutTest, BeamKeepsTheBestTrajectoriesAndContinuesCopies) {
   config_.beam = true;
   config_.beam_config = {2, 2};
@@ -220,6 +252,22 @@ TEST_F(RolloutTest, OutputsCarryReturnsAdvantagesAndTheBestKernel) {
   EXPECT_TRUE(std::filesystem::exists(dir_->path() / "best" / "suite" / "b.cu"));
 }
 
+TEST_F(RolloutTest, TaskOutcomesNameTheBestCorrectSpeedupPerTask) {
+  FunctionPolicy policy(script);
+  Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
+  ASSERT_TRUE(rollout.run({tasks_[0]}).is_ok());
+  auto turns = scored_turns(*store_, config_);
+  ASSERT_TRUE(turns.is_ok());
+  const auto outcomes = task_outcomes(*turns, {"suite/a", "suite/b"});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].task, "suite/a");
+  EXPECT_EQ(outcomes[0].turns, 9u);
+  EXPECT_EQ(outcomes[0].best_speedup, 2.0);
+  EXPECT_EQ(outcomes[1].task, "suite/b");
+  EXPECT_EQ(outcomes[1].turns, 0u) << "a task without stored turns is still named";
+  EXPECT_FALSE(outcomes[1].best_speedup.has_value());
+}
+
 TEST_F(RolloutTest, BudgetAllocationsAreSeparateGroups) {
   config_.allocations = {{2, 2}, {4, 1}};
   FunctionPolicy policy(script);
@@ -276,7 +324,7 @@ TEST(RolloutConfig, RoundTripsThroughJson) {
   EXPECT_FALSE(rollout_config_from_json(Json{{"allocations", Json::array()}}).is_ok());
 }
 
-TEST(Progress, LineNamesEveryCounter) {
+TEST(Progress, LineNamesEveryCounterWithRateAndEta) {
   Progress p;
   p.turns_total = 144;
   p.turns_done = 37;
@@ -287,7 +335,26 @@ TEST(Progress, LineNamesEveryCounter) {
   p.evaluating = 2;
   p.correct = 12;
   p.best_speedup = 2.314;
-  EXPECT_EQ(progress_line(p), "turns 37/144 (12 resumed) · tasks 1/2 · generating 3 · evaluating 2 · correct 12 · best 2.31x");
+  // 25 turns of this process in 5 minutes: 5 turns/min, 107 left → 21m24s.
+  EXPECT_EQ(progress_line(p, std::chrono::seconds(300), 1),
+            "turns 37/144 (12 resumed) · tasks 1/2 · 5.0 turns/min · 5m00s, ETA 21m24s · generating 3 · "
+            "evaluating 2 (1 running, 1 queued) · correct 12 · best 2.31x");
+}
+
+TEST(Progress, NoEtaBeforeTheFirstTurnOfThisProcess) {
+  Progress p;
+  p.turns_total = 8;
+  p.turns_done = 4;
+  p.turns_restored = 4;
+  const std::string line = progress_line(p, std::chrono::seconds(4000));
+  EXPECT_NE(line.find("0.0 turns/min · 1h06m, ETA - ·"), std::string::npos) << line;
+  EXPECT_EQ(line.find("running"), std::string::npos) << "no split without a running count";
+}
+
+TEST(Progress, DurationsReadAsHoursMinutesSeconds) {
+  EXPECT_EQ(format_duration(std::chrono::seconds(42)), "42s");
+  EXPECT_EQ(format_duration(std::chrono::seconds(362)), "6m02s");
+  EXPECT_EQ(format_duration(std::chrono::seconds(3720)), "1h02m");
 }
 
 }  // namespace

@@ -209,6 +209,7 @@ struct Trainer::Impl {
   std::unique_ptr<Tokenizer> tokenizer;
   int next_step = 0;
   int64_t optimizer_steps = 0;
+  const std::atomic<bool>* interrupt = nullptr;  // run()'s, borrowed
 
   Qwen2ForCausalLM& model() { return replicas.front().model; }
   const Qwen2ForCausalLM& model() const { return replicas.front().model; }
@@ -415,7 +416,7 @@ struct Trainer::Impl {
     LocalPolicy policy(std::move(models), *tokenizer, po);
     rollout::Progress progress;
     rollout::Rollout run(config, &policy, evaluator, &store, &progress);
-    KEVIN_RETURN_IF_ERROR(run.run(tasks));
+    KEVIN_RETURN_IF_ERROR(run.run(tasks, interrupt));
     if (sampling_s) *sampling_s = policy.sampling_seconds();
     KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout::scored_turns(store, config));
     KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));
@@ -562,19 +563,40 @@ struct Trainer::Impl {
     return s.str();
   }
 
-  Status run(std::ostream& log) {
+  // After an interrupt: the last finished step gets a checkpoint if it has none.
+  Status stop_interrupted(int checkpointed) {
+    if (next_step > checkpointed) KEVIN_RETURN_IF_ERROR(checkpoint());
+    return cancelled("interrupted before step " + std::to_string(next_step + 1) + "; steps 1-" +
+                     std::to_string(next_step) + " are in the checkpoint");
+  }
+
+  Status run(std::ostream& log, const std::atomic<bool>* stop) {
+    interrupt = stop;
     const fs::path log_file = o.out_dir / kLogFile;
+    int checkpointed = next_step;
+    const auto interrupted = [&] { return stop != nullptr && stop->load(); };
     for (int step = next_step; step < o.steps; ++step) {
-      KEVIN_ASSIGN_OR_RETURN(Json line, train_step(step));
+      if (interrupted()) return stop_interrupted(checkpointed);
+      auto stepped = train_step(step);
+      if (!stepped.is_ok() && interrupted()) return stop_interrupted(checkpointed);
+      KEVIN_ASSIGN_OR_RETURN(Json line, std::move(stepped));
       KEVIN_RETURN_IF_ERROR(append_line(log_file, line));
       log << progress_line(line) << std::endl;
       if (o.holdout_every > 0 && !o.holdout_tasks.empty() && ((step + 1) % o.holdout_every == 0 || step + 1 == o.steps)) {
-        KEVIN_ASSIGN_OR_RETURN(Json held, holdout(step));
+        auto evaluated = holdout(step);
+      if (!evaluated.is_ok() && interrupted()) {
+        next_step = step + 1;
+        return stop_interrupted(checkpointed);
+      }
+      KEVIN_ASSIGN_OR_RETURN(Json held, std::move(evaluated));
         KEVIN_RETURN_IF_ERROR(append_line(log_file, held));
         log << progress_line(held) << std::endl;
       }
       next_step = step + 1;
-      if (next_step % o.checkpoint_every == 0 || next_step == o.steps) KEVIN_RETURN_IF_ERROR(checkpoint());
+      if (next_step % o.checkpoint_every == 0 || next_step == o.steps) {
+        KEVIN_RETURN_IF_ERROR(checkpoint());
+        checkpointed = next_step;
+      }
     }
     KEVIN_RETURN_IF_ERROR(export_all());
     log << "exported to " << (o.out_dir / "export").string() << std::endl;
@@ -606,9 +628,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options, env::Ev
   return std::unique_ptr<Trainer>(new Trainer(std::move(impl)));
 }
 
-Status Trainer::run(std::ostream& log) {
+Status Trainer::run(std::ostream& log, const std::atomic<bool>* interrupt) {
   try {
-    return impl_->run(log);
+    return impl_->run(log, interrupt);
   } catch (const std::exception& e) {
     return internal_error("training step " + std::to_string(impl_->next_step) + ": " + e.what());
   }

@@ -7,6 +7,8 @@
 // share, and summed gradients keep the replicas identical.
 #pragma once
 
+#include <atomic>
+
 #include <filesystem>
 #include <memory>
 #include <ostream>
@@ -83,7 +85,10 @@ class Trainer {
   // Runs the remaining steps, then the exports. One progress line per step goes to `log`;
   // train_log.jsonl gets every step's metrics. A failed rollout or update stops the run with
   // its error; the last checkpoint stays, and creating a trainer on out_dir again resumes.
-  Status run(std::ostream& log);
+  // Once `interrupt` (optional, borrowed) reads true, the step in progress is abandoned
+  // after the rollout's turns in evaluation are stored, a checkpoint of the last finished
+  // step is written if it has none, and run() returns kCancelled.
+  Status run(std::ostream& log, const std::atomic<bool>* interrupt = nullptr);
 
   int next_step() const;  // the first step run() does (0 for a new run)
 

@@ -64,6 +64,9 @@ TEST(Cleanup, RunnersDieWithAKilledKevin) {
     runners = runners_of(judge);
   }
   ASSERT_FALSE(runners.empty()) << "no runner appeared within a minute";
+  // Long enough for the runner to have dropped to nobody and entered the candidate's loop:
+  // the uid change is what once made the kernel forget the parent-death signal.
+  std::this_thread::sleep_for(2s);
   ::kill(judge, SIGKILL);
   kevin->kill_and_reap();
   for (int i = 0; i < 50 && !runners_of(judge).empty(); ++i) std::this_thread::sleep_for(100ms);

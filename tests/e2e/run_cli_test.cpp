@@ -1,10 +1,18 @@
 // run_cli_test.cpp — `kevin run` end to end on the CPU backend against a fake
 // OpenAI-compatible server on loopback (real HTTP): 2 tasks x 3 trajectories x 3 turns whose
 // scripted answers give every verdict a model can earn, every field of trajectories.jsonl and
-// the metrics checked; then a real run killed mid-way and finished with --resume.
+// the metrics checked; then a real run killed mid-way and finished with --resume, and runs
+// stopped with Ctrl-C (outputs written, exit 130, nothing left running).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -72,7 +80,10 @@ class FakeModel {
     const int chain = chain_of(task, prompt, turn);
     const std::string kind = kChains.at(task)[static_cast<size_t>(chain)][static_cast<size_t>(turn)];
     std::string content;
-    if (kind == "parse") {
+    if (hang) {
+      content = "```cpp\n#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) {\n"
+                "  for (volatile int spin = 0;; spin = spin + 1) {\n  }\n  return args ? 0 : 1;\n}\n```\nspins";
+    } else if (kind == "parse") {
       content = "I ran out of ideas and wrote no code.";
     } else {
       const std::string good = fixture(task == "vector_add" ? "good_vector_add.cpp" : "good_row_softmax.cpp");
@@ -85,6 +96,7 @@ class FakeModel {
     return {200, dump_json(reply), delay_ms};
   }
   int delay_ms = 0;
+  std::atomic<bool> hang{false};  // every answer a kernel that never returns
 
  private:
   int chain_of(const std::string& task, const std::string& prompt, int turn) {
@@ -285,6 +297,173 @@ TEST_F(RunCli, KilledRunResumesWithoutRedoingTurns) {
   const KevinRun mixed = run_kevin({"run", "--resume", out.string(), "--turns", "5"});
   EXPECT_EQ(mixed.code, 2);
   EXPECT_NE(mixed.output.find("drop --turns"), std::string::npos) << mixed.output;
+}
+
+// Processes whose parent is this test process: with PR_SET_CHILD_SUBREAPER, whatever kevin
+// leaves behind is re-parented here instead of to init. Zombies are reaped, not counted.
+std::vector<pid_t> living_children() {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto stat = read_file(entry.path() / "stat");
+    if (!stat.is_ok()) continue;
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != ::getpid()) continue;
+    const pid_t pid = static_cast<pid_t>(std::stoi(name));
+    if (state == 'Z') {
+      ::waitpid(pid, nullptr, WNOHANG);
+      continue;
+    }
+    out.push_back(pid);
+  }
+  return out;
+}
+
+// True when `pid` descends from `ancestor`.
+bool descends_from(pid_t pid, pid_t ancestor) {
+  for (int hops = 0; pid > 1 && hops < 16; ++hops) {
+    auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat.is_ok()) return false;
+    const size_t close = stat->rfind(')');
+    char state = 0;
+    int ppid = 0;
+    if (close == std::string::npos || std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2) return false;
+    if (ppid == ancestor) return true;
+    pid = ppid;
+  }
+  return false;
+}
+
+// A kevin-runner started (directly or not) by `kevin`.
+bool runner_of(pid_t kevin) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto comm = read_file(entry.path() / "comm");
+    if (comm.is_ok() && comm->rfind("kevin-runner", 0) == 0 && descends_from(static_cast<pid_t>(std::stoi(name)), kevin)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+class InterruptedRun : public RunCli {
+ protected:
+  void SetUp() override {
+    RunCli::SetUp();
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    log_ = dir_->path() / "kevin.log";
+  }
+  void TearDown() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+
+  // Starts kevin run in the background, its output going to log_.
+  sys::Child start(const fs::path& out) {
+    auto args = run_args(out);
+    args.insert(args.begin(), kevin_binary().string());
+    sys::SpawnOptions o;
+    o.argv = args;
+    for (char** e = environ; *e != nullptr; ++e) o.env.emplace_back(*e);
+    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    o.fds = {{1, fd}, {2, fd}};
+    auto child = sys::spawn(o);
+    ::close(fd);
+    EXPECT_TRUE(child.is_ok());
+    return child.is_ok() ? std::move(child).value() : sys::Child();
+  }
+  std::string log() const { return read_file(log_).value_or(""); }
+  // Waits up to 5 s for everything kevin started to be gone.
+  static std::vector<pid_t> leftovers() {
+    std::vector<pid_t> left = living_children();
+    for (int i = 0; i < 50 && !left.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      left = living_children();
+    }
+    return left;
+  }
+
+  // "1234 kevin-runner, 1240 python3" for a failure message.
+  static std::string describe(const std::vector<pid_t>& pids) {
+    std::string out;
+    for (pid_t p : pids) {
+      out += std::to_string(p) + " " + read_file("/proc/" + std::to_string(p) + "/cmdline").value_or("?") + "; ";
+    }
+    return out;
+  }
+
+  fs::path log_;
+};
+
+TEST_F(InterruptedRun, CtrlCKeepsStoredTurnsWritesOutputsAndExits130) {
+  const fs::path out = dir_->path() / "run";
+  model_.delay_ms = 1500;  // generations are in flight when the signal comes
+  sys::Child kevin = start(out);
+  ASSERT_TRUE(kevin.running());
+  size_t stored = 0;
+  for (int i = 0; i < 1200 && stored < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(out / "run.db")) continue;
+    if (auto store = rollout::RunStore::open(out / "run.db"); store.is_ok()) stored = store->turn_count().value_or(0);
+  }
+  ASSERT_GE(stored, 3u) << log();
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
+  auto ended = kevin.wait(sys::Deadline::after(std::chrono::seconds(60)));
+  ASSERT_TRUE(ended.is_ok()) << log();
+  EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe() << "\n" << log();
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(20))
+      << "generations in progress must be abandoned, not waited for";
+  auto store = rollout::RunStore::open(out / "run.db");
+  ASSERT_TRUE(store.is_ok());
+  const size_t kept = *store->turn_count();
+  ASSERT_LT(kept, 18u) << "the run finished before the signal";
+  const std::string text = log();
+  EXPECT_NE(text.find("interrupted: " + std::to_string(kept) + " turns kept"), std::string::npos) << text;
+  EXPECT_NE(text.find("resume with: kevin run --resume " + out.string()), std::string::npos) << text;
+  EXPECT_NE(text.find("tasks (a correct kernel)"), std::string::npos) << "the summary is printed: " << text;
+  auto lines = read_file(out / "trajectories.jsonl");
+  ASSERT_TRUE(lines.is_ok());
+  EXPECT_EQ(parse_json_lines(*lines)->size(), kept);
+  EXPECT_TRUE(fs::exists(out / "metrics.json"));
+  const auto left = leftovers();
+  EXPECT_TRUE(left.empty()) << "a process kevin started outlived it: " << describe(left);
+
+  const KevinRun report = run_kevin({"report", out.string(), "--out", (dir_->path() / "report.html").string()});
+  EXPECT_EQ(report.code, 0) << report.output;
+  // The interrupted run continues where it stopped.
+  model_.delay_ms = 0;
+  const KevinRun resumed = run_kevin({"--log-level", "warn", "run", "--resume", out.string()});
+  EXPECT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_EQ(*store->turn_count(), 18u);
+}
+
+TEST_F(InterruptedRun, ASecondCtrlCExitsAtOnceAndNoRunnerOutlivesKevin) {
+  const fs::path out = dir_->path() / "run";
+  model_.hang = true;  // its evaluations never end by themselves
+  sys::Child kevin = start(out);
+  ASSERT_TRUE(kevin.running());
+  bool judging = false;
+  for (int i = 0; i < 1200 && !judging; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    judging = runner_of(kevin.pid());
+  }
+  ASSERT_TRUE(judging) << "no candidate runner started: " << log();
+  ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_FALSE(kevin.wait(sys::Deadline::after(std::chrono::milliseconds(1))).is_ok())
+      << "the first Ctrl-C waits for the evaluations in progress: " << log();
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
+  auto ended = kevin.wait(sys::Deadline::after(std::chrono::seconds(30)));
+  ASSERT_TRUE(ended.is_ok()) << log();
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(3));
+  EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe();
+  EXPECT_NE(log().find("kevin run: exiting now"), std::string::npos) << log();
+  const auto left = leftovers();
+  EXPECT_TRUE(left.empty()) << "a runner, compiler or reference worker outlived kevin: " << describe(left);
 }
 
 TEST(RunCliUsage, MissingTasksOrPolicyAreUsageErrors) {

@@ -49,9 +49,18 @@ bool write_text(const char* path, const std::string& text) {
   return ok;
 }
 
-// The outer process of a PID namespace: waits for PID 1 and ends the same way.
-[[noreturn]] void mirror_child(pid_t child) {
-  for (int fd = 0; fd < 1024; ++fd) ::close(fd);  // the judge sees EOF only from the child
+// Who this runner must die with: the judge (its pid, from die_with_parent), or inside a PID
+// namespace the outer process, watched through a pipe whose other end only it holds (a
+// parent outside the namespace reads as pid 0 there).
+int g_judge_pid = 0;
+int g_lifeline_fd = -1;
+
+// The outer process of a PID namespace: waits for PID 1 and ends the same way. It keeps only
+// `lifeline`, whose closing (its death) PID 1 can see.
+[[noreturn]] void mirror_child(pid_t child, int lifeline) {
+  for (int fd = 0; fd < 1024; ++fd) {
+    if (fd != lifeline) ::close(fd);  // the judge sees EOF only from the child
+  }
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   int status = 0;
@@ -164,8 +173,26 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
 }  // namespace
 
 void die_with_parent(int expected_parent) {
+  g_judge_pid = expected_parent;
   if (expected_parent > 0 && !sys::die_with_parent(expected_parent).is_ok()) ::_exit(1);
 }
+
+namespace {
+
+// The kernel forgets the parent-death signal when the uid changes: armed again after the
+// drop to nobody, or a runner whose judge died would keep running a candidate that never
+// returns (holding a GPU, in the CUDA case).
+Status rearm_death_signal() {
+  if (g_lifeline_fd >= 0) {
+    const Status alive = sys::die_with_parent_lifeline(g_lifeline_fd);
+    ::close(g_lifeline_fd);
+    g_lifeline_fd = -1;
+    return alive;
+  }
+  return g_judge_pid > 0 ? sys::die_with_parent(g_judge_pid) : Status::ok();
+}
+
+}  // namespace
 
 Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
   remember_stack_floor();
@@ -188,9 +215,13 @@ Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
   if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return os_error("private mounts");
   if (!pid_namespace) return Status::ok();
   if (::unshare(CLONE_NEWPID) != 0) return os_error("cannot create the runner's PID namespace");
+  int lifeline[2];
+  if (::pipe2(lifeline, O_CLOEXEC) != 0) return os_error("lifeline pipe");
   const pid_t child = ::fork();
   if (child < 0) return os_error("fork into the PID namespace");
-  if (child > 0) mirror_child(child);
+  if (child > 0) mirror_child(child, lifeline[1]);
+  ::close(lifeline[1]);
+  g_lifeline_fd = lifeline[0];
   // PID 1 of the namespace. Should the outer process die before this line, the judge is gone
   // too (the outer dies with it) and the command channel's end of stream stops this process.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -211,6 +242,7 @@ Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address
   } else {
     KEVIN_RETURN_IF_ERROR(sys::forbid_new_privileges());
   }
+  if (const Status armed = rearm_death_signal(); !armed.is_ok()) ::_exit(1);  // the judge is gone
   sys::ResourceLimits limits;
   limits.cpu_seconds = cpu_seconds;
   limits.file_size_bytes = output_bytes;
