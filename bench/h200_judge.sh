@@ -4,7 +4,9 @@
 # GPU-labelled tests, the hostile CUDA corpus (FixtureVerdicts.CudaCorpus), the Redis queue
 # (one GPU worker against the local engine), kevin serve's overhead, and the engine benchmark
 # before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
-# Usage on the device: [STEPS="build probe gputests corpus queue serve bench"] [BUILD_TARGETS="kevin ..."]
+# `cleanup`: runners die with a killed kevin (CUDA too) and Ctrl-C stops a run in good order.
+# `quickstart`: wall times of the README's newcomer path on this machine (docs/quickstart.md).
+# Usage on the device: [STEPS="build probe gputests corpus cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +44,25 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
     timeout 270 build/tests/e2e_test --gtest_filter='FixtureVerdicts.CudaCorpus' > "$OUT/corpus.log" 2>&1
     grep -E "^  cuda |Failure|got [a-z_]+ \(|judged correct|OK \]|FAILED" "$OUT/corpus.log" | head -60
     grep -E "^  clock " "$OUT/corpus.log" | head -40; fi
+  if wants cleanup; then step "cleanup: runners die with kevin; Ctrl-C"
+    timeout 180 build/tests/e2e_test --gtest_filter='Cleanup*.*:InterruptedRun.*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure|outlived" | head -20; fi
+  if wants quickstart; then step "quickstart: the newcomer path, timed"
+    qs="$OUT/quickstart"; mkdir -p "$qs"; export KEVIN_CACHE_DIR="$qs/cache"
+    timed() { local t0; t0=$(date +%s.%N); "$@" > "$qs/last.log" 2>&1; local rc=$?
+              printf '%-60s rc=%s %6.1f s\n' "$*" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"; tail -3 "$qs/last.log" | cut -c1-160; }
+    timed scripts/demo build
+    timed build/bin/kevin tasks show level1/028_gelu --template "$qs/my_gelu.cu"
+    timed build/bin/kevin eval --task tasks/level1/028_gelu.py --candidate examples/level1/028_gelu.cu
+    timed build/bin/kevin eval --task tasks/level1/028_gelu.py --candidate examples/level1/028_gelu.cu
+    python3 - "$qs/script.jsonl" <<'PY'
+import json, sys
+code = open("examples/level1/028_gelu.cu").read()
+with open(sys.argv[1], "w") as f:
+    for _ in range(8):
+        f.write(json.dumps({"response": "```cuda\n" + code + "```\nSummary: tanh-form GELU.", "finish_reason": "stop"}) + "\n")
+PY
+    timed build/bin/kevin run --tasks level1/028_gelu --trajectories 2 --turns 2 --policy "scripted:$qs/script.jsonl" --out "$qs/run"
+    timed build/bin/kevin report "$qs/run"; fi
   if wants queue; then step "queue: one GPU worker through Redis against the local engine"
     PATH="$PWD/.deps/usr/bin:$PATH" timeout 60 build/bench/queue_overhead --jobs 500
     PATH="$PWD/.deps/usr/bin:$PATH" timeout $(( $(left) - 230 )) python3 -u bench/queue_scaling.py --kevin build/bin/kevin \

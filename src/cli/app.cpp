@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/suggest.h"
 #include "core/version.h"
 
 namespace kevin::cli {
@@ -44,36 +45,6 @@ std::unique_ptr<CLI::App> build_app(Action& action, std::string& log_level) {
   add_tasks_command(*app, action);
   add_report_command(*app, action);
   return app;
-}
-
-// Levenshtein distance, for suggestions.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-// " (did you mean 'X'?)" for the candidate nearest `word`, when one is near enough.
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    const size_t d = c.rfind(word, 0) == 0 && word.size() >= 3 ? 1 : edit_distance(word, c);
-    if (d < best_distance) {
-      best = c;
-      best_distance = d;
-    }
-  }
-  return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
 // The long flags the deepest chosen command takes, its parents' included (flags fall through).

@@ -3,7 +3,9 @@
 // again on the same folder resumes from the last checkpoint. Wiring only.
 #include <CLI/CLI.hpp>
 
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 
 #include "cli/app.h"
 
@@ -11,6 +13,7 @@
 #include "cli/interrupt.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
+#include "train/qwen2_config.h"
 #include "train/trainer.h"
 #endif
 
@@ -18,10 +21,12 @@ namespace kevin::cli {
 
 #if defined(KEVIN_HAVE_TRAIN)
 namespace {
+namespace fs = std::filesystem;
 
 struct TrainArgs {
   std::string config;
   int steps = 0;
+  bool print_config = false, dry_run = false;
 };
 
 // "tasks" / "holdout_tasks" may be one string or a list of them.
@@ -55,29 +60,100 @@ Status resolve_tasks(const Json& j, train::TrainerOptions& o) {
 int report(std::ostream& err, const Status& s) {
   err << "kevin train: " << s.message() << "\n";
   const bool use = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
-                   s.code() == StatusCode::kAlreadyExists;
+                   s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kUnimplemented;
   return use ? kExitUsage : kExitFailure;
+}
+
+// The config file resolved: trainer options (tasks included) and the engine's settings.
+struct ResolvedConfig {
+  Json given;
+  train::TrainerOptions options;
+  Json engine;
+};
+
+Result<ResolvedConfig> resolve_config(const TrainArgs& a) {
+  auto text = read_file(a.config);
+  if (!text.is_ok()) return not_found("cannot read the config: " + text.status().message());
+  auto config = parse_json(*text);
+  if (!config.is_ok()) return invalid_argument(a.config + ": " + config.status().message());
+  if (!config->is_object()) return invalid_argument(a.config + ": expected a JSON object (docs/trainer.md lists its keys)");
+  if (a.steps > 0) (*config)["steps"] = a.steps;
+  auto options = train::trainer_options_from_json(*config);
+  if (!options.is_ok()) return invalid_argument(a.config + ": " + options.status().message());
+  KEVIN_RETURN_IF_ERROR(resolve_tasks(*config, *options));
+  auto engine = resolve_engine_json(config->value("engine", Json::object()));
+  if (!engine.is_ok()) return invalid_argument(a.config + ": " + engine.status().message());
+  return ResolvedConfig{*config, std::move(*options), *engine};
+}
+
+// Every key with the value training would use: what --print-config prints (a valid config).
+Json printed_config(const ResolvedConfig& c) {
+  Json j = train::to_json(c.options);
+  for (const auto& key : train::kCallerConfigKeys) {
+    if (c.given.contains(key)) j[key] = c.given[key];
+  }
+  j["engine"] = c.engine;
+  return j;
+}
+
+std::string gib(double v) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(v < 10 ? 2 : 1) << v << " GiB";
+  return o.str();
+}
+
+// The model folder as the trainer will load it: a Qwen2 config, weights and a tokenizer.
+Result<train::Qwen2Config> check_model_folder(const fs::path& dir) {
+  if (!fs::is_directory(dir)) return not_found("model folder " + dir.string() + " does not exist (an HF folder: config.json, *.safetensors, tokenizer.json)");
+  auto config = train::load_qwen2_config(dir);
+  if (!config.is_ok()) return Status(config.status().code(), dir.string() + ": " + config.status().message());
+  if (!fs::exists(dir / "tokenizer.json")) return not_found(dir.string() + " has no tokenizer.json");
+  bool weights = false;
+  for (const auto& entry : fs::directory_iterator(dir)) weights |= entry.path().extension() == ".safetensors";
+  if (!weights) return not_found(dir.string() + " has no *.safetensors weights");
+  return config;
+}
+
+// --dry-run: everything training needs is checked and sized; nothing is trained or written.
+int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
+  const train::TrainerOptions& o = c.options;
+  auto model = check_model_folder(o.model_dir);
+  if (!model.is_ok()) return report(err, model.status());
+  const train::MemoryEstimate m = train::estimate_memory(*model, o.lora);
+  const auto& al = o.rollout.allocations.front();
+  out << "model:   " << o.model_dir.string() << " (Qwen2, " << std::fixed << std::setprecision(2)
+      << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model->num_hidden_layers << " layers, hidden "
+      << model->hidden_size << ", vocab " << model->vocab_size << ")\n"
+      << "tasks:   " << o.train_tasks.size() << " for training, " << o.holdout_tasks.size() << " held out\n"
+      << "step:    " << o.tasks_per_step << " tasks x " << al.label() << " (trajectories x turns) = "
+      << o.tasks_per_step * al.trajectories * al.turns << " generations, then " << o.update.optimizer_steps
+      << " optimizer step(s); " << o.steps << " steps\n"
+      << "engine:  " << (c.engine.value("fake", false) ? std::string("fake (no kernels are run)") : c.engine.value("backend", std::string("?"))) << "\n"
+      << "memory:  per replica, model state before activations and the KV cache: weights " << gib(m.weights_gib)
+      << ", gradients " << gib(m.gradients_gib) << ", AdamW " << gib(m.optimizer_gib) << " = " << gib(m.total_gib()) << " ("
+      << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank) + ", " : std::string("full fine-tuning, "))
+      << std::setprecision(1) << static_cast<double>(m.trainable) / 1e6 << "M trainable)\n"
+      << "out:     " << o.out_dir.string() << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)" : " (new)") << "\n"
+      << "dry run: the config, model folder and tasks are usable; nothing was trained\n";
+  return kExitOk;
 }
 
 int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
   // Before any thread starts, so that every one leaves the signals to the watch.
   const std::atomic<bool>* interrupt =
       watch_interrupts("kevin train", "interrupted: stopping after the turns being judged; the last finished step is kept");
-  auto text = read_file(a.config);
-  if (!text.is_ok()) return report(err, Status(StatusCode::kNotFound, "cannot read the config: " + text.status().message()));
-  auto config = parse_json(*text);
-  if (!config.is_ok()) return report(err, invalid_argument(a.config + ": " + config.status().message()));
-  if (a.steps > 0) (*config)["steps"] = a.steps;
-  auto options = train::trainer_options_from_json(*config);
-  if (!options.is_ok()) return report(err, invalid_argument(a.config + ": " + options.status().message()));
-  if (const Status s = resolve_tasks(*config, *options); !s.is_ok()) return report(err, s);
-  auto engine = resolve_engine_json(config->value("engine", Json::object()));
-  if (!engine.is_ok()) return report(err, invalid_argument(a.config + ": " + engine.status().message()));
-  auto evaluator = make_evaluator(*engine);
+  auto resolved = resolve_config(a);
+  if (!resolved.is_ok()) return report(err, resolved.status());
+  if (a.print_config) {
+    out << dump_json(printed_config(*resolved), 2) << "\n";
+    return kExitOk;
+  }
+  if (a.dry_run) return dry_run(*resolved, out, err);
+  auto evaluator = make_evaluator(resolved->engine);
   if (!evaluator.is_ok()) return report(err, evaluator.status());
-  const std::string out_dir = options->out_dir.string();
-  const int steps = options->steps;
-  auto trainer = train::Trainer::create(std::move(*options), evaluator->get());
+  const std::string out_dir = resolved->options.out_dir.string();
+  const int steps = resolved->options.steps;
+  auto trainer = train::Trainer::create(std::move(resolved->options), evaluator->get());
   if (!trainer.is_ok()) return report(err, trainer.status());
   if ((*trainer)->next_step() > 0) err << "kevin train: resuming " << out_dir << " at step " << (*trainer)->next_step() + 1 << "\n";
   const Status ran = (*trainer)->run(err, interrupt);
@@ -85,8 +161,8 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
     err << "kevin train: " << ran.message() << "\nresume with: kevin train --config " << a.config << "\n";
     return kExitInterrupted;
   }
-  if (const Status& s = ran; !s.is_ok()) {
-    err << "kevin train: " << s.message() << "\nthe last checkpoint is kept; continue with: kevin train --config " << a.config << "\n";
+  if (!ran.is_ok()) {
+    err << "kevin train: " << ran.message() << "\nthe last checkpoint is kept; continue with: kevin train --config " << a.config << "\n";
     return kExitFailure;
   }
   out << "training complete: " << steps << " steps in " << out_dir << " (train_log.jsonl, checkpoints/, export/)\n"
@@ -101,6 +177,9 @@ void add_train_command(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand("train", "train a policy with multi-turn GRPO (in-process Qwen2 model)");
   sub->add_option("--config", a->config, "training config (JSON; docs/trainer.md lists its keys)")->required();
   sub->add_option("--steps", a->steps, "override the config's step count (also when resuming)")->check(CLI::Range(1, 1 << 24));
+  sub->add_flag("--print-config", a->print_config, "print the config with every default filled in, then exit");
+  sub->add_flag("--dry-run", a->dry_run,
+                "check the model folder (Qwen2 architecture, weights, tokenizer), resolve the tasks, estimate memory; train nothing");
   sub->callback([a, &action] {
     action = [a](std::ostream& out, std::ostream& err) { return run_train(*a, out, err); };
   });

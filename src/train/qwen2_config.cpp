@@ -1,6 +1,8 @@
 // qwen2_config.cpp — config.json parsing and validation.
 #include "train/qwen2_config.h"
 
+#include <algorithm>
+
 #include "core/file.h"
 
 namespace kevin::train {
@@ -15,6 +17,20 @@ int64_t Qwen2Config::parameter_count() const {
 }
 
 namespace {
+
+// kUnimplemented for a config naming another model family: its weights would load into the
+// wrong layers, or fail deep inside with a missing tensor.
+Status check_architecture(const Json& j) {
+  const std::string supported = "kevin's trainer implements Qwen2 (Qwen2, Qwen2.5, Qwen2.5-Coder, QwQ, DeepSeek-R1-Distill-Qwen)";
+  KEVIN_ASSIGN_OR_RETURN(std::string type, json_get_or<std::string>(j, "model_type", "qwen2"));
+  if (type != "qwen2") return unimplemented("config.json: model_type \"" + type + "\" is not supported; " + supported);
+  KEVIN_ASSIGN_OR_RETURN(auto architectures, json_get_or<std::vector<std::string>>(j, "architectures", {"Qwen2ForCausalLM"}));
+  if (std::find(architectures.begin(), architectures.end(), "Qwen2ForCausalLM") == architectures.end()) {
+    return unimplemented("config.json: architecture " + (architectures.empty() ? std::string("(none)") : architectures.front()) +
+                         " is not supported; " + supported);
+  }
+  return Status::ok();
+}
 
 // The rotary base: top-level "rope_theta" (transformers 4.x) or "rope_parameters" /
 // "rope_scaling" of type "default" (transformers 5). Scaled variants (YaRN, dynamic NTK)
@@ -37,6 +53,7 @@ Result<double> rope_theta_of(const Json& j, double fallback) {
 Result<Qwen2Config> qwen2_config_from_json(const Json& j) {
   if (!j.is_object()) return invalid_argument("config.json: expected an object");
   Qwen2Config c;
+  KEVIN_RETURN_IF_ERROR(check_architecture(j));
   KEVIN_ASSIGN_OR_RETURN(c.vocab_size, json_get<int64_t>(j, "vocab_size"));
   KEVIN_ASSIGN_OR_RETURN(c.hidden_size, json_get<int64_t>(j, "hidden_size"));
   KEVIN_ASSIGN_OR_RETURN(c.intermediate_size, json_get<int64_t>(j, "intermediate_size"));

@@ -37,6 +37,18 @@ TEST(Qwen2Config, RejectsShapesThatDoNotFit) {
   EXPECT_NE(missing.status().message().find("vocab_size"), std::string::npos);
 }
 
+TEST(Qwen2Config, OtherModelFamiliesAreRefusedByName) {
+  Json j = small();
+  j["model_type"] = "llama";
+  auto llama = qwen2_config_from_json(j);
+  EXPECT_EQ(llama.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(llama.status().message().find("model_type \"llama\" is not supported"), std::string::npos);
+  j = small();
+  j["architectures"] = {"MistralForCausalLM"};
+  auto mistral = qwen2_config_from_json(j);
+  EXPECT_NE(mistral.status().message().find("architecture MistralForCausalLM is not supported"), std::string::npos);
+}
+
 TEST(Qwen2Config, ReadsTransformers5Keys) {
   Json j = small();
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1000000.0}};

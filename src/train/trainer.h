@@ -21,6 +21,7 @@
 #include "rollout/rollout.h"
 #include "tasks/suite.h"
 #include "train/grpo_update.h"
+#include "train/qwen2_config.h"
 #include "train/qwen2_model.h"
 
 namespace kevin::train {
@@ -70,6 +71,21 @@ inline const std::vector<std::string> kCallerConfigKeys = {"tasks", "tasks_dir",
 // keys above. Unknown keys and ill-typed or out-of-range values are kInvalidArgument naming
 // the key; "model" and "out" are required.
 Result<TrainerOptions> trainer_options_from_json(const Json& j);
+
+// Every key trainer_options_from_json reads, with the values it resolved (defaults filled
+// in); the caller's keys are left out. trainer_options_from_json(to_json(o)) gives o back.
+Json to_json(const TrainerOptions& o);
+
+// The memory one replica's model state takes while training (weights, gradients and AdamW's
+// two moments, all fp32 as the trainer keeps them), before activations and the KV cache of
+// generation, which grow with micro_batch and sequence length.
+struct MemoryEstimate {
+  int64_t parameters = 0;  // the model's
+  int64_t trainable = 0;   // LoRA adapters, or every parameter for full fine-tuning
+  double weights_gib = 0, gradients_gib = 0, optimizer_gib = 0;
+  double total_gib() const { return weights_gib + gradients_gib + optimizer_gib; }
+};
+MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora);
 
 class Trainer {
  public:

@@ -1,7 +1,9 @@
 // trainer_config.cpp — `kevin train`'s JSON config into TrainerOptions: defaults for every
 // key left out, and errors naming the key for anything unknown, ill-typed or out of range.
+#include <map>
 #include <set>
 
+#include "core/suggest.h"
 #include "train/trainer.h"
 
 namespace kevin::train {
@@ -11,7 +13,11 @@ namespace {
 Status check_keys(const Json& obj, const std::string& where, const std::set<std::string>& allowed) {
   if (!obj.is_object()) return invalid_argument(where + " must be an object");
   for (const auto& item : obj.items()) {
-    if (allowed.count(item.key()) == 0) return invalid_argument("unknown key \"" + item.key() + "\" in " + where);
+    if (allowed.count(item.key()) == 0) {
+      const std::string near = nearest_name(item.key(), std::vector<std::string>(allowed.begin(), allowed.end()));
+      return invalid_argument("unknown key \"" + item.key() + "\" in " + where +
+                              (near.empty() ? "" : " (did you mean \"" + near + "\"?)"));
+    }
   }
   return Status::ok();
 }
@@ -170,6 +176,78 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j) {
   KEVIN_RETURN_IF_ERROR(parse_lora(j.value("lora", Json::object()), o.lora));
   KEVIN_RETURN_IF_ERROR(parse_export(j.value("export", Json::object()), o));
   return o;
+}
+
+Json to_json(const TrainerOptions& o) {
+  Json rollout = rollout::to_json(o.rollout);
+  const auto& first = o.rollout.allocations.front();
+  rollout["trajectories"] = first.trajectories;
+  rollout["turns"] = first.turns;
+  rollout.erase("allocations");
+  rollout.erase("search");
+  rollout.erase("beam_width");
+  rollout.erase("beam_rounds");
+  const char* norm = o.update.grpo.norm == LengthNorm::kConstant   ? "constant"
+                     : o.update.grpo.norm == LengthNorm::kPerSequence ? "sequence"
+                                                                   : "token";
+  return {{"model", o.model_dir.string()},
+          {"out", o.out_dir.string()},
+          {"steps", o.steps},
+          {"tasks_per_step", o.tasks_per_step},
+          {"holdout_every", o.holdout_every},
+          {"checkpoint_every", o.checkpoint_every},
+          {"keep_checkpoints", o.keep_checkpoints},
+          {"seed", o.seed},
+          {"rollout", rollout},
+          {"grpo",
+           {{"clip_low", o.update.grpo.clip_low},
+            {"clip_high", o.update.grpo.clip_high},
+            {"kl_beta", o.update.grpo.kl_beta},
+            {"length_norm", norm},
+            {"steps_per_batch", o.update.optimizer_steps},
+            {"micro_batch", o.update.micro_batch},
+            {"grad_clip", o.update.grad_clip},
+            {"max_tokens", o.update.max_tokens}}},
+          {"optimizer",
+           {{"lr", o.optimizer.lr},
+            {"weight_decay", o.optimizer.weight_decay},
+            {"beta1", o.optimizer.beta1},
+            {"beta2", o.optimizer.beta2},
+            {"eps", o.optimizer.eps},
+            {"warmup_steps", o.optimizer.warmup_steps}}},
+          {"lora", {{"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"targets", o.lora.targets}}},
+          {"activation_checkpointing", o.activation_checkpointing},
+          {"device", o.device},
+          {"precision", o.precision},
+          {"open_think", o.open_think},
+          {"not_okay_prefix", o.not_okay_prefix},
+          {"export", {{"merged", o.export_merged}, {"lora", o.export_lora}, {"dtype", o.export_dtype}}},
+          {"gpus", o.gpus.empty() ? Json("all") : Json(o.gpus)},
+          {"cpu_replicas", o.cpu_replicas}};
+}
+
+MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora) {
+  constexpr double kGiB = double(1ull << 30);
+  constexpr double kFp32 = 4;
+  MemoryEstimate e;
+  e.parameters = model.parameter_count();
+  e.trainable = e.parameters;
+  if (lora.rank > 0) {
+    const int64_t h = model.hidden_size, kv = model.num_key_value_heads * model.head_dim(), i = model.intermediate_size;
+    // (in + out) of each projection an adapter can wrap; an adapter adds rank × (in + out).
+    const std::map<std::string, int64_t> sides = {{"q_proj", h + h},    {"k_proj", h + kv},  {"v_proj", h + kv},
+                                                  {"o_proj", h + h},    {"gate_proj", h + i}, {"up_proj", h + i},
+                                                  {"down_proj", i + h}};
+    e.trainable = 0;
+    for (const auto& t : lora.targets) {
+      if (auto it = sides.find(t); it != sides.end()) e.trainable += lora.rank * it->second * model.num_hidden_layers;
+    }
+  }
+  const int64_t held = e.parameters + (lora.rank > 0 ? e.trainable : 0);
+  e.weights_gib = kFp32 * static_cast<double>(held) / kGiB;
+  e.gradients_gib = kFp32 * static_cast<double>(e.trainable) / kGiB;
+  e.optimizer_gib = 2 * kFp32 * static_cast<double>(e.trainable) / kGiB;
+  return e;
 }
 
 }  // namespace kevin::train

@@ -220,6 +220,42 @@ TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   EXPECT_EQ(Trainer::create(*options, &evaluator_).status().code(), StatusCode::kAlreadyExists);
 }
 
+TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
+  Json given = {{"model", "m"}, {"out", "o"}, {"steps", 7}, {"lora", {{"rank", 16}}}, {"gpus", {0, 1}},
+                {"rollout", {{"trajectories", 8}, {"turns", 2}, {"temperature", 0.7}}}, {"grpo", {{"length_norm", "token"}}}};
+  auto options = trainer_options_from_json(given);
+  ASSERT_TRUE(options.is_ok()) << options.status().to_string();
+  const Json resolved = to_json(*options);
+  EXPECT_EQ(resolved["steps"], 7);
+  EXPECT_EQ(resolved["lora"]["rank"], 16);
+  EXPECT_EQ(resolved["rollout"]["trajectories"], 8);
+  EXPECT_EQ(resolved["grpo"]["length_norm"], "token");
+  EXPECT_EQ(resolved["optimizer"]["lr"], OptimizerConfig{}.lr) << "defaults are filled in";
+  auto again = trainer_options_from_json(resolved);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(to_json(*again), resolved);
+}
+
+TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
+  Qwen2Config c;  // Qwen2.5-7B's shape
+  c.vocab_size = 152064;
+  c.hidden_size = 3584;
+  c.intermediate_size = 18944;
+  c.num_hidden_layers = 28;
+  c.num_attention_heads = 28;
+  c.num_key_value_heads = 4;
+  const MemoryEstimate full = estimate_memory(c, LoraConfig{});
+  EXPECT_NEAR(static_cast<double>(full.parameters) / 1e9, 7.62, 0.01);
+  EXPECT_EQ(full.trainable, full.parameters);
+  EXPECT_NEAR(full.total_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30), 1e-9);
+  LoraConfig lora;
+  lora.rank = 16;
+  const MemoryEstimate adapters = estimate_memory(c, lora);
+  // Per layer and rank: q, o 2·(3584+3584) + k, v 2·(3584+512) + gate, up, down 3·(3584+18944).
+  EXPECT_EQ(adapters.trainable, int64_t{16} * 90112 * 28);
+  EXPECT_LT(adapters.total_gib(), full.total_gib() / 3);
+}
+
 TEST(TrainerConfig, ErrorsNameTheKey) {
   const Json good = {{"model", "m"}, {"out", "o"}};
   ASSERT_TRUE(trainer_options_from_json(good).is_ok());
@@ -238,7 +274,7 @@ TEST(TrainerConfig, ErrorsNameTheKey) {
   EXPECT_NE(message(j).find("beam"), std::string::npos);
   j = good;
   j["lora"] = {{"rnak", 8}};
-  EXPECT_NE(message(j).find("rnak"), std::string::npos);
+  EXPECT_NE(message(j).find("unknown key \"rnak\" in \"lora\" (did you mean \"rank\"?)"), std::string::npos) << message(j);
   j = good;
   j.erase("model");
   EXPECT_NE(message(j).find("model"), std::string::npos);

@@ -1,6 +1,6 @@
 // cleanup_cli_test.cpp — nothing of kevin's outlives it: a runner stuck in a candidate's
-// endless loop dies when kevin is killed outright (SIGKILL), and a later kevin removes what
-// a killed one left in the temporary directory.
+// endless loop dies when kevin is killed outright (SIGKILL), on the CPU and on a GPU, and a
+// later kevin removes what a killed one left in the temporary directory.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "kevin_cli.h"
+#include "sys/cuda_probe.h"
 #include "sys/tempdir.h"
 
 namespace kevin::e2e {
@@ -35,25 +36,27 @@ std::vector<pid_t> runners_of(pid_t judge) {
   return found;
 }
 
-// `kevin eval` of a CPU fixture candidate against vector_add.
-std::vector<std::string> eval_args(const std::string& candidate) {
+// `kevin eval` of a fixture candidate against vector_add on `backend` (cpu or cuda).
+std::vector<std::string> eval_args(const std::string& candidate, const std::string& backend = "cpu") {
   return {kevin_binary().string(),
           "eval",
           "--task",
           (source_dir() / "tests/fixtures/tasks/vector_add.py").string(),
           "--candidate",
-          (source_dir() / "tests/fixtures/kernels/cpu" / candidate).string(),
+          (source_dir() / "tests/fixtures/kernels" / backend / candidate).string(),
           "--backend",
-          "cpu",
+          backend,
           "--timeout",
           "60",
           "--cache-dir",
           (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()};
 }
 
-TEST(Cleanup, RunnersDieWithAKilledKevin) {
+// Starts `kevin eval` of an endless candidate, waits until its runner has dropped to nobody
+// and entered the candidate's loop, kills kevin outright and expects the runner gone.
+void expect_runner_dies_with_killed_kevin(const std::vector<std::string>& args) {
   sys::SpawnOptions o;
-  o.argv = eval_args("hostile_infinite_loop.cpp");
+  o.argv = args;
   o.env = sys::current_environment();
   auto kevin = sys::spawn(o);
   ASSERT_TRUE(kevin.is_ok()) << kevin.status().to_string();
@@ -64,13 +67,20 @@ TEST(Cleanup, RunnersDieWithAKilledKevin) {
     runners = runners_of(judge);
   }
   ASSERT_FALSE(runners.empty()) << "no runner appeared within a minute";
-  // Long enough for the runner to have dropped to nobody and entered the candidate's loop:
-  // the uid change is what once made the kernel forget the parent-death signal.
+  // The uid change is what once made the kernel forget the parent-death signal.
   std::this_thread::sleep_for(2s);
   ::kill(judge, SIGKILL);
   kevin->kill_and_reap();
   for (int i = 0; i < 50 && !runners_of(judge).empty(); ++i) std::this_thread::sleep_for(100ms);
   EXPECT_TRUE(runners_of(judge).empty()) << "a runner outlived its kevin by more than 5 s";
+}
+
+TEST(Cleanup, RunnersDieWithAKilledKevin) { expect_runner_dies_with_killed_kevin(eval_args("hostile_infinite_loop.cpp")); }
+
+// CUDA runners share the host's PID namespace, so only their own parent-death signal stops them.
+TEST(CleanupGpu, CudaRunnersDieWithAKilledKevin) {
+  if (sys::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  expect_runner_dies_with_killed_kevin(eval_args("hostile_infinite_loop.cu", "cuda"));
 }
 
 TEST(Cleanup, AKevinRemovesWhatAKilledOneLeftBehind) {

@@ -49,7 +49,8 @@ TEST_F(TrainCli, BadConfigsAreOneLineUsageErrors) {
   typo["optimiser"] = {{"lr", 1}};
   const auto unknown = run_kevin({"train", "--config", write_config(typo).string()});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.output.find("unknown key \"optimiser\""), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown key \"optimiser\" in the config (did you mean \"optimizer\"?)"), std::string::npos)
+      << unknown.output;
   Json no_tasks = tiny_config();
   no_tasks["tasks"] = "no_such_task";
   const auto none = run_kevin({"train", "--config", write_config(no_tasks).string()});
@@ -58,6 +59,47 @@ TEST_F(TrainCli, BadConfigsAreOneLineUsageErrors) {
   Json no_model = tiny_config();
   const auto model = run_kevin({"train", "--config", write_config(no_model).string()});
   EXPECT_EQ(model.code, 2) << "the model folder does not exist yet: " << model.output;
+}
+
+TEST_F(TrainCli, DryRunChecksTheModelFolderAndSizesTheRunWithoutTraining) {
+  ASSERT_TRUE(train::write_scorable_model(path("model")).is_ok());
+  Json config = tiny_config();
+  config["lora"] = {{"rank", 4}};
+  const auto dry = run_kevin({"train", "--config", write_config(config).string(), "--dry-run"});
+  ASSERT_EQ(dry.code, 0) << dry.output;
+  for (const char* part : {"(Qwen2, ", "tasks:   ", "1 tasks x 3x1", "memory:  per replica", "LoRA rank 4",
+                           "nothing was trained"}) {
+    EXPECT_NE(dry.output.find(part), std::string::npos) << part << " in: " << dry.output;
+  }
+  EXPECT_FALSE(fs::exists(path("out"))) << "a dry run writes nothing";
+
+  // The printed config is complete and valid: it passes a dry run itself.
+  const auto printed = run_kevin({"--log-level", "off", "train", "--config", write_config(config).string(), "--print-config"});
+  ASSERT_EQ(printed.code, 0) << printed.output;
+  auto resolved = parse_json(printed.output);
+  ASSERT_TRUE(resolved.is_ok()) << printed.output;
+  EXPECT_EQ((*resolved)["optimizer"]["beta2"], 0.999) << "defaults are filled in";
+  EXPECT_EQ((*resolved)["lora"]["rank"], 4);
+  EXPECT_EQ(run_kevin({"train", "--config", write_config(*resolved).string(), "--dry-run"}).code, 0);
+}
+
+TEST_F(TrainCli, DryRunNamesWhatIsWrongWithTheModelFolder) {
+  const auto missing = run_kevin({"train", "--config", write_config(tiny_config()).string(), "--dry-run"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.output.find("model folder " + path("model").string() + " does not exist"), std::string::npos) << missing.output;
+  ASSERT_TRUE(train::write_scorable_model(path("model")).is_ok());
+  auto hf = parse_json(read_file(path("model") / "config.json").value());
+  ASSERT_TRUE(hf.is_ok());
+  (*hf)["model_type"] = "llama";
+  (*hf)["architectures"] = {"LlamaForCausalLM"};
+  ASSERT_TRUE(write_file_atomic(path("model") / "config.json", dump_json(*hf)).is_ok());
+  for (const char* mode : {"--dry-run", ""}) {
+    std::vector<std::string> args = {"train", "--config", write_config(tiny_config()).string()};
+    if (*mode) args.push_back(mode);
+    const auto llama = run_kevin(args);
+    EXPECT_EQ(llama.code, 2) << mode << ": " << llama.output;
+    EXPECT_NE(llama.output.find("model_type \"llama\" is not supported"), std::string::npos) << llama.output;
+  }
 }
 
 TEST_F(TrainCli, TrainsResumesAndReports) {
