@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <ctime>
 #include <iomanip>
 #include <map>
 #include <mutex>
@@ -32,7 +33,7 @@ struct EvalArgs {
   std::string queue, queue_model;  // judge on remote workers instead
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
-  bool json = false, table = false, fresh_seeds = false, no_sandbox = false, allow_degenerate = false;
+  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, no_sandbox = false, allow_degenerate = false;
   bool fail_unless_correct = false;
 };
 
@@ -69,6 +70,7 @@ Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) 
   o.python = a.python;
   o.seeds = a.seeds;
   o.fresh_seeds = a.fresh_seeds;
+  if (a.fresh_baseline) o.baseline_ttl = std::chrono::seconds(0);
   o.tolerance = a.tolerance;
   o.sandbox = !a.no_sandbox;
   o.allow_degenerate_tasks = a.allow_degenerate;
@@ -86,6 +88,25 @@ std::string ms(const std::optional<double>& v, int precision = 4) {
   return o.str();
 }
 
+// "just now", "12 min ago", "3.5 h ago": how old a baseline measured at `unix_seconds` is.
+std::string age(int64_t unix_seconds, int64_t now) {
+  const int64_t s = std::max<int64_t>(0, now - unix_seconds);
+  if (s < 60) return "just now";
+  if (s < 3600) return std::to_string(s / 60) + " min ago";
+  std::ostringstream o;
+  o << std::setprecision(2) << static_cast<double>(s) / 3600.0 << " h ago";
+  return o.str();
+}
+
+// Where the baseline time comes from: re-timed around the candidate, or a cached measurement
+// of that age (with how to re-measure it).
+std::string baseline_origin(const engine::EvalResult& r) {
+  if (r.baseline_source == "interleaved") return "re-timed around the candidate";
+  if (r.baseline->measured_at <= 0) return "cached";
+  const std::string when = age(r.baseline->measured_at, static_cast<int64_t>(std::time(nullptr)));
+  return when == "just now" ? "measured just now" : "measured " + when + "; --fresh-baseline re-times it";
+}
+
 void print_human(std::ostream& out, const std::string& task, const engine::EvalResult& r) {
   out << "task         " << task << (r.device_name.empty() ? "" : " on " + r.device_name) << "\n";
   out << "verdict      " << verdict_name(r.verdict) << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n";
@@ -99,7 +120,7 @@ void print_human(std::ostream& out, const std::string& task, const engine::EvalR
   }
   if (r.baseline) {
     out << "baseline     " << ms(r.baseline->median_ms) << " ms median (PyTorch eager, " << r.baseline->calls
-        << " timed calls)\n";
+        << " timed calls, " << baseline_origin(r) << ")\n";
   }
   if (r.speedup) out << "speedup      " << ms(r.speedup, 3) << "x\n";
   out << "sandbox      "
@@ -343,6 +364,8 @@ void add_eval_command(CLI::App& app, Action& action) {
   sub->add_option("--python", args->python, "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", args->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--fresh-seeds", args->fresh_seeds, "draw a new secret seed set instead of reusing the cached one");
+  sub->add_flag("--fresh-baseline", args->fresh_baseline,
+                "time the PyTorch baseline again instead of using the cached one (cached for 6 h per task and GPU model)");
   sub->add_flag("--no-sandbox", args->no_sandbox,
                 "compile and run candidates without namespaces, seccomp, rlimits or the compiler sandbox (debugging only)");
   sub->add_flag("--allow-degenerate-tasks", args->allow_degenerate,

@@ -13,6 +13,7 @@
 #include "cli/interrupt.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
+#include "sys/cuda_probe.h"
 #include "train/qwen2_config.h"
 #include "train/trainer.h"
 #endif
@@ -114,6 +115,14 @@ Result<train::Qwen2Config> check_model_folder(const fs::path& dir) {
   return config;
 }
 
+// The engine as a dry run sees it; a CUDA engine on a machine without a GPU is said to fail.
+std::string engine_line(const Json& engine) {
+  if (engine.value("fake", false)) return "fake (no kernels are run)";
+  const std::string backend = engine.value("backend", std::string("?"));
+  if (backend == "cuda" && sys::cuda_device_count() == 0) return "cuda (this machine has no CUDA device: training here would fail)";
+  return backend;
+}
+
 // --dry-run: everything training needs is checked and sized; nothing is trained or written.
 int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
   const train::TrainerOptions& o = c.options;
@@ -128,7 +137,7 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
       << "step:    " << o.tasks_per_step << " tasks x " << al.label() << " (trajectories x turns) = "
       << o.tasks_per_step * al.trajectories * al.turns << " generations, then " << o.update.optimizer_steps
       << " optimizer step(s); " << o.steps << " steps\n"
-      << "engine:  " << (c.engine.value("fake", false) ? std::string("fake (no kernels are run)") : c.engine.value("backend", std::string("?"))) << "\n"
+      << "engine:  " << engine_line(c.engine) << "\n"
       << "memory:  per replica, model state before activations and the KV cache: weights " << gib(m.weights_gib)
       << ", gradients " << gib(m.gradients_gib) << ", AdamW " << gib(m.optimizer_gib) << " = " << gib(m.total_gib()) << " ("
       << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank) + ", " : std::string("full fine-tuning, "))

@@ -107,6 +107,30 @@ TEST_F(EvalCli, FailUnlessCorrectExitsThreeOnAWrongAnswerOnly) {
   EXPECT_NE(wrong.output.find("wrong_answer"), std::string::npos) << "the verdict is still printed\n" << wrong.output;
 }
 
+TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
+  const std::string cache = (dir_.path() / "cache").string();
+  const std::vector<std::string> args = {"eval", "--task", task_, "--candidate", good_, "--backend", "cpu", "--cache-dir", cache};
+  const KevinRun first = run_kevin(args);
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("timed calls, measured just now)"), std::string::npos) << first.output;
+  // Age the cached baseline by ten minutes.
+  int aged = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(cache) / "baseline")) {
+    auto j = parse_json(read_file(entry.path()).value());
+    ASSERT_TRUE(j.is_ok());
+    (*j)["measured_at"] = (*j)["measured_at"].get<int64_t>() - 600;
+    ASSERT_TRUE(write_file_atomic(entry.path(), dump_json(*j)).is_ok());
+    ++aged;
+  }
+  ASSERT_EQ(aged, 1);
+  const KevinRun cached = run_kevin(args);
+  EXPECT_NE(cached.output.find("measured 10 min ago; --fresh-baseline re-times it)"), std::string::npos) << cached.output;
+  std::vector<std::string> fresh = args;
+  fresh.push_back("--fresh-baseline");
+  const KevinRun retimed = run_kevin(fresh);
+  EXPECT_NE(retimed.output.find("timed calls, measured just now)"), std::string::npos) << retimed.output;
+}
+
 TEST_F(EvalCli, ACudaCandidateOnTheCpuBackendIsToldSoPlainly) {
   const std::string cu = write("kernel.cu", "#include \"kevin_abi.h\"\n__global__ void k() {}\n");
   std::vector<std::string> args = base(task_, cu);
