@@ -47,6 +47,31 @@ TEST(Cli, HelpShowsEveryOptionsDefault) {
   }
 }
 
+TEST(Cli, EveryCommandsHelpEndsWithExamplesOfItself) {
+  std::vector<std::string> commands = {"eval", "run", "tasks", "report"};
+#if defined(KEVIN_HAVE_TRAIN)
+  commands.push_back("train");
+#endif
+#if defined(KEVIN_HAVE_SERVER)
+  commands.push_back("serve");
+#endif
+#if defined(KEVIN_HAVE_QUEUE)
+  commands.insert(commands.end(), {"worker", "workers"});
+#endif
+  for (const auto& command : commands) {
+    Outcome r = run({command.c_str(), "--help"});
+    EXPECT_EQ(r.code, kExitOk) << command;
+    const size_t examples = r.out.find("Examples:\n");
+    ASSERT_NE(examples, std::string::npos) << command << "\n" << r.out;
+    size_t shown = 0;
+    for (size_t at = r.out.find("\n  kevin " + command + " ", examples); at != std::string::npos;
+         at = r.out.find("\n  kevin " + command + " ", at + 1)) {
+      ++shown;
+    }
+    EXPECT_GE(shown, 2u) << command << "\n" << r.out;
+  }
+}
+
 TEST(Cli, VersionPrintsName) {
   Outcome r = run({"--version"});
   EXPECT_EQ(r.code, kExitOk);

@@ -347,6 +347,10 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
 void add_eval_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* sub = app.add_subcommand("eval", "evaluate a candidate kernel against a task: verdict, feedback, timings, speedup");
+  sub->footer("Examples:\n"
+              "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cu\n"
+              "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cpp --backend cpu --json\n"
+              "  kevin eval --batch examples/demo-cuda.jsonl --table --fail-unless-correct");
   auto* task = sub->add_option("--task", args->task, "task file (KernelBench format .py)")->check(CLI::ExistingFile);
   auto* cand = sub->add_option("--candidate", args->candidate, "candidate source (.cu for cuda, .cpp for cpu)")->check(CLI::ExistingFile);
   auto* batch = sub->add_option("--batch", args->batch, "JSONL file of {\"task\":..., \"candidate\":...} pairs")->check(CLI::ExistingFile);

@@ -85,6 +85,10 @@ int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
 void add_report_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* sub = app.add_subcommand("report", "tables and an HTML report of a run or a training folder");
+  sub->footer("Examples:\n"
+              "  kevin report runs/20261204-101500\n"
+              "  kevin report runs/20261204-101500 --json > metrics.json\n"
+              "  kevin report runs/train-smoke --out smoke.html   (a training folder)");
   sub->add_option("dir", args->dir,
                   "run folder (holds trajectories.jsonl) or training folder (holds train_log.jsonl and no "
                   "trajectories.jsonl)")

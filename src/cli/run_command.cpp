@@ -338,6 +338,10 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
 void add_run_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* sub = app.add_subcommand("run", "optimise tasks with a model over several turns (multi-turn rollouts)");
+  sub->footer("Examples:\n"
+              "  kevin run --tasks level1/028_gelu,level1/051_sum_dim1 --llm http://127.0.0.1:8000/v1 -m 4 -n 4\n"
+              "  kevin run --tasks level1 --split holdout --llm http://127.0.0.1:8000/v1 --budget 128\n"
+              "  kevin run --resume runs/20261204-101500   (after Ctrl-C or a crash)");
   sub->add_option("--tasks", a->tasks, "tasks: suite names, task ids, .py files or task folders (comma-separated or repeated)");
   sub->add_option("--tasks-dir", a->tasks_dir, "folder of suites that names refer to (default: the shipped tasks/)");
   sub->add_option("--split", a->split, "keep only the train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));

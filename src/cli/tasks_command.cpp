@@ -209,6 +209,10 @@ int run_split(const TasksArgs& a, std::ostream& out, std::ostream& err) {
 void add_tasks_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<TasksArgs>();
   CLI::App* tasks = app.add_subcommand("tasks", "list, show, check and split the task suite");
+  tasks->footer("Examples:\n"
+                "  kevin tasks list --suite level1\n"
+                "  kevin tasks show level1/028_gelu --template my_gelu.cu\n"
+                "  kevin tasks check --tasks ~/KernelBench/KernelBench --suite level1");
   tasks->require_subcommand(1);
   tasks->add_option("--tasks", args->dir, "task folder: suites of .py files (default: the shipped tasks/)");
   tasks->add_option("--python", args->python, "Python interpreter with PyTorch (also KEVIN_PYTHON)");

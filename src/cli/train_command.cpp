@@ -184,6 +184,10 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
 void add_train_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<TrainArgs>();
   CLI::App* sub = app.add_subcommand("train", "train a policy with multi-turn GRPO (in-process Qwen2 model)");
+  sub->footer("Examples:\n"
+              "  kevin train --config examples/train/cpu-smoke.json   (after build/bench/tiny_model build/tiny-model)\n"
+              "  kevin train --config examples/train/qwen2.5-coder-7b-lora-h200.json --dry-run\n"
+              "  kevin train --config train.json --steps 300   (extends a finished run; the same command resumes)");
   sub->add_option("--config", a->config, "training config (JSON; docs/trainer.md lists its keys)")->required();
   sub->add_option("--steps", a->steps, "override the config's step count (also when resuming)")->check(CLI::Range(1, 1 << 24));
   sub->add_flag("--print-config", a->print_config, "print the config with every default filled in, then exit");

@@ -160,6 +160,7 @@ void add_worker_command(CLI::App& app, Action& action) {
 
   auto url = std::make_shared<std::string>();
   CLI::App* list = app.add_subcommand("workers", "list the workers serving a Redis queue and the depth of its streams");
+  list->footer("Examples:\n  kevin workers --queue redis://10.0.0.2:6379\n  kevin workers --queue redis://:$REDIS_PASSWORD@queue:6379/lab");
   list->add_option("--queue", *url, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
   list->callback([url, &action] {
     action = [url](std::ostream& out, std::ostream& err) { return list_workers(*url, out, err); };
