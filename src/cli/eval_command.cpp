@@ -33,7 +33,7 @@ struct EvalArgs {
   std::string queue, queue_model;  // judge on remote workers instead
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
-  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, no_sandbox = false, allow_degenerate = false;
+  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false, no_sandbox = false, allow_degenerate = false;
   bool fail_unless_correct = false;
 };
 
@@ -149,10 +149,15 @@ class PairJudge {
 
 class LocalJudge final : public PairJudge {
  public:
-  explicit LocalJudge(std::unique_ptr<env::EngineEvaluator> ev) : ev_(std::move(ev)) {}
+  // `seeds` and `full_size` decide whether a task at full size may run on the CPU.
+  LocalJudge(std::unique_ptr<env::EngineEvaluator> ev, int seeds, bool full_size)
+      : ev_(std::move(ev)), seeds_(seeds), full_size_(full_size) {}
   Status prepare(const fs::path& task) override {
     std::lock_guard lock(mu_);
-    if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
+    if (!refs_.count(task)) {
+      const Status size = check_cpu_call_size(ev_.get(), task, seeds_, full_size_);
+      refs_.emplace(task, size.is_ok() ? ev_->reference(task) : Result<engine::ReferenceSet>(size));
+    }
     return refs_.at(task).status();
   }
   Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
@@ -165,6 +170,8 @@ class LocalJudge final : public PairJudge {
 
  private:
   std::unique_ptr<env::EngineEvaluator> ev_;
+  int seeds_;
+  bool full_size_;
   std::mutex mu_;
   std::map<fs::path, Result<engine::ReferenceSet>> refs_;
 };
@@ -184,7 +191,7 @@ class RemoteJudge final : public PairJudge {
 Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
   if (a.queue.empty()) {
     KEVIN_ASSIGN_OR_RETURN(auto local, make_evaluator(a));
-    return std::unique_ptr<PairJudge>(std::make_unique<LocalJudge>(std::move(local)));
+    return std::unique_ptr<PairJudge>(std::make_unique<LocalJudge>(std::move(local), a.seeds, a.full_size));
   }
   // The judging settings travel with every job (workers judging otherwise refuse it).
   KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json({{"backend", a.backend},
@@ -210,7 +217,7 @@ int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ost
   }
   if (Status prepared = judge.prepare(a.task); !prepared.is_ok()) {
     err << "kevin eval: " << prepared.message() << "\n";
-    return kExitFailure;
+    return prepared.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   auto result = judge.judge(a.task, *source);
   if (!result.is_ok()) {
@@ -368,6 +375,8 @@ void add_eval_command(CLI::App& app, Action& action) {
   sub->add_option("--python", args->python, "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", args->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--fresh-seeds", args->fresh_seeds, "draw a new secret seed set instead of reusing the cached one");
+  sub->add_flag("--full-size", args->full_size,
+                "on the CPU backend, run a task without reduced CPU sizes (a KernelBench file) at full size even when large");
   sub->add_flag("--fresh-baseline", args->fresh_baseline,
                 "time the PyTorch baseline again instead of using the cached one (cached for 6 h per task and GPU model)");
   sub->add_flag("--no-sandbox", args->no_sandbox,

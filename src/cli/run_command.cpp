@@ -59,7 +59,7 @@ struct RunArgs {
   std::string devices = "all";
   int seeds = 5, jobs = 0;
   double call_timeout_s = 20;
-  bool no_sandbox = false;
+  bool no_sandbox = false, full_size = false;
   std::string queue, queue_model;  // evaluate on workers behind this Redis queue
 };
 
@@ -272,7 +272,10 @@ std::function<int()> running_evaluations(env::Evaluator* evaluator) {
 
 // Runs (or continues) the run in `dir` to completion, or until `interrupt` is set, and
 // writes its outputs from every stored turn. An interrupted run exits 130.
-std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* interrupt, std::ostream& out) {
+// `check_sizes`: a new run refuses CPU tasks at full size unless `full_size` (a resumed run
+// was checked when it started).
+std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* interrupt, bool check_sizes, bool full_size,
+                               std::ostream& out) {
   auto text = read_file(dir / "config.json");
   if (!text.is_ok()) return usage(dir.string() + " is not a run directory (no readable config.json)");
   auto config = parse_json(*text);
@@ -285,6 +288,12 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
   if (!policy.is_ok()) return as_failure(policy.status());
   auto evaluator = make_evaluator(config->value("engine", Json::object()));
   if (!evaluator.is_ok()) return as_failure(evaluator.status());
+  if (check_sizes) {
+    const int seeds = config->value("engine", Json::object()).value("seeds", 5);
+    for (const auto& t : *selected) {
+      if (Status s = check_cpu_call_size(evaluator->get(), t.path, seeds, full_size); !s.is_ok()) return as_failure(s);
+    }
+  }
   auto store = rollout::RunStore::open(dir / "run.db");
   if (!store.is_ok()) return failure(store.status().message());
 
@@ -382,6 +391,8 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  sub->add_flag("--full-size", a->full_size,
+                "on the CPU backend, run tasks without reduced CPU sizes (KernelBench files) at full size even when large");
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
   add_queue_options(sub, &a->queue, &a->queue_model);
   sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
@@ -413,7 +424,7 @@ void add_run_command(CLI::App& app, Action& action) {
         }
         dir = *created;
       }
-      if (auto f = execute(dir, interrupt, out)) {
+      if (auto f = execute(dir, interrupt, a->resume.empty(), a->full_size, out)) {
         if (!f->message.empty()) err << "kevin run: " << f->message << "\n";
         return f->code;
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <iomanip>
 #include <set>
 #include <sstream>
 
@@ -226,6 +227,25 @@ Result<std::string> check_served_model(const std::string& url, const std::string
   (void)api_key_env;
   return model;
 #endif
+}
+
+Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds, bool full_size) {
+  auto* engine = dynamic_cast<env::EngineEvaluator*>(evaluator);
+  if (engine == nullptr || engine->backend() != "cpu") return Status::ok();
+  KEVIN_ASSIGN_OR_RETURN(env::EngineEvaluator::CallSize size, engine->call_size(task));
+  const uint64_t call = size.input_bytes + size.output_bytes;
+  if (size.reduced_for_cpu || call <= kCpuFullSizeBytes) return Status::ok();
+  constexpr double kGiB = double(uint64_t{1} << 30);
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << task.filename().string()
+    << " has no reduced CPU sizes (KEVIN_CPU_SIZES), so the CPU backend runs it at full size: one call moves "
+    << static_cast<double>(call) / kGiB << " GiB (inputs, parameters and outputs), reference preparation writes about "
+    << static_cast<double>(call) * (seeds + tasks::kDefaultMinTimingSets) / kGiB
+    << " GiB of sets, and every reference, baseline and candidate call computes at that size (minutes each for a large "
+       "GPU problem)";
+  if (!full_size) return invalid_argument(o.str() + "; pass --full-size to run it anyway, or run it on a GPU machine");
+  KEVIN_LOG(warn) << o.str();
+  return Status::ok();
 }
 
 Result<std::string> judging_of(const Json& e) {

@@ -59,4 +59,13 @@ Result<std::string> check_served_model(const std::string& url, const std::string
 // queued jobs, compared by workers); "" for the fake engine. Errors: a mistyped setting.
 Result<std::string> judging_of(const Json& engine);
 
+// One call's inputs and outputs past which a task without reduced CPU sizes needs --full-size
+// on the CPU backend (a KernelBench file at its GPU sizes: minutes per call, gigabytes).
+inline constexpr uint64_t kCpuFullSizeBytes = uint64_t{256} << 20;
+// On the CPU backend, a task without KEVIN_CPU_SIZES whose call moves more than
+// kCpuFullSizeBytes is refused (kInvalidArgument naming its size, the memory reference
+// preparation needs and --full-size) unless `full_size`; with it, the same estimate is logged
+// as a warning. Other engines and smaller tasks pass. Errors of the task itself as problem().
+Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds, bool full_size);
+
 }  // namespace kevin::cli

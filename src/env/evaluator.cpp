@@ -3,6 +3,7 @@
 #include "env/evaluator.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -129,6 +130,36 @@ Result<std::string> EngineEvaluator::problem(const tasks::TaskInfo& task) {
   std::lock_guard<std::mutex> lock(mu_);
   problems_[task.id] = text;
   return text;
+}
+
+namespace {
+
+// Bytes of the tensors a describe reply lists under `key` (dtype names as torch prints them).
+Result<uint64_t> tensor_bytes(const Json& reply, const char* key) {
+  static const std::map<std::string, uint64_t> kElementBytes = {
+      {"float64", 8}, {"int64", 8}, {"complex64", 8}, {"float32", 4}, {"int32", 4}, {"float16", 2},
+      {"bfloat16", 2}, {"int16", 2}, {"uint8", 1}, {"int8", 1}, {"bool", 1}};
+  if (!reply.contains(key) || !reply[key].is_array()) return invalid_argument(std::string("describe: no ") + key);
+  uint64_t total = 0;
+  for (const Json& spec : reply[key]) {
+    KEVIN_ASSIGN_OR_RETURN(std::string dtype, json_get<std::string>(spec, "dtype"));
+    KEVIN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, json_get<std::vector<int64_t>>(spec, "shape"));
+    uint64_t n = kElementBytes.count(dtype) ? kElementBytes.at(dtype) : 4;
+    for (int64_t d : shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace
+
+Result<EngineEvaluator::CallSize> EngineEvaluator::call_size(const fs::path& task) {
+  KEVIN_ASSIGN_OR_RETURN(Json reply, provider_->describe(task, backend()));
+  CallSize size;
+  KEVIN_ASSIGN_OR_RETURN(size.input_bytes, tensor_bytes(reply, "inputs"));
+  KEVIN_ASSIGN_OR_RETURN(size.output_bytes, tensor_bytes(reply, "outputs"));
+  size.reduced_for_cpu = reply.value("has_cpu_sizes", false);
+  return size;
 }
 
 Result<engine::ReferenceSet> EngineEvaluator::reference(const fs::path& task) {

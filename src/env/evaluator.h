@@ -93,6 +93,14 @@ class EngineEvaluator final : public Evaluator {
   Result<engine::EvalResult> judge(const std::string& source, const engine::ReferenceSet& ref);
   // Evaluations currently running (for progress displays).
   int in_flight() const;
+  // How large one call of the task file at `task` is on this backend: the bytes of its
+  // tensors (forward arguments, parameters, buffers) and outputs, and whether the task shrinks
+  // itself for the CPU (KEVIN_CPU_SIZES). Errors as problem().
+  struct CallSize {
+    uint64_t input_bytes = 0, output_bytes = 0;
+    bool reduced_for_cpu = false;
+  };
+  Result<CallSize> call_size(const std::filesystem::path& task);
   // The CUDA ordinals evaluations run on ({} on the CPU backend).
   std::vector<int> devices() const;
 

@@ -131,6 +131,27 @@ TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
   EXPECT_NE(retimed.output.find("timed calls, measured just now)"), std::string::npos) << retimed.output;
 }
 
+TEST_F(EvalCli, ALargeTaskWithoutCpuSizesNeedsFullSizeOnTheCpu) {
+  // 40 M floats in and out: 305 MiB a call, a KernelBench-style file with no KEVIN_CPU_SIZES.
+  const std::string task = write("big_relu.py",
+                                 "import torch\n"
+                                 "N = 40_000_000\n"
+                                 "class Model(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n"
+                                 "        return torch.relu(x)\n"
+                                 "def get_inputs():\n"
+                                 "    return [torch.rand(N)]\n"
+                                 "def get_init_inputs():\n"
+                                 "    return []\n");
+  const KevinRun refused = run_kevin({"eval", "--task", task, "--candidate", good_, "--backend", "cpu", "--cache-dir",
+                                      (dir_.path() / "cache").string()});
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  for (const char* part : {"big_relu.py has no reduced CPU sizes", "one call moves 0.30 GiB", "pass --full-size"}) {
+    EXPECT_NE(refused.output.find(part), std::string::npos) << part << " in: " << refused.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_.path() / "cache" / "reference")) << "nothing is prepared before the user agrees";
+}
+
 TEST_F(EvalCli, ACudaCandidateOnTheCpuBackendIsToldSoPlainly) {
   const std::string cu = write("kernel.cu", "#include \"kevin_abi.h\"\n__global__ void k() {}\n");
   std::vector<std::string> args = base(task_, cu);
