@@ -48,8 +48,8 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
     timeout 180 build/tests/e2e_test --gtest_filter='Cleanup*.*:InterruptedRun.*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure|outlived" | head -20; fi
   if wants quickstart; then step "quickstart: the newcomer path, timed"
     qs="$OUT/quickstart"; mkdir -p "$qs"; export KEVIN_CACHE_DIR="$qs/cache"
-    timed() { local t0; t0=$(date +%s.%N); "$@" > "$qs/last.log" 2>&1; local rc=$?
-              printf '%-60s rc=%s %6.1f s\n' "$*" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"; tail -3 "$qs/last.log" | cut -c1-160; }
+    timed() { local t0=$EPOCHREALTIME; "$@" > "$qs/last.log" 2>&1; local rc=$?
+              printf '%-60s rc=%s %6.1f s\n' "$*" "$rc" "$(awk "BEGIN{print $EPOCHREALTIME - $t0}")"; tail -3 "$qs/last.log" | cut -c1-160; }
     timed scripts/demo build
     timed build/bin/kevin tasks show level1/028_gelu --template "$qs/my_gelu.cu"
     timed build/bin/kevin eval --task tasks/level1/028_gelu.py --candidate examples/level1/028_gelu.cu

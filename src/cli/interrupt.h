@@ -10,11 +10,11 @@ namespace kevin::cli {
 
 inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, what shells expect
 
-// Blocks SIGINT and SIGTERM in the calling thread and every thread it starts later (call it
-// before any thread is started), and starts a detached thread that waits for them. On the
-// first it prints "<command>: <first_message> (Ctrl-C again to exit at once)" to stderr and
-// sets the returned flag; on the second it prints "<command>: exiting now" and calls
-// _Exit(130). One watch per process: a later call returns the same flag.
+// Installs a process-wide handler for SIGINT and SIGTERM (whichever thread they reach). On
+// the first it prints "<command>: <first_message> (Ctrl-C again to exit at once)" to stderr
+// and sets the returned flag; on the second it prints "<command>: exiting now" and calls
+// _exit(130). One watch per process: a later call returns the same flag. Messages longer than
+// a few hundred bytes are cut.
 const std::atomic<bool>* watch_interrupts(const std::string& command, const std::string& first_message);
 
 }  // namespace kevin::cli

@@ -228,7 +228,8 @@ Result<fs::path> create_run(const RunArgs& a) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
-  const Json config = {{"kevin_version", version_string()}, {"tasks", task_list_json(selected)},
+  const Json config = {{"kevin_version", version_string()}, {"created_at", static_cast<int64_t>(std::time(nullptr))},
+                       {"tasks", task_list_json(selected)},
                        {"policy", policy}, {"engine", engine}, {"rollout", rollout::to_json(rollout)}};
   KEVIN_RETURN_IF_ERROR(write_file_atomic(dir / "config.json", dump_json(config, 1) + "\n"));
   return dir;
@@ -399,8 +400,7 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--resume", a->resume, "continue the run in this directory (its config.json decides everything)");
   sub->callback([a, sub, &action] {
     action = [a, sub](std::ostream& out, std::ostream& err) {
-      // Before any thread starts, so that every one leaves the signals to the watch.
-      const std::atomic<bool>* interrupt =
+          const std::atomic<bool>* interrupt =
           watch_interrupts("kevin run", "interrupted: stopping; turns being judged are finished and stored");
       fs::path dir;
       if (!a->resume.empty()) {

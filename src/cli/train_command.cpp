@@ -148,7 +148,6 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
 }
 
 int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
-  // Before any thread starts, so that every one leaves the signals to the watch.
   const std::atomic<bool>* interrupt =
       watch_interrupts("kevin train", "interrupted: stopping after the turns being judged; the last finished step is kept");
   auto resolved = resolve_config(a);

@@ -35,7 +35,6 @@ std::string default_name() {
 }
 
 int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
-  // Before any thread starts, so that every one leaves the signals to the watch.
   const std::atomic<bool>* stop = watch_interrupts("kevin worker", "finishing the jobs in hand");
   auto fail = [&](const Status& s) {
     err << "kevin worker: " << s.message() << "\n";

@@ -8,6 +8,7 @@
 #include "core/file.h"
 #include "report/format.h"
 #include "report/html_page.h"
+#include "report/run_view.h"
 #include "report/svg_chart.h"
 
 namespace kevin::report {
@@ -138,9 +139,26 @@ std::string tasks_section(const GroupMetrics& g, const fs::path& run_dir, const 
                                          rows);
 }
 
+// Each task's verdicts, with a column for every verdict the allocation saw.
+std::string task_verdicts_section(const GroupMetrics& g) {
+  std::vector<size_t> seen;
+  for (size_t v = 0; v < kVerdictKinds; ++v) {
+    if (g.counts.verdicts[v] > 0) seen.push_back(v);
+  }
+  std::vector<std::string> header = {"task", "turns"};
+  for (size_t v : seen) header.push_back(verdict_name(static_cast<VerdictKind>(v)));
+  std::vector<std::vector<std::string>> rows;
+  for (const TaskMetrics& t : g.tasks) {
+    std::vector<std::string> row = {"<code>" + html_escape(t.task) + "</code>", std::to_string(t.counts.turns)};
+    for (size_t v : seen) row.push_back(t.counts.verdicts[v] ? std::to_string(t.counts.verdicts[v]) : "·");
+    rows.push_back(std::move(row));
+  }
+  return "<h3>Verdicts per task</h3>\n" + html_table(header, rows);
+}
+
 std::string group_section(const GroupMetrics& g, const fs::path& run_dir, const fs::path& out_file) {
   return "<h2>Allocation <code>" + html_escape(g.allocation) + "</code></h2>\n" + overall_section(g) + charts_section(g) +
-         counts_section(g.counts) + tasks_section(g, run_dir, out_file);
+         counts_section(g.counts) + tasks_section(g, run_dir, out_file) + task_verdicts_section(g);
 }
 
 }  // namespace
@@ -149,9 +167,10 @@ std::string render_html_report(const fs::path& run_dir, const Metrics& metrics, 
   std::ostringstream body;
   body << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string()) << "</code>. Correctness and speedup per "
        << "trajectory (its best correct kernel; 0 when none), best@k = best trajectory of a task, avg@k = mean over its "
-       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << config_section(run_dir);
+       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << run_settings_section(run_dir);
   if (metrics.groups.empty()) body << "<p>No turns recorded.</p>\n";
   for (const GroupMetrics& g : metrics.groups) body << group_section(g, run_dir, out_file);
+  if (!metrics.groups.empty()) body << trajectory_view_section(run_dir);
   return html_page("kevin report: " + folder_name(run_dir), body.str());
 }
 

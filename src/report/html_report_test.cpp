@@ -6,6 +6,7 @@
 
 #include "core/file.h"
 #include "report/format.h"
+#include "report/run_view.h"
 #include "report/svg_chart.h"
 #include "report/test_records.h"
 #include "sys/tempdir.h"
@@ -60,20 +61,71 @@ TEST_F(HtmlReport, SelfContainedPageWithChartsAndTables) {
 
 TEST_F(HtmlReport, EscapesEveryRecordString) {
   std::vector<Json> records = trajectory_records("<script>alert(1)</script>", "<b>x</b>", 0, {{"correct", 1.0}});
-  const Json config = {{"model", "<script>evil()</script>"}, {"turns", 8}, {"temperature", 0.9}, {"beam", false},
-                       {"nested", {{"a", 1}}}, {"note", nullptr}};
+  records[0]["code"] = "<script>steal()</script>";
+  records[0]["feedback"] = "<img src=x>";
+  const Json config = {{"policy", {{"kind", "openai"}, {"model", "<script>evil()</script>"}, {"url", "http://h/<i>"}}},
+                       {"rollout", {{"temperature", 0.9}}}};
   ASSERT_TRUE(write_file_atomic(run_ / "config.json", dump_json(config)).is_ok());
+  ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(records)).is_ok());
   const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(records)));
   EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
-  EXPECT_NE(html.find("&lt;script&gt;evil()&lt;/script&gt;"), std::string::npos);
-  EXPECT_NE(html.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos);
-  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
-  for (const char* expected : {"<code>turns</code></td><td>8</td>", "<code>temperature</code></td><td>0.9</td>",
-                               "<code>beam</code></td><td>false</td>", "<code>note</code></td><td>null</td>"}) {
-    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  for (const char* escaped : {"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;script&gt;evil()&lt;/script&gt;",
+                              "&lt;b&gt;x&lt;/b&gt;", "http://h/&lt;i&gt;", "&lt;script&gt;steal()&lt;/script&gt;",
+                              "&lt;img src=x&gt;"}) {
+    EXPECT_NE(html.find(escaped), std::string::npos) << escaped;
   }
-  EXPECT_EQ(html.find("<code>nested</code>"), std::string::npos) << "only scalar fields are shown";
+  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
+}
+
+TEST_F(HtmlReport, TheRunTableNamesModelEndpointDeviceShapeSamplingTasksAndTimes) {
+  const Json config = {
+      {"kevin_version", "0.9.0"},
+      {"created_at", 1796371200},  // 2026-12-04 08:00:00 UTC
+      {"tasks", {{{"id", "lvl/a"}}, {{"id", "lvl/b"}}}},
+      {"policy", {{"kind", "openai"}, {"model", "qwen-coder"}, {"url", "http://127.0.0.1:8000/v1"}}},
+      {"engine", {{"backend", "cuda"}, {"devices", "0,1"}}},
+      {"rollout", {{"allocations", {"3x3"}}, {"search", "none"}, {"temperature", 0.7}, {"top_p", 0.95}, {"max_tokens", 4096}}}};
+  ASSERT_TRUE(write_file_atomic(run_ / "config.json", dump_json(config)).is_ok());
+  std::vector<Json> records = testing::two_task_records();
+  for (size_t i = 0; i < records.size(); ++i) records[i]["finished_at"] = 1796371200.0 + 60.0 * static_cast<double>(i + 1);
+  ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(records)).is_ok());
+  const std::string html = report_at(run_ / "report.html", two_tasks());
+  for (const char* row : {"<td>model</td><td>qwen-coder</td>", "<td>endpoint</td><td>http://127.0.0.1:8000/v1</td>",
+                          "<td>backend</td><td>cuda, devices 0,1</td>", "<td>allocations</td><td>3x3 (trajectories × turns)</td>",
+                          "<td>sampling</td><td>temperature 0.7, top_p 0.95, max_tokens 4096</td>",
+                          "<td>tasks</td><td>2: lvl/a, lvl/b</td>", "<td>started</td><td>2026-12-04 08:00:00 UTC</td>",
+                          "<td>last turn</td><td>2026-12-04 08:18:00 UTC</td>", "<td>duration</td><td>18.0 min",
+                          "<td>kevin</td><td>0.9.0</td>"}) {
+    EXPECT_NE(html.find(row), std::string::npos) << row;
+  }
+}
+
+TEST_F(HtmlReport, VerdictsPerTaskAndEveryTrajectoryTurnByTurn) {
+  const std::string html = report_at(run_ / "report.html", two_tasks());
+  const size_t verdicts = html.find("<h3>Verdicts per task</h3>");
+  ASSERT_NE(verdicts, std::string::npos);
+  // lvl/b: 1 parse_error, 1 timeout, 1 correct, 6 wrong answers; no rejected column (none seen).
+  EXPECT_NE(html.find("<tr><td><code>lvl/b</code></td><td>9</td>", verdicts), std::string::npos);
+  EXPECT_EQ(html.find("<th>rejected</th>", verdicts), std::string::npos);
+  const size_t view = html.find("<h2>Trajectories</h2>");
+  ASSERT_NE(view, std::string::npos);
+  EXPECT_EQ(occurrences(html.substr(view), "<h4>trajectory "), 6u) << "2 tasks x 3 trajectories";
+  EXPECT_EQ(occurrences(html.substr(view), "<pre>__global__ void k() {}</pre>"), 18u) << "every turn's kernel";
+  EXPECT_NE(html.find("<td>1.20x</td>", view), std::string::npos);
+  // A small page limit: later kernels are named, not embedded.
+  const std::string capped = trajectory_view_section(run_, 100);
+  EXPECT_EQ(occurrences(capped, "<pre>"), 4u) << "4 kernels of 22 bytes fit in 100";
+  EXPECT_EQ(occurrences(capped, "in trajectories.jsonl (page limit reached)"), 14u);
+}
+
+TEST(SvgChart, ASeriesHiddenUnderAnotherSaysSo) {
+  Chart c{"c", "turns", "speedup", YScale::kSpeedup,
+          {{"best@k", {{1, 1.5}, {2, 2.0}}, false}, {"avg@k", {{1, 1.5}, {2, 2.0}}, true}, {"other", {{1, 1.0}, {2, 1.0}}, true}}};
+  const std::string svg = render_svg_chart(c);
+  EXPECT_NE(svg.find(">avg@k (= best@k)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">other</text>"), std::string::npos);
+  EXPECT_NE(svg.find("fill=\"none\" stroke="), std::string::npos) << "later series' points are rings";
 }
 
 TEST_F(HtmlReport, MalformedConfigIsNotedNotFatal) {

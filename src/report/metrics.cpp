@@ -53,8 +53,11 @@ void count_row(const TurnRow& row, Counts& c) {
   ++c.turns;
   ++c.verdicts[static_cast<size_t>(row.verdict)];
   c.generation_ms += row.generation_ms;
-  c.compile_ms += row.compile_ms;
-  c.eval_ms += row.eval_ms;
+  // A cached evaluation repeats the first one's times in its record; they were spent once.
+  if (!row.cached_eval) {
+    c.compile_ms += row.compile_ms;
+    c.eval_ms += row.eval_ms;
+  }
   c.cached_evals += row.cached_eval ? 1 : 0;
   c.truncated += row.truncated ? 1 : 0;
 }

@@ -216,6 +216,17 @@ TEST(Metrics, CountsAndVerdicts) {
   EXPECT_EQ(g.tasks[1].counts.verdicts[static_cast<size_t>(VerdictKind::kWrongAnswer)], 6);
 }
 
+TEST(Metrics, CachedEvaluationsAreNotTimedTwice) {
+  std::vector<TurnRow> rows = rows_of(testing::two_task_records());
+  rows[1].cached_eval = true;
+  rows[2].cached_eval = true;
+  const GroupMetrics g = only_group(compute_metrics(rows));
+  EXPECT_EQ(g.counts.cached_evals, 2);
+  EXPECT_DOUBLE_EQ(g.counts.eval_ms, 16 * 50.0) << "a shared verdict's copy of the evaluation time is not added";
+  EXPECT_DOUBLE_EQ(g.counts.compile_ms, 16 * 100.0);
+  EXPECT_DOUBLE_EQ(g.counts.generation_ms, 18 * 1000.0) << "every turn's generation was its own";
+}
+
 // Beam: 0 and 1 start; 2 and 3 continue 0 after its turn 1; 4 continues 2 after its turn 3.
 std::vector<Json> beam_records() {
   std::vector<Json> r;

@@ -130,12 +130,27 @@ void draw_frame(const Chart& chart, const Axis& x, const Axis& y, std::ostringst
       << html_escape(chart.y_label) << "</text>\n";
 }
 
+// The label of an earlier series whose line `s` would hide (the same points), or "".
+std::string hidden_under(const Chart& chart, size_t i) {
+  const ChartSeries& s = chart.series[i];
+  for (size_t j = 0; j < i; ++j) {
+    const ChartSeries& t = chart.series[j];
+    const bool same = t.points.size() == s.points.size() &&
+                      std::equal(s.points.begin(), s.points.end(), t.points.begin(), [](const ChartPoint& a, const ChartPoint& b) {
+                        return std::abs(a.x - b.x) < 1e-9 && std::abs(a.y - b.y) < 1e-9;
+                      });
+    if (same && !s.points.empty()) return t.label;
+  }
+  return "";
+}
+
 void draw_legend(const Chart& chart, std::ostringstream& svg) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const double left = kLeft + static_cast<double>(i) * kLegendSpacing;
+    const std::string under = hidden_under(chart, i);
     svg << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + 22) << "\" y1=\"34\" y2=\"34\" stroke=\"" << color(i)
         << "\" stroke-width=\"2\"" << dash(chart.series[i]) << "/><text x=\"" << num(left + 28) << "\" y=\"38\">"
-        << html_escape(chart.series[i].label) << "</text>\n";
+        << html_escape(chart.series[i].label + (under.empty() ? "" : " (= " + under + ")")) << "</text>\n";
   }
 }
 
@@ -146,9 +161,11 @@ void draw_series(const Chart& chart, const Axis& x, const Axis& y, std::ostrings
     for (const ChartPoint& p : s.points) svg << num(px(x, p.x)) << "," << num(py(y, p.y)) << " ";
     svg << "\"/>\n";
     if (s.points.size() > kMaxMarkedPoints) continue;
+    // Later series get rings around the dots, so a point two series share shows both.
+    const std::string look = i == 0 ? "r=\"2.5\" fill=\"" + std::string(color(i)) + "\""
+                                    : "r=\"" + num(2.5 + 2.0 * static_cast<double>(i)) + "\" fill=\"none\" stroke=\"" + std::string(color(i)) + "\"";
     for (const ChartPoint& p : s.points) {
-      svg << "<circle cx=\"" << num(px(x, p.x)) << "\" cy=\"" << num(py(y, p.y)) << "\" r=\"2.5\" fill=\"" << color(i)
-          << "\"><title>" << html_escape(s.label) << " at " << trimmed(p.x) << ": " << y_value(chart.y_scale, p.y)
+      svg << "<circle cx=\"" << num(px(x, p.x)) << "\" cy=\"" << num(py(y, p.y)) << "\" " << look << "><title>" << html_escape(s.label) << " at " << trimmed(p.x) << ": " << y_value(chart.y_scale, p.y)
           << "</title></circle>\n";
     }
   }

@@ -145,6 +145,12 @@ env::TurnOutcome outcome_from_record(const Json& r) {
 
 Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
 
+// Wall-clock time as Unix seconds with millisecond digits (the report's start and end).
+double unix_seconds_now() {
+  const auto since = std::chrono::system_clock::now().time_since_epoch();
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(since).count()) / 1000.0;
+}
+
 void raise_best(std::atomic<double>& best, double value) {
   double seen = best.load();
   while (value > seen && !best.compare_exchange_weak(seen, value)) {
@@ -330,6 +336,7 @@ struct Rollout::Impl {
     Json record = turn_record(s, key, prompt, gen, parsed, t);
     record["generation_ms"] = gen.latency_ms > 0 ? gen.latency_ms : generation_ms;
     record["cached_eval"] = seen;
+    record["finished_at"] = unix_seconds_now();
     KEVIN_RETURN_IF_ERROR(r.store_->put_turn(key, record));
     count_turn(t, false);
     return Status::ok();

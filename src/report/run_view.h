@@ -1,0 +1,24 @@
+// run_view.h — the parts of a run's HTML report that read the run's own files beyond the
+// metrics: the run's settings as a person asks for them (model, endpoint, device, m×n,
+// sampling, tasks, when) and the per-trajectory view (turn → verdict, speedup, feedback, code).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kevin::report {
+
+// The "Run" table from RUN_DIR/config.json and the finish times in trajectories.jsonl: model,
+// endpoint, policy, backend and devices, allocations, sampling settings, tasks, start, last
+// turn and duration, kevin version. Fields the files lack show "—"; an unreadable or
+// malformed config.json gives a note saying why instead. Never fails.
+std::string run_settings_section(const std::filesystem::path& run_dir);
+
+// Per allocation and task, collapsed: each trajectory's turns with verdict, speedup, the
+// feedback the model saw and the kernel. Kernels are embedded up to `max_code_bytes` in all
+// (later ones say where to find them), so a large run still gives a page a browser opens.
+// Records are read one line at a time, keeping only what the view shows. Never fails: an
+// unreadable file gives a note.
+std::string trajectory_view_section(const std::filesystem::path& run_dir, size_t max_code_bytes = size_t{8} << 20);
+
+}  // namespace kevin::report
