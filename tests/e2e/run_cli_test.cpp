@@ -360,9 +360,10 @@ class InterruptedRun : public RunCli {
   }
   void TearDown() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
-  // Starts kevin run in the background, its output going to log_.
+  // Starts kevin run in the background at the default log level, its output going to log_.
   sys::Child start(const fs::path& out) {
     auto args = run_args(out);
+    args.erase(args.begin(), args.begin() + 2);  // "--log-level warn": the progress lines are info
     args.insert(args.begin(), kevin_binary().string());
     sys::SpawnOptions o;
     o.argv = args;
@@ -424,6 +425,9 @@ TEST_F(InterruptedRun, CtrlCKeepsStoredTurnsWritesOutputsAndExits130) {
   EXPECT_NE(text.find("interrupted: " + std::to_string(kept) + " turns kept"), std::string::npos) << text;
   EXPECT_NE(text.find("resume with: kevin run --resume " + out.string()), std::string::npos) << text;
   EXPECT_NE(text.find("tasks (a correct kernel)"), std::string::npos) << "the summary is printed: " << text;
+  // Without a terminal the progress is a log line with the totals, the rate and the ETA.
+  EXPECT_NE(text.find("run: turns " + std::to_string(kept) + "/18 · tasks "), std::string::npos) << text;
+  EXPECT_NE(text.find(" turns/min · "), std::string::npos) << text;
   auto lines = read_file(out / "trajectories.jsonl");
   ASSERT_TRUE(lines.is_ok());
   EXPECT_EQ(parse_json_lines(*lines)->size(), kept);

@@ -2,10 +2,16 @@
 // errors (exit 2); a tiny scorable model trains for two steps against the fake engine, writes
 // its log, checkpoints and export, resumes when given more steps, and `kevin report` renders
 // the training folder.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "core/file.h"
 #include "kevin_cli.h"
+#include "sys/process.h"
 #include "sys/tempdir.h"
 #include "train/test_models.h"
 
@@ -100,6 +106,42 @@ TEST_F(TrainCli, DryRunNamesWhatIsWrongWithTheModelFolder) {
     EXPECT_EQ(llama.code, 2) << mode << ": " << llama.output;
     EXPECT_NE(llama.output.find("model_type \"llama\" is not supported"), std::string::npos) << llama.output;
   }
+}
+
+TEST_F(TrainCli, CtrlCKeepsTheFinishedStepsInACheckpointAndExits130) {
+  ASSERT_TRUE(train::write_scorable_model(path("model")).is_ok());
+  Json config = tiny_config();
+  config["steps"] = 200;
+  config["checkpoint_every"] = 100;  // only the interrupt writes one before step 100
+  const fs::path file = write_config(config);
+  sys::SpawnOptions o;
+  o.argv = {kevin_binary().string(), "train", "--config", file.string()};
+  o.env = sys::current_environment();
+  const int log_fd = ::open(path("train.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  o.fds = {{1, log_fd}, {2, log_fd}};
+  auto kevin = sys::spawn(o);
+  ::close(log_fd);
+  ASSERT_TRUE(kevin.is_ok()) << kevin.status().to_string();
+  const auto log = [&] { return read_file(path("train.log")).value_or(""); };
+  for (int i = 0; i < 1200 && log().find("train step 1/200") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(log().find("train step 1/200"), std::string::npos) << log();
+  ASSERT_EQ(::kill(kevin->pid(), SIGINT), 0);
+  auto ended = kevin->wait(sys::Deadline::after(std::chrono::seconds(120)));
+  ASSERT_TRUE(ended.is_ok()) << log();
+  EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe() << "\n" << log();
+  EXPECT_NE(log().find("resume with: kevin train --config " + file.string()), std::string::npos) << log();
+  EXPECT_NE(log().find("are in the checkpoint"), std::string::npos) << log();
+  // The checkpoint holds the finished steps: a second start resumes after them.
+  bool checkpointed = false;
+  for (const auto& entry : fs::directory_iterator(path("out") / "checkpoints")) {
+    checkpointed |= fs::exists(entry.path() / "trainer_state.json");
+  }
+  EXPECT_TRUE(checkpointed) << "no checkpoint was written on the interrupt";
+  const auto more = run_kevin({"train", "--config", file.string(), "--steps", "2"});
+  EXPECT_EQ(more.code, 0) << more.output;
+  EXPECT_NE(more.output.find("resuming"), std::string::npos) << more.output;
 }
 
 TEST_F(TrainCli, TrainsResumesAndReports) {
