@@ -143,8 +143,8 @@ Status append_line(const fs::path& file, const Json& line) {
   return Status::ok();
 }
 
-// Drops log lines of steps at or after `next_step` (work a resumed run redoes).
-Status truncate_log(const fs::path& file, int next_step) {
+// Drops log lines of steps after the first `done` (1-based "step": work a resumed run redoes).
+Status truncate_log(const fs::path& file, int done) {
   if (!fs::exists(file)) return Status::ok();
   KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
   std::string kept;
@@ -152,18 +152,18 @@ Status truncate_log(const fs::path& file, int next_step) {
   for (std::string line; std::getline(in, line);) {
     // A line cut short by a crash mid-append does not parse; it belongs to redone work.
     const auto parsed = parse_json(line);
-    if (parsed.is_ok() && parsed->is_object() && parsed->value("step", next_step) < next_step) kept += line + "\n";
+    if (parsed.is_ok() && parsed->is_object() && parsed->value("step", done + 1) <= done) kept += line + "\n";
   }
   return write_file_atomic(file, kept);
 }
 
-// Removes out/<kind>/step-N for every N >= next_step.
-void remove_steps_from(const fs::path& dir, int next_step) {
+// Removes out/<kind>/step-N for every step N after the first `done` (N is 1-based).
+void remove_steps_after(const fs::path& dir, int done) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const int step = step_of(entry.path().filename().string());
-    if (step >= next_step) fs::remove_all(entry.path(), ec);
+    if (step > done) fs::remove_all(entry.path(), ec);
   }
 }
 
@@ -335,8 +335,8 @@ struct Trainer::Impl {
       optimizer_steps = latest->optimizer_steps;
     }
     // Work past the checkpoint is redone, so that a resumed run equals an uninterrupted one.
-    remove_steps_from(o.out_dir / "rollouts", next_step);
-    remove_steps_from(o.out_dir / "holdout", next_step);
+    remove_steps_after(o.out_dir / "rollouts", next_step);
+    remove_steps_after(o.out_dir / "holdout", next_step);
     return truncate_log(o.out_dir / kLogFile, next_step);
   }
 
@@ -504,9 +504,9 @@ struct Trainer::Impl {
     const auto tasks = tasks_for_step(o.train_tasks, o.tasks_per_step, o.seed, step);
     const auto start = std::chrono::steady_clock::now();
     double sampling_s = 0;
-    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step), tasks, &sampling_s));
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step + 1), tasks, &sampling_s));
     const double rollout_s = seconds_since(start);
-    Json line = {{"kind", "train"}, {"step", step}};
+    Json line = {{"kind", "train"}, {"step", step + 1}};  // 1-based, as printed and as folders are named
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     double generated = 0;
     for (const auto& [key, r] : turns) generated += static_cast<double>(r.value("completion_tokens", 0));
@@ -523,8 +523,8 @@ struct Trainer::Impl {
 
   Result<Json> holdout(int step) {
     torch::manual_seed(step_seed(o.seed, step, 2));
-    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "holdout" / step_name(step), o.holdout_tasks));
-    Json line = {{"kind", "holdout"}, {"step", step}};
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "holdout" / step_name(step + 1), o.holdout_tasks));
+    Json line = {{"kind", "holdout"}, {"step", step + 1}};
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     return line;
   }
@@ -553,7 +553,7 @@ struct Trainer::Impl {
       return line.contains(key) && line[key].is_number() ? line[key].get<double>() : 0.0;
     };
     s.precision(3);
-    s << line["kind"].get<std::string>() << " step " << line["step"].get<int>() + 1 << "/" << o.steps
+    s << line["kind"].get<std::string>() << " step " << line["step"].get<int>() << "/" << o.steps
       << ": reward " << number("reward_mean") << ", correct " << 100 * number("correct_rate") << "%";
     if (line["kind"] == "train") {
       s << ", loss " << number("loss") << ", grad norm " << number("grad_norm") << ", lr " << number("lr") << ", "

@@ -100,8 +100,11 @@ TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
   EXPECT_GT(grad, 0) << "varied rewards give non-zero advantages, so updates happen";
   // Warm-up: 2 optimizer steps per batch, 2 warm-up steps → step 1 ends at the full rate.
   EXPECT_DOUBLE_EQ(lines[0]["lr"].get<double>(), 0.02);
-  EXPECT_TRUE(fs::exists(out("run") / "rollouts" / "step-000000" / "trajectories.jsonl"));
-  EXPECT_TRUE(fs::exists(out("run") / "holdout" / "step-000001" / "run.db"));
+  // Steps are 1-based everywhere: the progress line, the log and the folders.
+  EXPECT_TRUE(fs::exists(out("run") / "rollouts" / "step-000001" / "trajectories.jsonl"));
+  EXPECT_FALSE(fs::exists(out("run") / "rollouts" / "step-000000"));
+  EXPECT_EQ(lines[0]["step"], 1);
+  EXPECT_TRUE(fs::exists(out("run") / "holdout" / "step-000002" / "run.db"));
   // keep_checkpoints = 2: the last two remain.
   EXPECT_FALSE(fs::exists(out("run") / "checkpoints" / "step-000001"));
   EXPECT_TRUE(fs::exists(out("run") / "checkpoints" / "step-000002" / "optimizer.pt"));
