@@ -4,6 +4,8 @@
 // (trainable weights, optimizer state, step counters) and the exports.
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +15,7 @@
 
 #include "core/file.h"
 #include "core/version.h"
+#include "rollout/progress.h"
 #include "train/collective.h"
 #include "train/fused_adamw.h"
 #include "train/local_policy.h"
@@ -416,7 +419,13 @@ struct Trainer::Impl {
     LocalPolicy policy(std::move(models), *tokenizer, po);
     rollout::Progress progress;
     rollout::Rollout run(config, &policy, evaluator, &store, &progress);
-    KEVIN_RETURN_IF_ERROR(run.run(tasks, interrupt));
+    Status ran;
+    {
+      // A live line while the step's turns are sampled and judged (a heartbeat without a terminal).
+      rollout::ProgressDisplay display(&progress, ::isatty(STDERR_FILENO) == 1);
+      ran = run.run(tasks, interrupt);
+    }
+    KEVIN_RETURN_IF_ERROR(ran);
     if (sampling_s) *sampling_s = policy.sampling_seconds();
     KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout::scored_turns(store, config));
     KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));

@@ -114,6 +114,17 @@ class FakeModel {
   std::map<std::string, int> next_;
 };
 
+// Polls RUN_DIR/run.db for up to a minute until it holds `at_least` turns; returns the count seen.
+size_t wait_for_stored_turns(const fs::path& run_dir, size_t at_least) {
+  size_t stored = 0;
+  for (int i = 0; i < 1200 && stored < at_least; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(run_dir / "run.db")) continue;
+    if (auto store = rollout::RunStore::open(run_dir / "run.db"); store.is_ok()) stored = store->turn_count().value_or(0);
+  }
+  return stored;
+}
+
 class RunCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -266,12 +277,7 @@ TEST_F(RunCli, KilledRunResumesWithoutRedoingTurns) {
   auto child = sys::spawn(spawn_options);
   ASSERT_TRUE(child.is_ok());
   // Wait until some turns are stored, then kill it hard.
-  size_t stored = 0;
-  for (int i = 0; i < 600 && stored < 5; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!fs::exists(out / "run.db")) continue;
-    if (auto store = rollout::RunStore::open(out / "run.db"); store.is_ok()) stored = store->turn_count().value_or(0);
-  }
+  size_t stored = wait_for_stored_turns(out, 5);
   child->kill_and_reap();
   auto store = rollout::RunStore::open(out / "run.db");
   ASSERT_TRUE(store.is_ok());
@@ -403,13 +409,7 @@ TEST_F(InterruptedRun, CtrlCKeepsStoredTurnsWritesOutputsAndExits130) {
   model_.delay_ms = 1500;  // generations are in flight when the signal comes
   sys::Child kevin = start(out);
   ASSERT_TRUE(kevin.running());
-  size_t stored = 0;
-  for (int i = 0; i < 1200 && stored < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!fs::exists(out / "run.db")) continue;
-    if (auto store = rollout::RunStore::open(out / "run.db"); store.is_ok()) stored = store->turn_count().value_or(0);
-  }
-  ASSERT_GE(stored, 3u) << log();
+  ASSERT_GE(wait_for_stored_turns(out, 3), 3u) << log();
   const auto signalled = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
   auto ended = kevin.wait(sys::Deadline::after(std::chrono::seconds(60)));
