@@ -142,6 +142,9 @@ Result<std::string> read_candidate(const fs::path& path) { return read_file(path
 class PairJudge {
  public:
   virtual ~PairJudge() = default;
+  // Whether `task` may run here at all (the CPU backend's full-size check; remote workers
+  // decide for themselves). kInvalidArgument says why not: a usage error.
+  virtual Status admit(const fs::path&) { return Status::ok(); }
   // Reference data for `task` before any candidate of it (a no-op for remote workers).
   virtual Status prepare(const fs::path& task) = 0;
   virtual Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) = 0;
@@ -152,12 +155,10 @@ class LocalJudge final : public PairJudge {
   // `seeds` and `full_size` decide whether a task at full size may run on the CPU.
   LocalJudge(std::unique_ptr<env::EngineEvaluator> ev, int seeds, bool full_size)
       : ev_(std::move(ev)), seeds_(seeds), full_size_(full_size) {}
+  Status admit(const fs::path& task) override { return check_cpu_call_size(ev_.get(), task, seeds_, full_size_); }
   Status prepare(const fs::path& task) override {
     std::lock_guard lock(mu_);
-    if (!refs_.count(task)) {
-      const Status size = check_cpu_call_size(ev_.get(), task, seeds_, full_size_);
-      refs_.emplace(task, size.is_ok() ? ev_->reference(task) : Result<engine::ReferenceSet>(size));
-    }
+    if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
     return refs_.at(task).status();
   }
   Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
@@ -215,9 +216,13 @@ int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ost
     err << "kevin eval: " << source.status().message() << "\n";
     return kExitUsage;
   }
+  if (Status admitted = judge.admit(a.task); !admitted.is_ok()) {
+    err << "kevin eval: " << admitted.message() << "\n";
+    return kExitUsage;
+  }
   if (Status prepared = judge.prepare(a.task); !prepared.is_ok()) {
     err << "kevin eval: " << prepared.message() << "\n";
-    return prepared.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+    return kExitFailure;
   }
   auto result = judge.judge(a.task, *source);
   if (!result.is_ok()) {
@@ -297,7 +302,8 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
   for (const auto& p : pairs) {
     if (!p.error.empty() || prepared.count(p.task)) continue;
     KEVIN_LOG(info) << "reference for " << p.task.stem().string();
-    prepared.emplace(p.task, judge.prepare(p.task));
+    const Status admitted = judge.admit(p.task);
+    prepared.emplace(p.task, admitted.is_ok() ? judge.prepare(p.task) : admitted);
   }
 
   std::mutex out_mu;

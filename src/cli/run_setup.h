@@ -65,7 +65,8 @@ inline constexpr uint64_t kCpuFullSizeBytes = uint64_t{256} << 20;
 // On the CPU backend, a task without KEVIN_CPU_SIZES whose call moves more than
 // kCpuFullSizeBytes is refused (kInvalidArgument naming its size, the memory reference
 // preparation needs and --full-size) unless `full_size`; with it, the same estimate is logged
-// as a warning. Other engines and smaller tasks pass. Errors of the task itself as problem().
+// as a warning. Other engines, smaller tasks and tasks that do not load (their error is
+// reported when they are prepared) pass.
 Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds, bool full_size);
 
 }  // namespace kevin::cli
