@@ -164,13 +164,14 @@ std::string group_section(const GroupMetrics& g, const fs::path& run_dir, const 
 }  // namespace
 
 std::string render_html_report(const fs::path& run_dir, const Metrics& metrics, const fs::path& out_file) {
+  const RunView view = render_run_view(run_dir);
   std::ostringstream body;
   body << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string()) << "</code>. Correctness and speedup per "
        << "trajectory (its best correct kernel; 0 when none), best@k = best trajectory of a task, avg@k = mean over its "
-       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << run_settings_section(run_dir);
+       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << view.settings;
   if (metrics.groups.empty()) body << "<p>No turns recorded.</p>\n";
   for (const GroupMetrics& g : metrics.groups) body << group_section(g, run_dir, out_file);
-  if (!metrics.groups.empty()) body << trajectory_view_section(run_dir);
+  if (!metrics.groups.empty()) body << view.trajectories;
   return html_page("kevin report: " + folder_name(run_dir), body.str());
 }
 

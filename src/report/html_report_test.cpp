@@ -114,7 +114,7 @@ TEST_F(HtmlReport, VerdictsPerTaskAndEveryTrajectoryTurnByTurn) {
   EXPECT_EQ(occurrences(html.substr(view), "<pre>__global__ void k() {}</pre>"), 18u) << "every turn's kernel";
   EXPECT_NE(html.find("<td>1.20x</td>", view), std::string::npos);
   // A small page limit: later kernels are named, not embedded.
-  const std::string capped = trajectory_view_section(run_, 100);
+  const std::string capped = render_run_view(run_, 100).trajectories;
   EXPECT_EQ(occurrences(capped, "<pre>"), 4u) << "4 kernels of 22 bytes fit in 100";
   EXPECT_EQ(occurrences(capped, "in trajectories.jsonl (page limit reached)"), 14u);
 }

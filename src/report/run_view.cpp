@@ -6,8 +6,8 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <sstream>
-#include <tuple>
 #include <vector>
 
 #include "core/file.h"
@@ -48,21 +48,6 @@ std::string tasks_text(const Json& tasks) {
   return out + (tasks.size() > shown ? ", …" : "");
 }
 
-// The first and last finish times of the run's turns (unix seconds), when records carry them.
-std::pair<std::optional<double>, std::optional<double>> finish_range(const fs::path& run_dir) {
-  std::optional<double> first, last;
-  const Status read = read_json_lines(run_dir / "trajectories.jsonl", [&](const Json& r, size_t) {
-    if (r.is_object() && r.contains("finished_at") && r["finished_at"].is_number()) {
-      const double t = r["finished_at"].get<double>();
-      first = std::min(first.value_or(t), t);
-      last = std::max(last.value_or(t), t);
-    }
-    return Status::ok();
-  });
-  (void)read;  // no file or a bad line: the times stay unknown (the metrics report the error)
-  return {first, last};
-}
-
 std::string model_text(const Json& policy) {
   const std::string kind = text_of(policy, "kind");
   if (kind == "openai") return text_of(policy, "model");
@@ -76,9 +61,12 @@ std::string sampling_text(const Json& rollout) {
          text_of(rollout, "max_tokens");
 }
 
-}  // namespace
 
-std::string run_settings_section(const fs::path& run_dir) {
+struct FinishRange {
+  std::optional<double> first, last;  // Unix seconds, when records carry finished_at
+};
+
+std::string settings_section(const fs::path& run_dir, const FinishRange& finished) {
   auto text = read_file(run_dir / "config.json");
   if (!text.is_ok()) {
     if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No config.json in the folder.</p>\n";
@@ -99,9 +87,9 @@ std::string run_settings_section(const fs::path& run_dir) {
     if (text_of(rollout, "search") == "beam") allocations += " (beam search, width " + text_of(rollout, "beam_width") + ", " + text_of(rollout, "beam_rounds") + " rounds)";
     allocations += " (trajectories × turns)";
   }
-  const auto [first, last] = finish_range(run_dir);
+  const std::optional<double> last = finished.last;
   const std::optional<double> created =
-      config->contains("created_at") && (*config)["created_at"].is_number() ? std::optional<double>((*config)["created_at"].get<double>()) : first;
+      config->contains("created_at") && (*config)["created_at"].is_number() ? std::optional<double>((*config)["created_at"].get<double>()) : finished.first;
   std::string devices = text_of(engine, "backend");
   if (engine.contains("queue") && engine["queue"].is_string() && !engine["queue"].get<std::string>().empty()) {
     devices += " on workers of " + engine["queue"].get<std::string>();
@@ -122,8 +110,6 @@ std::string run_settings_section(const fs::path& run_dir) {
   return html_table({"setting", "value"}, rows);
 }
 
-namespace {
-
 struct TurnText {
   int turn = 0;
   std::string verdict, reason, feedback, code;
@@ -132,7 +118,12 @@ struct TurnText {
 // (allocation, task) → trajectory → its turns.
 using TrajectoryTexts = std::map<std::pair<std::string, std::string>, std::map<int, std::vector<TurnText>>>;
 
-Status collect(const Json& r, TrajectoryTexts& out) {
+Status collect(const Json& r, TrajectoryTexts& out, FinishRange& finished) {
+  if (r.is_object() && r.contains("finished_at") && r["finished_at"].is_number()) {
+    const double t = r["finished_at"].get<double>();
+    finished.first = std::min(finished.first.value_or(t), t);
+    finished.last = std::max(finished.last.value_or(t), t);
+  }
   KEVIN_ASSIGN_OR_RETURN(std::string task, required_string(r, "task"));
   KEVIN_ASSIGN_OR_RETURN(std::string allocation, required_string(r, "allocation"));
   KEVIN_ASSIGN_OR_RETURN(int64_t trajectory, required_integer(r, "trajectory", kNoUpperBound));
@@ -162,11 +153,8 @@ std::string turn_row(const TurnText& t, size_t* code_budget) {
          "</td><td><small>" + html_escape(t.feedback) + "</small></td><td>" + code + "</td></tr>\n";
 }
 
-}  // namespace
 
-std::string trajectory_view_section(const fs::path& run_dir, size_t max_code_bytes) {
-  TrajectoryTexts texts;
-  const Status read = read_json_lines(run_dir / "trajectories.jsonl", [&](const Json& r, size_t) { return collect(r, texts); });
+std::string trajectories_section(TrajectoryTexts& texts, const Status& read, size_t max_code_bytes) {
   std::ostringstream out;
   out << "<h2>Trajectories</h2>\n<p class=\"note\">Each trajectory turn by turn: the verdict, the speedup of a correct "
          "kernel, the feedback the model received next (cut at "
@@ -185,6 +173,16 @@ std::string trajectory_view_section(const fs::path& run_dir, size_t max_code_byt
     out << "</details>\n";
   }
   return out.str();
+}
+
+}  // namespace
+
+RunView render_run_view(const fs::path& run_dir, size_t max_code_bytes) {
+  TrajectoryTexts texts;
+  FinishRange finished;
+  const Status read =
+      read_json_lines(run_dir / "trajectories.jsonl", [&](const Json& r, size_t) { return collect(r, texts, finished); });
+  return {settings_section(run_dir, finished), trajectories_section(texts, read, max_code_bytes)};
 }
 
 }  // namespace kevin::report
