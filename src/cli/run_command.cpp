@@ -264,6 +264,21 @@ void print_summary(const std::vector<rollout::TaskOutcome>& outcomes, std::ostre
   if (outcomes.size() > kSummaryTasks) out << "  ... and " << outcomes.size() - kSummaryTasks << " more (see the report)\n";
 }
 
+// What a run left: its turns written out (trajectories.jsonl, best/) and each task's outcome.
+struct RunOutputs {
+  size_t turns = 0;
+  std::vector<rollout::TaskOutcome> outcomes;
+};
+
+Result<RunOutputs> write_outputs(const rollout::RunStore& store, const rollout::RolloutConfig& config,
+                                 const std::vector<tasks::TaskInfo>& selected, const fs::path& dir, const std::string& ext) {
+  KEVIN_ASSIGN_OR_RETURN(auto scored, rollout::scored_turns(store, config));
+  KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(scored, dir, ext));
+  std::vector<std::string> ids;
+  for (const auto& t : selected) ids.push_back(t.id);
+  return RunOutputs{scored.size(), rollout::task_outcomes(scored, ids)};
+}
+
 // The evaluations running now, when the evaluator can say (the local engine).
 std::function<int()> running_evaluations(env::Evaluator* evaluator) {
   auto* engine = dynamic_cast<env::EngineEvaluator*>(evaluator);
@@ -311,34 +326,24 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
     status = rollout.run(*selected, interrupt);
   }
   const std::string ext = (*evaluator)->backend() == "cuda" ? "cu" : "cpp";
-  Result<size_t> written = internal_error("not written");
-  std::vector<rollout::TaskOutcome> outcomes;
-  if (auto scored = rollout::scored_turns(*store, *rollout_cfg); scored.is_ok()) {
-    const Status wrote = rollout::write_run_outputs(*scored, dir, ext);
-    written = wrote.is_ok() ? Result<size_t>(scored->size()) : Result<size_t>(wrote);
-    std::vector<std::string> ids;
-    for (const auto& t : *selected) ids.push_back(t.id);
-    outcomes = rollout::task_outcomes(*scored, ids);
-  } else {
-    written = scored.status();
-  }
+  const auto written = write_outputs(*store, *rollout_cfg, *selected, dir, ext);
   Status outputs = written.is_ok() ? report::write_metrics_file(dir) : written.status();
   if (status.code() == StatusCode::kCancelled && written.is_ok()) {
-    print_summary(outcomes, out);
-    out << "interrupted: " << *written << " turns kept in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
+    print_summary(written->outcomes, out);
+    out << "interrupted: " << written->turns << " turns kept in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
         << "resume with: kevin run --resume " << dir.string() << "\nreport: kevin report " << dir.string() << "\n";
     return Failure{kExitInterrupted, ""};
   }
   if (!status.is_ok()) {
     // The run's own failure comes first; the finished turns stay in run.db either way.
     std::string message = status.message() + "\n";
-    if (written.is_ok()) message += std::to_string(*written) + " finished turns are kept; ";
-    if (!outputs.is_ok() && written.is_ok() && *written > 0) message += "(metrics not written: " + outputs.message() + ") ";
+    if (written.is_ok()) message += std::to_string(written->turns) + " finished turns are kept; ";
+    if (!outputs.is_ok() && written.is_ok() && written->turns > 0) message += "(metrics not written: " + outputs.message() + ") ";
     return failure(message + "continue with: kevin run --resume " + dir.string());
   }
   if (!outputs.is_ok()) return failure("writing outputs: " + outputs.message());
-  print_summary(outcomes, out);
-  out << "run complete: " << *written << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
+  print_summary(written->outcomes, out);
+  out << "run complete: " << written->turns << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
       << "report: kevin report " << dir.string() << "\n";
   return std::nullopt;
 }

@@ -481,13 +481,6 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json
   return out;
 }
 
-Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config, const fs::path& run_dir,
-                                 const std::string& extension) {
-  KEVIN_ASSIGN_OR_RETURN(auto turns, scored_turns(store, config));
-  KEVIN_RETURN_IF_ERROR(write_run_outputs(turns, run_dir, extension));
-  return turns.size();
-}
-
 Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& turns, const fs::path& run_dir,
                          const std::string& extension) {
   std::map<std::string, const Json*> best;  // task → fastest correct record

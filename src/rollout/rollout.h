@@ -107,12 +107,9 @@ struct TaskOutcome {
 std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
                                        const std::vector<std::string>& task_ids);
 
-// Writes RUN_DIR/trajectories.jsonl (every stored turn with its return and advantage, in key
-// order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each task over all
-// allocations; ext "cu" or "cpp"). Returns the number of records written.
-Result<size_t> write_run_outputs(const RunStore& store, const RolloutConfig& config,
-                                 const std::filesystem::path& run_dir, const std::string& extension);
-// The same from turns scored_turns already returned (no second read of the store).
+// Writes RUN_DIR/trajectories.jsonl (every turn scored_turns returned, with its return and
+// advantage, in key order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each
+// task over all allocations; ext "cu" or "cpp").
 Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored, const std::filesystem::path& run_dir,
                          const std::string& extension);
 

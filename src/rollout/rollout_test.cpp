@@ -228,9 +228,10 @@ TEST_F(RolloutTest, OutputsCarryReturnsAdvantagesAndTheBestKernel) {
   FunctionPolicy policy(script);
   Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
   ASSERT_TRUE(rollout.run(tasks_).is_ok());
-  auto written = write_run_outputs(*store_, config_, dir_->path(), "cu");
-  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
-  EXPECT_EQ(*written, 18u);
+  auto scored = scored_turns(*store_, config_);
+  ASSERT_TRUE(scored.is_ok()) << scored.status().to_string();
+  ASSERT_TRUE(write_run_outputs(*scored, dir_->path(), "cu").is_ok());
+  EXPECT_EQ(scored->size(), 18u);
   auto text = read_file(dir_->path() / "trajectories.jsonl");
   ASSERT_TRUE(text.is_ok());
   auto lines = parse_json_lines(*text);
