@@ -5,6 +5,7 @@ docs/kernelbench.md. Used as a module (check_answer) or a command (JSON on stdou
 
 import ast
 import json
+import re
 import sys
 
 MAX_SOURCE_BYTES = 256 * 1024
@@ -89,7 +90,9 @@ RULE_ORDER = ["syntax_error", "source_too_large", "source_too_complex", "inherit
               "try_except_fallback", "precision_downgrade", "torch_compile", "torch_internals", "io_not_allowed",
               "dynamic_code", "import_not_allowed", "library_not_allowed", "build_option_not_allowed", "monkeypatch",
               "global_state", "state_across_calls", "output_buffer_reuse", "partial_fusion", "pytorch_compute",
-              "no_custom_kernel"]
+              "no_custom_kernel", "build_arguments_not_static"]
+# An extension's name becomes its module's name (PyInit_<name>) and a C macro.
+EXTENSION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 
 
 class Finding:
@@ -740,14 +743,111 @@ class HotPath:
             self.checker.flag("pytorch_compute", node, ".%s() in %s" % (method, self.fn.name))
 
 
-def check_answer(source):
-    """Findings for one answer, most specific first within the order the checks ran; [] when
-    the answer passes every static rule. Never raises for any input text."""
+class Extensions:
+    """The load_inline calls of an answer with their arguments known from the text alone
+    (string constants, module-level names bound once, lists and `+` of those), so kevin can
+    build them before any of the answer runs. A call whose arguments are computed is a
+    finding (`build_arguments_not_static`), not an extension."""
+
+    def __init__(self, answer, checker):
+        self.answer, self.checker = answer, checker
+        self.found = []
+
+    def run(self):
+        for node in ast.walk(self.answer.tree):
+            if self.answer.is_load_inline(node):
+                self.extract(node)
+        names = [e["name"] for e in self.found]
+        for e in self.found:
+            if names.count(e["name"]) > 1:
+                self.checker.flag("build_arguments_not_static", None, "two load_inline calls build '%s'" % e["name"])
+                break
+        return self.found
+
+    def argument(self, call, index, keyword):
+        for kw in call.keywords:
+            if kw.arg == keyword:
+                return kw.value
+        return call.args[index] if index < len(call.args) else None
+
+    def extract(self, call):
+        name = self.text(self.argument(call, 0, "name"))
+        cpp = self.sources(self.argument(call, 1, "cpp_sources"))
+        cuda = self.sources(self.argument(call, 2, "cuda_sources"))
+        functions_node = self.argument(call, 3, "functions")
+        functions = [] if functions_node is None or is_empty_literal(functions_node) else self.sources(functions_node)
+        if isinstance(functions_node, ast.Constant) and isinstance(functions_node.value, str):
+            functions = [functions_node.value]
+        missing = [what for what, value in (("name", name), ("cpp_sources", cpp), ("cuda_sources", cuda),
+                                            ("functions", functions)) if value is None]
+        if missing:
+            self.checker.flag("build_arguments_not_static", call,
+                              "load_inline's %s must be written in the answer as strings (or lists of strings, "
+                              "or names bound to them once at module level)" % ", ".join(missing))
+            return
+        if not EXTENSION_NAME.match(name):
+            self.checker.flag("build_arguments_not_static", call, "extension name %r is not an identifier" % name)
+            return
+        bad = [f for f in functions if not EXTENSION_NAME.match(f)]
+        if bad:
+            self.checker.flag("build_arguments_not_static", call, "function name %r is not an identifier" % bad[0])
+            return
+        self.found.append({"name": name, "cpp_sources": "\n".join(cpp), "cuda_sources": "\n".join(cuda),
+                           "functions": functions, "line": call.lineno})
+
+    def text(self, node, depth=0):
+        """The string `node` denotes, or None when the text alone does not say."""
+        if depth > 32 or node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.text(node.left, depth + 1), self.text(node.right, depth + 1)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.Name):
+            bound = self.bound_once(node.id)
+            return self.text(bound, depth + 1) if bound is not None else None
+        return None
+
+    def sources(self, node, depth=0):
+        """A list of strings for a source argument (None → []), or None when not static."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return []
+        if depth > 32:
+            return None
+        if isinstance(node, ast.Name):
+            bound = self.bound_once(node.id)
+            if bound is not None and isinstance(bound, (ast.List, ast.Tuple)):
+                return self.sources(bound, depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self.text(e, depth + 1) for e in node.elts]
+            return None if any(i is None for i in items) else items
+        single = self.text(node, depth + 1)
+        return None if single is None else [single]
+
+    def bound_once(self, name):
+        values = module_values(self.answer.tree, name)
+        rebound = sum(name in bound_names(n) for n in self.answer.tree.body)
+        return values[0] if len(values) == 1 and rebound == 1 else None
+
+
+def extract_extensions(source):
+    """(findings, extensions) for one answer: every static finding of check_answer, plus
+    build_arguments_not_static ones; each extension {"name", "cpp_sources", "cuda_sources",
+    "functions", "line"} as load_inline would get it. Never raises for any input text."""
     checker = Checker(source)
+    extensions = []
     try:
-        findings = checker.run()
+        checker.run()
+        if checker.answer is not None:
+            extensions = Extensions(checker.answer, checker).run()
     except RecursionError:
-        findings = [Finding("source_too_complex", 0, "nesting too deep to check")]
+        checker.findings = [Finding("source_too_complex", 0, "nesting too deep to check")]
+        extensions = []
+    return unique_findings(checker.findings), extensions
+
+
+def unique_findings(findings):
     seen, unique = set(), []
     for f in sorted(findings, key=lambda f: RULE_ORDER.index(f.rule)):
         key = (f.rule, f.line, f.detail)
@@ -757,14 +857,35 @@ def check_answer(source):
     return unique
 
 
+def check_answer(source):
+    """Findings for one answer, most specific first within the order the checks ran; [] when
+    the answer passes every static rule. Never raises for any input text."""
+    checker = Checker(source)
+    try:
+        findings = checker.run()
+    except RecursionError:
+        findings = [Finding("source_too_complex", 0, "nesting too deep to check")]
+    return unique_findings(findings)
+
+
 def main(argv):
-    if len(argv) != 2:
-        print("usage: kernelbench_check.py ANSWER.py", file=sys.stderr)
+    """kernelbench_check.py [--extract] ANSWER.py (- reads standard input): the findings as
+    JSON; with --extract also the extensions kevin is to build."""
+    extract = "--extract" in argv[1:]
+    paths = [a for a in argv[1:] if a != "--extract"]
+    if len(paths) != 1:
+        print("usage: kernelbench_check.py [--extract] ANSWER.py", file=sys.stderr)
         return 2
-    with open(argv[1], encoding="utf-8", errors="surrogateescape") as f:
-        source = f.read()
-    findings = check_answer(source)
-    print(json.dumps({"findings": [f.as_json() for f in findings]}))
+    if paths[0] == "-":
+        source = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+    else:
+        with open(paths[0], encoding="utf-8", errors="surrogateescape") as f:
+            source = f.read()
+    if not extract:
+        print(json.dumps({"findings": [f.as_json() for f in check_answer(source)]}))
+        return 0
+    findings, extensions = extract_extensions(source)
+    print(json.dumps({"findings": [f.as_json() for f in findings], "extensions": extensions}))
     return 0
 
 

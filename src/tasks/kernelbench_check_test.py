@@ -17,7 +17,7 @@ FIXTURES = None
 
 
 def first_rule(source):
-    findings = kernelbench_check.check_answer(source)
+    findings, _ = kernelbench_check.extract_extensions(source)
     return findings[0].rule if findings else "pass"
 
 
@@ -161,6 +161,41 @@ class HonestAnswerTest(unittest.TestCase):
         self.assertEqual(first_rule(linked), "build_option_not_allowed")
 
 
+class ExtractionTest(unittest.TestCase):
+    def test_the_usual_answer_yields_its_extension_as_load_inline_gets_it(self):
+        findings, extensions = kernelbench_check.extract_extensions(HONEST_CUDA)
+        self.assertEqual(findings, [])
+        self.assertEqual(len(extensions), 1)
+        ext = extensions[0]
+        self.assertEqual((ext["name"], ext["functions"]), ("fused", ["launch"]))
+        self.assertEqual(ext["cpp_sources"], "torch::Tensor launch(torch::Tensor x, torch::Tensor b, double s);")
+        self.assertIn("__global__ void scale_bias", ext["cuda_sources"])
+
+    def test_lists_concatenations_and_names_are_followed(self):
+        text = HONEST_CUDA.replace('cpp_sources=cpp_src', 'cpp_sources=[HEADER + cpp_src, "// end"]').replace(
+            'BLOCK = 256', 'BLOCK = 256\nHEADER = "#include <torch/extension.h>\\n"')
+        _, extensions = kernelbench_check.extract_extensions(text)
+        self.assertEqual(extensions[0]["cpp_sources"].split("\n")[0], "#include <torch/extension.h>")
+        self.assertTrue(extensions[0]["cpp_sources"].endswith("\n// end"))
+
+    def test_a_name_bound_twice_is_not_static(self):
+        text = HONEST_CUDA.replace('BLOCK = 256', 'BLOCK = 256\ncpp_src = cpp_src.replace("s)", "t)")')
+        findings, extensions = kernelbench_check.extract_extensions(text)
+        self.assertEqual(extensions, [])
+        self.assertIn("build_arguments_not_static", [f.rule for f in findings])
+        self.assertIn("cpp_sources", [f.detail for f in findings if f.rule == "build_arguments_not_static"][0])
+
+    def test_a_name_that_is_not_an_identifier_is_refused(self):
+        findings, extensions = kernelbench_check.extract_extensions(HONEST_CUDA.replace('name="fused"', 'name="a-b"'))
+        self.assertEqual(extensions, [])
+        self.assertEqual([f.detail for f in findings], ["extension name 'a-b' is not an identifier"])
+
+    def test_the_command_extracts_from_standard_input(self):
+        out = subprocess.run([sys.executable, kernelbench_check.__file__, "--extract", "-"], input=HONEST_CUDA,
+                             capture_output=True, text=True, check=True).stdout
+        self.assertEqual(json.loads(out)["extensions"][0]["functions"], ["launch"])
+
+
 class RobustnessTest(unittest.TestCase):
     def test_mutated_answers_never_raise(self):
         rng = random.Random(18)
@@ -171,7 +206,7 @@ class RobustnessTest(unittest.TestCase):
             mutated = text[:cut] + rng.choice(["", "(", ")", ":", "\n    ", "\x00", "\udcff", "[" * 50, "@"]) + \
                 text[cut + rng.randrange(4):]
             with self.subTest(iteration=i):
-                findings = kernelbench_check.check_answer(mutated)
+                findings, _ = kernelbench_check.extract_extensions(mutated)
                 self.assertTrue(all(f.rule in kernelbench_check.RULE_ORDER for f in findings))
 
     def test_deep_nesting_and_size_are_findings_not_crashes(self):
