@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalArgs {
-  std::string task, candidate, batch, backend = "auto", tolerance = "default";
+  std::string task, candidate, batch, backend = "auto", tolerance = "default", format = "auto";
   std::string python, cache;
   std::string devices = "all";
   std::string queue, queue_model;  // judge on remote workers instead
@@ -78,6 +78,13 @@ Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) 
   o.timing_budget_ms = a.timing_budget_ms;
   o.max_timed_calls = a.max_timed_calls;
   o.jobs = a.jobs;
+  o.format = a.format;
+  if (a.format == "auto" && !a.candidate.empty()) {
+    // One candidate: its format is known now, and kevin's ABI needs no PyTorch toolchain.
+    if (auto text = read_file(a.candidate, size_t{64} << 20); text.is_ok()) {
+      o.format = engine::format_name(engine::detect_format(*text));
+    }
+  }
   return env::EngineEvaluator::create(o);
 }
 
@@ -370,6 +377,9 @@ void add_eval_command(CLI::App& app, Action& action) {
   task->needs(cand);
   cand->needs(task);
   batch->excludes(task)->excludes(cand);
+  sub->add_option("--format", args->format,
+                  "candidate format: kevin (C ABI), kernelbench (ModelNew + load_inline), auto (by the file's text)")
+      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
   sub->add_option("--backend", args->backend, "cuda, cpu or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_device_options(sub, &args->devices);

@@ -274,6 +274,11 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
                        " (build it, or compile without the sandbox: --no-sandbox)");
     }
   }
+  if (config.torch) {
+    for (const auto& dirs : {config.torch->include_dirs, config.torch->library_dirs}) {
+      config.extra_read_only.insert(config.extra_read_only.end(), dirs.begin(), dirs.end());
+    }
+  }
   std::vector<fs::path> toolchain = toolchain_paths(compiler, config.extra_read_only);
   CompileDriver driver(std::move(config), "", std::move(toolchain));
   // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
@@ -305,13 +310,35 @@ Status CompileDriver::find_include_roots() {
 }
 
 std::vector<std::string> CompileDriver::flags() const {
-  if (config_.backend == Backend::kCuda) {
-    return {"-O3", "-std=c++17", "-arch=" + config_.cuda_arch, "-shared", "-Xcompiler",
-            "-fPIC", "-cudart", "shared", "--expt-relaxed-constexpr", "-Xptxas", "-v",
-            "-Xlinker", "-z,relro,-z,now"};
+  const bool cuda = config_.backend == Backend::kCuda;
+  std::vector<std::string> flags =
+      cuda ? std::vector<std::string>{"-O3", "-std=c++17", "-arch=" + config_.cuda_arch, "-shared", "-Xcompiler",
+                                      "-fPIC", "-cudart", "shared", "--expt-relaxed-constexpr", "-Xptxas", "-v",
+                                      "-Xlinker", "-z,relro,-z,now"}
+           : std::vector<std::string>{"-O3", "-std=c++17", "-march=x86-64-v2", "-shared", "-fPIC", "-fno-fast-math",
+                                      "-Wl,-z,relro,-z,now"};
+  if (!config_.torch) return flags;
+  // What torch.utils.cpp_extension passes, fixed: the answer's extra_cflags are not used.
+  flags.push_back("-DTORCH_API_INCLUDE_EXTENSION_H");
+  for (const auto& d : config_.torch->defines) flags.push_back("-D" + d);
+  if (cuda) {
+    for (const char* d : {"__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                          "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"}) {
+      flags.push_back(std::string("-D") + d);
+    }
   }
-  return {"-O3", "-std=c++17", "-march=x86-64-v2", "-shared", "-fPIC", "-fno-fast-math",
-          "-Wl,-z,relro,-z,now"};
+  for (const auto& dir : config_.torch->include_dirs) flags.insert(flags.end(), {"-isystem", dir});
+  for (const auto& dir : config_.torch->library_dirs) flags.push_back("-L" + dir);
+  return flags;
+}
+
+std::vector<std::string> CompileDriver::libraries() const {
+  if (!config_.torch) return {};
+  // After the source: a linker that drops libraries nothing before them needs (--as-needed)
+  // must see the object's references first.
+  std::vector<std::string> libs = {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"};
+  if (config_.backend == Backend::kCuda) libs.insert(libs.end(), {"-lc10_cuda", "-ltorch_cuda"});
+  return libs;
 }
 
 std::string CompileDriver::cache_key(std::string_view source) const {
@@ -319,7 +346,9 @@ std::string CompileDriver::cache_key(std::string_view source) const {
   h.update_field(kCacheFormat).update_field(source);
   h.update_field(std::to_string(KEVIN_ABI_VERSION)).update_field(compiler_version_);
   for (const auto& f : flags()) h.update_field(f);
+  for (const auto& l : libraries()) h.update_field(l);
   h.update_field(config_.backend == Backend::kCuda ? config_.cuda_arch : "host");
+  if (config_.torch) h.update_field("torch " + config_.torch->torch_version);
   return h.hex_digest();
 }
 
@@ -336,6 +365,9 @@ std::vector<std::string> CompileDriver::compiler_argv(const fs::path& source, St
   }
   argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), source.filename().string(), "-o",
                            step == Step::kPreprocess ? "candidate.ii" : kObjectName});
+  if (step == Step::kCompile) {
+    for (auto& lib : libraries()) argv.push_back(std::move(lib));
+  }
   return argv;
 }
 
@@ -436,7 +468,7 @@ Status CompileDriver::gate_translation_units(const fs::path& dir, BuildResult* r
       return Status::ok();
     }
     KEVIN_RETURN_IF_ERROR(text.status());
-    if (auto r = check_translation_unit(*text, config_.backend, include_roots_)) {
+    if (auto r = check_translation_unit(*text, config_.backend, include_roots_, profile())) {
       result->rejection = std::move(r);
       return Status::ok();
     }
@@ -452,7 +484,7 @@ Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) con
     return Status::ok();
   }
   KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(object, kMaxObjectBytes));
-  result->rejection = check_object(image, config_.backend, result->device_global_bytes);
+  result->rejection = check_object(image, config_.backend, result->device_global_bytes, profile());
   return Status::ok();
 }
 

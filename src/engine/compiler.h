@@ -23,6 +23,7 @@
 #include "core/status.h"
 #include "engine/backend.h"
 #include "engine/gate.h"
+#include "engine/kernelbench.h"
 #include "sys/file_lock.h"
 #include "sys/process.h"
 
@@ -51,6 +52,11 @@ struct CompilerConfig {
   // Cap on the bytes under <cache_dir>/builds; least recently used entries that no
   // BuildResult holds are evicted after a store that goes over it.
   uint64_t max_cache_bytes = uint64_t{8} << 30;
+
+  // Set: this driver builds PyTorch extensions from KernelBench answers (extension_unit
+  // texts) against this installation, with the torch-extension profile of the gates
+  // (Profile::kTorchExtension); its folders are added to the sandbox's read-only paths.
+  std::optional<TorchToolchain> torch;
 };
 
 struct BuildResult {
@@ -88,8 +94,11 @@ class CompileDriver {
 
   const CompilerConfig& config() const { return config_; }
   const std::string& compiler_version() const { return compiler_version_; }
+  Profile profile() const { return config_.torch ? Profile::kTorchExtension : Profile::kKevinAbi; }
   // The full flag list, as part of the cache key and for docs.
   std::vector<std::string> flags() const;
+  // The libraries a torch extension links (empty for kevin's ABI), after the source.
+  std::vector<std::string> libraries() const;
 
  private:
   struct Accounting;  // what the cache holds, as far as this driver knows; shared by copies

@@ -38,19 +38,27 @@ const std::vector<std::string> kCpuOnlyIncludes = {
     "immintrin.h", "x86intrin.h", "emmintrin.h", "xmmintrin.h", "pmmintrin.h",
     "tmmintrin.h", "smmintrin.h", "nmmintrin.h", "avxintrin.h", "avx2intrin.h", "fmaintrin.h"};
 
+// PyTorch's extension headers (torch profile only). What they declare is judged after the
+// build, by the object gate's list of PyTorch entry points.
+const std::vector<std::string> kTorchIncludes = {
+    "torch/extension.h", "torch/types.h", "ATen/ATen.h", "ATen/Dispatch.h", "ATen/cuda/CUDAContext.h",
+    "c10/cuda/CUDAGuard.h", "c10/cuda/CUDAStream.h", "c10/cuda/CUDAException.h", "c10/util/Half.h",
+    "c10/util/BFloat16.h", "pybind11/pybind11.h", "vector", "tuple", "string", "iostream", "cstdio", "stdio.h",
+    "optional", "functional", "memory"};
+
 }  // namespace
 
-const std::vector<std::string>& allowed_includes(Backend backend) {
-  static const std::vector<std::string> cuda = [] {
-    auto v = kCommonIncludes;
-    v.insert(v.end(), kCudaOnlyIncludes.begin(), kCudaOnlyIncludes.end());
+const std::vector<std::string>& allowed_includes(Backend backend, Profile profile) {
+  static const auto join = [](std::initializer_list<const std::vector<std::string>*> lists) {
+    std::vector<std::string> v;
+    for (const auto* l : lists) v.insert(v.end(), l->begin(), l->end());
     return v;
-  }();
-  static const std::vector<std::string> cpu = [] {
-    auto v = kCommonIncludes;
-    v.insert(v.end(), kCpuOnlyIncludes.begin(), kCpuOnlyIncludes.end());
-    return v;
-  }();
+  };
+  static const std::vector<std::string> cuda = join({&kCommonIncludes, &kCudaOnlyIncludes});
+  static const std::vector<std::string> cpu = join({&kCommonIncludes, &kCpuOnlyIncludes});
+  static const std::vector<std::string> torch_cuda = join({&kCommonIncludes, &kCudaOnlyIncludes, &kTorchIncludes});
+  static const std::vector<std::string> torch_cpu = join({&kCommonIncludes, &kCpuOnlyIncludes, &kTorchIncludes});
+  if (profile == Profile::kTorchExtension) return backend == Backend::kCuda ? torch_cuda : torch_cpu;
   return backend == Backend::kCuda ? cuda : cpu;
 }
 
@@ -144,8 +152,9 @@ std::string at_line(size_t line) { return " (line " + std::to_string(line) + ")"
 // construct scanner shared with the translation-unit gate.
 class SourceGate {
  public:
-  SourceGate(std::string_view code, Backend backend)
-      : lexer_(code, gate_detail::DirectiveStyle::kSource), scanner_(backend, true), backend_(backend) {}
+  SourceGate(std::string_view code, Backend backend, Profile profile)
+      : lexer_(code, gate_detail::DirectiveStyle::kSource), scanner_(backend, true), backend_(backend),
+        profile_(profile) {}
 
   std::optional<Rejection> run() {
     for (Token token = lexer_.next(); token.kind != TokenKind::kEnd; token = lexer_.next()) {
@@ -204,7 +213,7 @@ class SourceGate {
     if (!header) {
       return Rejection{"include_not_allowed", "malformed or macro #include at line " + std::to_string(line)};
     }
-    const auto& allowed = allowed_includes(backend_);
+    const auto& allowed = allowed_includes(backend_, profile_);
     if (std::find(allowed.begin(), allowed.end(), *header) == allowed.end()) {
       return Rejection{"include_not_allowed", "#include <" + *header + ">" + at_line(line) +
                                                   " is not on the list of allowed headers"};
@@ -225,13 +234,14 @@ class SourceGate {
   gate_detail::Lexer lexer_;
   gate_detail::ConstructScanner scanner_;
   Backend backend_;
+  Profile profile_;
   bool saw_token_ = false;
   bool saw_entry_point_ = false;
 };
 
 }  // namespace
 
-std::optional<Rejection> check_source(std::string_view source, Backend backend) {
+std::optional<Rejection> check_source(std::string_view source, Backend backend, Profile profile) {
   if (source.size() > kMaxSourceBytes) {
     return Rejection{"source_too_large", "the source is " + std::to_string(source.size()) +
                                              " bytes; the limit is 1 MiB"};
@@ -243,11 +253,11 @@ std::optional<Rejection> check_source(std::string_view source, Backend backend) 
     return Rejection{"source_not_utf8", "the source contains NUL bytes"};
   }
   const std::string normalised = normalise_directives(source);
-  SourceGate gate(normalised, backend);
+  SourceGate gate(normalised, backend, profile);
   auto rejection = gate.run();
   if (!gate.saw_token()) return Rejection{"source_empty", "the source contains no code"};
   if (rejection) return rejection;
-  if (!gate.saw_entry_point()) {
+  if (profile == Profile::kKevinAbi && !gate.saw_entry_point()) {
     return Rejection{"missing_entry_point",
                      "no definition of extern \"C\" int kevin_forward(const kevin_args*) found"};
   }

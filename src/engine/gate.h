@@ -26,8 +26,9 @@ struct Rejection {
   std::string detail;  // human explanation, e.g. "<cublas_v2.h> (line 3) is not on the list"
 };
 
-// The headers a candidate may include on `backend`.
-const std::vector<std::string>& allowed_includes(Backend backend);
+// The headers a candidate may include on `backend`; a torch extension may also include
+// PyTorch's extension headers (torch/extension.h, ATen, c10's CUDA stream and guard headers).
+const std::vector<std::string>& allowed_includes(Backend backend, Profile profile = Profile::kKevinAbi);
 
 // The text gate: nullopt when the source may be compiled; otherwise the first rule that fired
 // (in text order). Undoes line splices and %: digraphs, then lexes the text and checks: every
@@ -37,10 +38,10 @@ const std::vector<std::string>& allowed_includes(Backend backend);
 // optimize/target, clang, STDC, float_control, fp_contract, fenv_access -> compiler_flag_
 // override; weak, redefine_extname, GCC system_header/dependency -> banned_construct); no
 // _Pragma or __pragma at all; every entry of every attribute list and the assembly rules (see
-// check_translation_unit); kevin_forward present.
+// check_translation_unit); kevin_forward present (kevin's ABI only).
 // Macro expansion (token pasting, attributes or pragmas behind macros) is invisible here:
 // that is check_translation_unit's job.
-std::optional<Rejection> check_source(std::string_view source, Backend backend);
+std::optional<Rejection> check_source(std::string_view source, Backend backend, Profile profile = Profile::kKevinAbi);
 
 // The gate over what the compiler sees. `preprocessed` is the compiler's preprocessor output
 // for the candidate file, with GNU linemarkers (`# 12 "candidate.cu" 2`): `g++ -E` / `nvcc -E`
@@ -83,7 +84,8 @@ std::optional<Rejection> check_translation_unit(std::string_view preprocessed, B
 // deny-list: pass the compiler's include search directories (include_search_dirs of its `-v`
 // output) plus the folder holding kevin_abi.h. The direct-include rule still applies.
 std::optional<Rejection> check_translation_unit(std::string_view preprocessed, Backend backend,
-                                                const std::vector<std::string>& allowed_roots);
+                                                const std::vector<std::string>& allowed_roots,
+                                                Profile profile = Profile::kKevinAbi);
 
 // The include search directories a compiler lists under `-v` (`g++ -E -v ...`, or
 // `nvcc -E -Xcompiler -v ...`): the lines between "#include ... search starts here:" and

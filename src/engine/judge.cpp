@@ -73,6 +73,11 @@ Decision rejected_when_timed(const Rejection& r) {
               r.detail + "."};
 }
 
+// A rejection by what the runner saw the answer do (a KernelBench answer's PyTorch operators).
+Decision rejected_when_run(const Rejection& r) {
+  return {VerdictKind::kRejected, r.rule, "Your answer was rejected while it ran (rule " + r.rule + "): " + r.detail + "."};
+}
+
 std::string printed_suffix(const std::string& printed) {
   if (printed.empty()) return "";
   return "\nOutput printed by the kernel before it stopped:\n" + printed;
@@ -272,6 +277,11 @@ class Evaluation {
   // The object's writable data symbols (offsets from its load base): the runner resets those
   // that turn out to be device variables before every call.
   void set_data_symbols(std::vector<uint64_t> offsets) { data_symbols_ = std::move(offsets); }
+  // Runs a KernelBench answer (its text; the extension the object is) in the Python runner.
+  void set_kernelbench(std::string_view answer, std::string extension) {
+    answer_ = std::string(answer);
+    extension_ = std::move(extension);
+  }
   // What the candidate printed; then lets the runner exit (or kills it).
   std::string finish() {
     watch_.reset();
@@ -321,6 +331,7 @@ class Evaluation {
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
   double overhead_ms_ = 0;             // harness time per timed call, measured before loading
   std::vector<uint64_t> data_symbols_;
+  std::string answer_, extension_;  // a KernelBench answer (empty: kevin's ABI)
   const char* phase_ = "load";
   std::optional<RunnerSession> session_;
   std::unique_ptr<MemoryWatch> watch_;  // stopped before the session ends (declared after it)
@@ -334,7 +345,10 @@ void Evaluation::watch_memory() {
     KEVIN_LOG(debug) << "NVML does not list the runner; its GPU memory is not watched";
     return;
   }
-  watch_ = std::make_unique<MemoryWatch>(session_->pid(), *base + config_.device_memory_slack_bytes);
+  // A KernelBench answer allocates its outputs (and PyTorch caches what it frees): it may hold
+  // a few output and input sets beyond the harness's slack.
+  const uint64_t answer_allocations = extension_.empty() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
+  watch_ = std::make_unique<MemoryWatch>(session_->pid(), *base + config_.device_memory_slack_bytes + answer_allocations);
 }
 
 Decision Evaluation::lost(const RunnerSession::Reply& reply, std::chrono::milliseconds limit, const char* stage) {
@@ -390,8 +404,21 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_
 
 Status Evaluation::start(const fs::path& object) {
   const bool pid_namespace = config_.pid_namespace && pid_namespace_works_->load();
-  RunnerSession::Start how{config_.runner_path, object,          ref_.inputs_file(), view_.out.set_bytes,
-                           view_.in.set_bytes,  config_.device, config_.sandbox,    pid_namespace};
+  RunnerSession::Start how;
+  how.runner = config_.runner_path;
+  how.object = object;
+  how.inputs_file = ref_.inputs_file();
+  how.staging_bytes = view_.out.set_bytes;
+  how.slot_bytes = view_.in.set_bytes;
+  how.device = config_.device;
+  how.sandbox = config_.sandbox;
+  how.pid_namespace = pid_namespace;
+  if (!extension_.empty()) {
+    how.python = config_.kernelbench->python;
+    how.python_runner = config_.kernelbench->runner_script;
+    how.support_library = config_.kernelbench->support_library;
+    how.answer = answer_;
+  }
   KEVIN_ASSIGN_OR_RETURN(RunnerSession started, RunnerSession::start(how));
   session_.emplace(std::move(started));
   const Json setup = {{"cmd", "setup"},
@@ -482,8 +509,14 @@ Result<double> Evaluation::calibrate() {
 Result<std::optional<Decision>> Evaluation::load() {
   SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
   ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
-  KEVIN_ASSIGN_OR_RETURN(auto loaded, ask({{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}},
-                                         config_.init_timeout));
+  Json cmd = {{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}};
+  if (!extension_.empty()) {
+    Json args = Json::array();
+    for (const auto& a : ref_.inputs) args.push_back({{"name", a.tensor.name}, {"role", arg_role_name(a.role)}});
+    cmd.update({{"extension", extension_}, {"args", args}, {"forward_args", ref_.forward_args},
+                {"scalar_kinds", ref_.scalar_kinds}, {"init_inputs", ref_.init_inputs}});
+  }
+  KEVIN_ASSIGN_OR_RETURN(auto loaded, ask(cmd, config_.init_timeout));
   if (!loaded.answered()) return std::optional<Decision>(lost(loaded, config_.init_timeout, "loading"));
   if (!loaded.body.value("ok", false)) {
     return std::optional<Decision>(runtime_error(loaded.body.value("error", "loading failed"), printed()));
@@ -499,7 +532,12 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask(cmd, config_.call_timeout));
   if (!reply.answered()) return std::optional<Decision>(lost(reply, config_.call_timeout, stage));
   if (!reply.body.value("ok", false)) {
-    return std::optional<Decision>(runtime_error(reply.body.value("error", "unknown failure"), printed()));
+    const std::string error = reply.body.value("error", "unknown failure");
+    constexpr std::string_view kComputed = "pytorch_compute: ";
+    if (!extension_.empty() && error.rfind(kComputed, 0) == 0) {
+      return std::optional<Decision>(rejected_when_run({"pytorch_compute", error.substr(kComputed.size())}));
+    }
+    return std::optional<Decision>(runtime_error(error, printed()));
   }
   const int rc = reply.body.value("rc", 0);
   if (rc != 0) {
@@ -508,8 +546,11 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
   call_judge_ms_.push_back(reply.judge_ms);
   if (reply.body.value("input_hashes", std::vector<uint64_t>{}) != view_.input_hashes) {
     return std::optional<Decision>(wrong_answer(
-        "inputs modified",
-        "Your kernel modified its input tensors, which are read-only; outputs must be written only to args->outputs."));
+        "inputs modified", extension_.empty()
+                               ? "Your kernel modified its input tensors, which are read-only; outputs must be written "
+                                 "only to args->outputs."
+                               : "Your answer modified its input tensors (or the model's parameters), which are "
+                                 "read-only; return new tensors from forward instead."));
   }
   // A private copy first: the staging area is shared with the runner, which may still change it.
   copy_parallel(session_->staging(), view_.out.set_bytes, got);
@@ -832,7 +873,92 @@ Result<std::vector<std::string>> Judge::degeneracy(const ReferenceSet& ref) cons
   return reasons;
 }
 
-Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks) const {
+struct Judge::Prepared {
+  std::optional<Decision> decided;  // set: the candidate ends here (rejected, compile error)
+  BuildResult build;
+  std::vector<uint64_t> data_symbols;
+  std::string extension;  // a KernelBench answer's extension name
+};
+
+namespace {
+
+Decision compile_failed(const BuildResult& build) {
+  return {VerdictKind::kCompileError, "compilation failed", "Your kernel failed to compile. Compiler output:\n" + build.log};
+}
+
+// The checker's findings as the verdict: the first one's rule, all of them in the feedback.
+Decision refused_answer(const std::vector<AnswerFinding>& findings) {
+  std::string detail = findings.front().detail + (findings.front().line > 0 ? " (line " + std::to_string(findings.front().line) + ")" : "");
+  for (size_t i = 1; i < findings.size() && i < 8; ++i) {
+    detail += "; also " + findings[i].rule + ": " + findings[i].detail;
+  }
+  return rejected({findings.front().rule, detail});
+}
+
+}  // namespace
+
+Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult* result) const {
+  Prepared p;
+  if (auto r = check_source(source, config_.backend)) {
+    p.decided = rejected(*r);
+    return p;
+  }
+  KEVIN_ASSIGN_OR_RETURN(p.build, compiler_.build(source));
+  result->compile_ms = p.build.compile_ms;
+  result->cache_hit = p.build.cache_hit;
+  if (p.build.rejection) p.decided = rejected(*p.build.rejection);
+  if (!p.build.rejection && !p.build.ok) p.decided = compile_failed(p.build);
+  if (p.decided) return p;
+  KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(p.build.object, size_t{256} << 20));
+  KEVIN_ASSIGN_OR_RETURN(ElfObject elf, read_elf_object(image));
+  p.data_symbols = elf.writable_data_objects;
+  return p;
+}
+
+Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, const ReferenceSet& ref,
+                                                   EvalResult* result) const {
+  if (!config_.kernelbench) {
+    return failed_precondition("this is a KernelBench answer (class ModelNew), and this evaluator judges kevin's ABI "
+                               "only: pass --format kernelbench or --format auto");
+  }
+  if (!ref.init_inputs.is_array()) {
+    return failed_precondition("task " + ref.task_name + ": get_init_inputs() returns values that are not JSON "
+                               "(tensors?), so ModelNew cannot be built from it");
+  }
+  const KernelBenchSupport& kb = *config_.kernelbench;
+  Prepared p;
+  KEVIN_ASSIGN_OR_RETURN(AnswerCheck check, kb.check(source));
+  if (!check.findings.empty()) {
+    p.decided = refused_answer(check.findings);
+    return p;
+  }
+  if (check.extensions.size() != 1) {
+    p.decided = rejected({"one_extension", "kevin builds one load_inline extension per answer; this one has " +
+                                               std::to_string(check.extensions.size())});
+    return p;
+  }
+  const ExtensionSpec& ext = check.extensions.front();
+  if (config_.backend == Backend::kCpu && !ext.cuda_sources.empty()) {
+    p.decided = Decision{VerdictKind::kCompileError, "cuda sources on the cpu backend",
+                         "Your answer has cuda_sources, and this evaluation runs on the CPU: only cpp_sources are built."};
+    return p;
+  }
+  const std::string unit = extension_unit(ext);
+  if (auto r = check_source(unit, config_.backend, Profile::kTorchExtension)) {
+    p.decided = rejected(*r);
+    return p;
+  }
+  KEVIN_ASSIGN_OR_RETURN(p.build, kb.compiler->build(unit));
+  result->compile_ms = p.build.compile_ms;
+  result->cache_hit = p.build.cache_hit;
+  if (p.build.rejection) p.decided = rejected(*p.build.rejection);
+  if (!p.build.rejection && !p.build.ok) p.decided = compile_failed(p.build);
+  p.extension = ext.name;
+  return p;
+}
+
+Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks,
+                                   CandidateFormat format) const {
   const auto start = Clock::now();
   EvalResult result;
   if (config_.backend == Backend::kCuda) result.device_ordinal = config_.device;
@@ -855,24 +981,18 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
                                "): a kernel could pass without doing the work, so it is not evaluated. Fix the task "
                                "(docs/tasks.md) or pass --allow-degenerate-tasks");
   }
-  if (auto r = check_source(source, config_.backend)) return finish(rejected(*r));
-  KEVIN_ASSIGN_OR_RETURN(BuildResult build, compiler_.build(source));
-  result.compile_ms = build.compile_ms;
-  result.cache_hit = build.cache_hit;
-  if (build.rejection) return finish(rejected(*build.rejection));
-  if (!build.ok) {
-    return finish({VerdictKind::kCompileError, "compilation failed",
-                   "Your kernel failed to compile. Compiler output:\n" + build.log});
-  }
-  KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(build.object, size_t{256} << 20));
-  KEVIN_ASSIGN_OR_RETURN(ElfObject elf, read_elf_object(image));
+  KEVIN_ASSIGN_OR_RETURN(Prepared prepared, format == CandidateFormat::kKernelBench
+                                                 ? prepare_kernelbench(source, ref, &result)
+                                                 : prepare_kevin(source, &result));
+  if (prepared.decided) return finish(*prepared.decided);
   result.phases.prepare_ms = ms_since(start);
 
   Result<Decision> decided = internal_error("not run");
   for (bool exclusive : {false, true}) {
     Evaluation evaluation(config_, ref, hooks, exclusive, &pid_namespace_works_, &result);
-    evaluation.set_data_symbols(elf.writable_data_objects);
-    decided = evaluation.run(build.object);
+    evaluation.set_data_symbols(prepared.data_symbols);
+    if (format == CandidateFormat::kKernelBench) evaluation.set_kernelbench(source, prepared.extension);
+    decided = evaluation.run(prepared.build.object);
     result.runner_output = evaluation.finish();
     if (!decided.is_ok() || exclusive || config_.gate == nullptr ||
         !neighbour_could_cause(*decided, evaluation.failed_phase())) {

@@ -29,9 +29,21 @@
 #include "engine/compare.h"
 #include "engine/compiler.h"
 #include "engine/device_gate.h"
+#include "engine/kernelbench.h"
 #include "engine/reference.h"
 
 namespace kevin::engine {
+
+// What judging KernelBench answers needs (docs/kernelbench.md). Borrowed pointers outlive the
+// judge.
+struct KernelBenchSupport {
+  const CompileDriver* compiler = nullptr;  // torch-extension profile (CompilerConfig::torch)
+  std::string python;                       // the interpreter with PyTorch that runs answers
+  std::filesystem::path runner_script;      // kernelbench_runner.py
+  std::filesystem::path support_library;    // libkevin-runner-support.so
+  // The static checker on one answer (tasks::check_kernelbench_answer); errors are ours.
+  std::function<Result<AnswerCheck>(std::string_view)> check;
+};
 
 struct EvalConfig {
   Backend backend = Backend::kCuda;
@@ -62,6 +74,8 @@ struct EvalConfig {
   bool allow_degenerate_tasks = false;      // evaluate even when a trivial output passes
   // Optional: shared during correctness runs, exclusive during timing (batch evaluation).
   DeviceGate* gate = nullptr;
+  // Set: KernelBench answers can be judged (Judge::evaluate with CandidateFormat::kKernelBench).
+  std::optional<KernelBenchSupport> kernelbench;
 };
 
 // What one evaluation may ask of the rest of the system.
@@ -112,13 +126,24 @@ class Judge {
       : compiler_(compiler), config_(std::move(config)) {}
 
   // Errors (kFailedPrecondition): the reference data is degenerate (unless allowed), the
-  // sandbox cannot be applied, the GPU stays unusable; see the class comment for the rest.
-  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks = {}) const;
+  // sandbox cannot be applied, the GPU stays unusable, a KernelBench answer meets a judge
+  // without KernelBenchSupport or a task whose init inputs are not JSON; see the class comment
+  // for the rest. A KernelBench answer goes through the static checker (its first finding is
+  // the `rejected` reason), is built as a PyTorch extension and runs in the Python runner under
+  // the same protocol; any ATen operator but allocation, views and copies seen during a
+  // correctness call is `rejected` (pytorch_compute).
+  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks = {},
+                              CandidateFormat format = CandidateFormat::kKevin) const;
   const EvalConfig& config() const { return config_; }
 
  private:
   // Degeneracy of `ref` under this judge's tolerance, computed once per data folder.
   Result<std::vector<std::string>> degeneracy(const ReferenceSet& ref) const;
+  // A KernelBench answer's checks and build: the built extension, or the decision that ends
+  // it (rejected, compile_error). Fills the result's compile fields.
+  struct Prepared;
+  Result<Prepared> prepare_kernelbench(std::string_view source, const ReferenceSet& ref, EvalResult* result) const;
+  Result<Prepared> prepare_kevin(std::string_view source, EvalResult* result) const;
 
   const CompileDriver& compiler_;
   EvalConfig config_;

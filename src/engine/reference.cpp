@@ -113,6 +113,10 @@ Result<ReferenceSet> load_reference(const fs::path& dir) {
   KEVIN_ASSIGN_OR_RETURN(ref.torch_version, json_get<std::string>(meta, "torch_version"));
   KEVIN_ASSIGN_OR_RETURN(ref.num_sets, json_get<size_t>(meta, "num_sets"));
   KEVIN_ASSIGN_OR_RETURN(ref.scalar_names, json_get<std::vector<std::string>>(meta, "scalar_names"));
+  KEVIN_ASSIGN_OR_RETURN(ref.scalar_kinds, json_get<std::vector<std::string>>(meta, "scalar_kinds"));
+  KEVIN_ASSIGN_OR_RETURN(ref.forward_args, json_get<std::vector<std::string>>(meta, "forward_args"));
+  ref.init_inputs = meta.value("init_inputs", Json());
+  if (ref.scalar_kinds.size() != ref.scalar_names.size()) return invalid_argument("reference meta: scalar_kinds and scalar_names disagree");
   KEVIN_ASSIGN_OR_RETURN(ref.scalars, json_get<std::vector<std::vector<double>>>(meta, "scalars"));
   KEVIN_ASSIGN_OR_RETURN(ref.num_timing_sets, json_get<size_t>(meta, "num_timing_sets"));
   KEVIN_ASSIGN_OR_RETURN(ref.timing_scalars, json_get<std::vector<std::vector<double>>>(meta, "timing_scalars"));
@@ -160,6 +164,8 @@ Json reference_meta_json(const ReferenceSet& ref) {
           {"backend", ref.backend},         {"device_name", ref.device_name},
           {"torch_version", ref.torch_version}, {"num_sets", ref.num_sets},
           {"scalar_names", ref.scalar_names},   {"scalars", ref.scalars},
+          {"scalar_kinds", ref.scalar_kinds},   {"init_inputs", ref.init_inputs},
+          {"forward_args", ref.forward_args},
           {"num_timing_sets", ref.num_timing_sets}, {"timing_scalars", ref.timing_scalars},
           {"inputs", inputs},               {"outputs", outputs},
           {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};

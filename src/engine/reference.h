@@ -25,7 +25,7 @@
 
 namespace kevin::engine {
 
-inline constexpr int kReferenceProtocol = 2;
+inline constexpr int kReferenceProtocol = 3;
 inline constexpr uint64_t kTensorAlignment = 256;
 
 enum class ArgRole { kInput, kParameter, kBuffer };
@@ -60,6 +60,11 @@ struct ReferenceSet {
   std::string torch_version;
   std::vector<ArgSpec> inputs;  // ABI order: forward tensors, then state_dict entries
   std::vector<std::string> scalar_names;
+  std::vector<std::string> scalar_kinds;  // "bool" / "int" / "float" per scalar (as forward got it)
+  std::vector<std::string> forward_args;  // "tensor" / "scalar" for each forward argument, in order
+  // get_init_inputs() as a JSON list (KernelBench answers' ModelNew is built with it); null
+  // when the task's init inputs are not JSON (tensors), which such answers cannot be run on.
+  Json init_inputs;
   std::vector<TensorSpec> outputs;
   size_t num_sets = 0;                       // K correctness sets
   std::vector<std::vector<double>> scalars;  // [set][scalar]

@@ -1,4 +1,4 @@
-// reference_test.cpp — set layout, timing statistics and reference metadata (protocol 2)
+// reference_test.cpp — set layout, timing statistics and reference metadata (protocol 3)
 // round trip and checks.
 #include "engine/reference.h"
 
@@ -26,7 +26,7 @@ TEST(TimingStats, MedianMinP90) {
   EXPECT_EQ(timing_stats({}).calls, 0);
 }
 
-// A protocol-2 set of two correctness and three timing sets of x[4] f32, w[2] f32 -> out[4].
+// A protocol-3 set of two correctness and three timing sets of x[4] f32, w[2] f32 -> out[4].
 ReferenceSet small_set(const std::filesystem::path& dir) {
   ReferenceSet ref;
   ref.task_name = "t";
@@ -57,6 +57,7 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   ReferenceSet ref = small_set(dir->path());
   ref.baseline = timing_stats({1.0, 2.0, 3.0});
   ref.baseline->measured_at = 1700000000;
+  ref.init_inputs = Json::array({16, 2.5});
   write_files(ref);
   auto back = load_reference(dir->path());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
@@ -67,6 +68,8 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   EXPECT_DOUBLE_EQ(back->baseline->median_ms, 2.0);
   EXPECT_EQ(back->baseline->measured_at, 1700000000);
   EXPECT_EQ(back->lease, nullptr);
+  EXPECT_EQ(back->scalar_kinds, ref.scalar_kinds);
+  EXPECT_EQ(back->init_inputs, Json::array({16, 2.5}));
   ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(10, '\0')).is_ok());
   EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
 }
@@ -93,7 +96,7 @@ TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
   ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(meta)).is_ok());
   const Status old = load_reference(dir->path()).status();
   EXPECT_EQ(old.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(old.message().find("protocol 1 (this build reads 2)"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("protocol 1 (this build reads 3)"), std::string::npos) << old.message();
   ref.num_timing_sets = 0;
   ref.timing_scalars.clear();
   ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());

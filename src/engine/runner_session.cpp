@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/file.h"
 #include "sys/cuda_probe.h"
 #include "sys/gpu_memory.h"
 
@@ -110,6 +111,11 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   fs::copy_file(how.object, object, ec);
   if (ec) return io_error("cannot stage the candidate: " + ec.message());
   ::chmod(object.c_str(), 0644);
+  if (!how.python.empty()) {
+    const fs::path answer = s.scratch_.path() / "answer.py";
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(answer, how.answer));
+    ::chmod(answer.c_str(), 0644);
+  }
 
   const int inputs = ::open(how.inputs_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (inputs < 0) return io_error("cannot open " + how.inputs_file.string() + ": " + std::strerror(errno));
@@ -128,9 +134,18 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   o.argv = {how.runner.string()};
   if (how.sandbox) o.argv.push_back("--sandbox");
   if (how.sandbox && how.pid_namespace) o.argv.push_back("--pid-namespace");
+  if (!how.python.empty()) {
+    o.argv.insert(o.argv.end(), {"--python", how.python, how.python_runner.string(), how.support_library.string()});
+  }
   o.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=" + sys::child_visible_device(how.device, std::getenv("CUDA_VISIBLE_DEVICES")),
            "CUDA_DEVICE_ORDER=PCI_BUS_ID", "NCCL_NVLS_ENABLE=0", "HOME=/nonexistent",
            "KEVIN_PARENT_PID=" + std::to_string(::getpid())};
+  if (!how.python.empty()) {
+    // Where the interpreter finds PyTorch, as the reference worker does.
+    for (const char* name : {"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "VIRTUAL_ENV"}) {
+      if (const char* v = std::getenv(name); v != nullptr) o.env.push_back(std::string(name) + "=" + v);
+    }
+  }
   o.fds = {{0, devnull}, {1, capture}, {2, capture}, {3, cmd.read.get()}, {4, rep.write.get()},
            {5, inputs_fd.get()}, {6, s.staging_.fd()}, {7, s.slot_.fd()}};
   o.cwd = s.scratch_.path();

@@ -46,6 +46,11 @@ class RunnerSession {
     int device = 0;
     bool sandbox = true;                // confine the runner (docs/sandbox.md)
     bool pid_namespace = true;          // ... in a PID namespace of its own too
+    // KernelBench answers: kevin-runner execs `python` on `python_runner` (kernelbench_runner.py,
+    // given `support_library`), and the answer's text lies beside the object as answer.py.
+    std::string python;
+    std::filesystem::path python_runner, support_library;
+    std::string answer;
   };
   struct Reply {
     Json body;                  // the runner's reply: a JSON object (when none of the below)

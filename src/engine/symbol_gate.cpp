@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cctype>
 #include <set>
+#include <span>
 
 namespace kevin::engine {
 namespace {
@@ -63,33 +65,111 @@ bool is_std_throw_helper(const std::string& s) {
 const std::set<std::string> kLinkerExports = {"_init", "_fini", "_edata", "_end",
                                               "__bss_start", "kevin_forward"};
 
+// Torch profile: C-level names PyTorch's and pybind11's inline code needs beyond kCommon.
+const std::set<std::string> kTorchRuntime = {
+    "__cxa_allocate_exception", "__cxa_free_exception", "__cxa_throw", "__dynamic_cast", "__cxa_demangle",
+    "__cxa_thread_atexit_impl", "__libc_single_threaded", "__tls_get_addr", "malloc", "calloc", "realloc", "free",
+    "posix_memalign", "aligned_alloc", "strcmp", "strncmp", "strdup", "strchr", "strrchr", "strstr", "snprintf",
+    "__snprintf_chk", "__sprintf_chk", "vsnprintf", "__vsnprintf_chk", "printf", "__printf_chk", "puts", "putchar",
+    "fputs", "fwrite", "fflush", "stdout", "stderr", "fprintf", "__fprintf_chk"};
+
+// Python C API entries that import modules, compile or run code, or reach the interpreter's
+// process-wide state: the answer's Python is what the static checks read; its C++ may not
+// run more of it.
+constexpr std::array<std::string_view, 14> kPythonDenied = {
+    "PyImport_", "PyRun_", "Py_Compile", "PyEval_EvalCode", "PyEval_EvalFrame", "PyOS_", "PySys_", "Py_Exit",
+    "PyThread_start", "PyMarshal_", "PyFile_", "Py_Main", "Py_Initialize", "PyCode_New"};
+
+// Families of PyTorch's and the C++ library's API a kernel has no business with (mangled
+// fragments): threads, clocks, files, side streams, vendor libraries, global numeric switches,
+// the JIT, ATen's native implementations.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kTorchDenied = {{
+    {"St6thread", "threads"}, {"St6chrono", "timing_patch"}, {"St13basic_filebuf", "io_not_allowed"},
+    {"St14basic_ifstream", "io_not_allowed"}, {"St14basic_ofstream", "io_not_allowed"},
+    {"St13basic_fstream", "io_not_allowed"}, {"St10filesystem", "io_not_allowed"},
+    {"getStreamFromPool", "stream_injection"}, {"getStreamFromExternal", "stream_injection"},
+    {"setCurrentCUDAStream", "stream_injection"}, {"CUDAStreamGuard", "stream_injection"},
+    {"BlasHandle", "library_not_allowed"}, {"cublas", "library_not_allowed"}, {"cudnn", "library_not_allowed"},
+    {"13globalContext", "global_state"}, {"N5torch3jit", "torch_internals"}, {"N2at6native", "pytorch_compute"}}};
+
+// ATen operators (at::_ops::<name>) an extension may call: allocation, views, copies and
+// descriptions. Any other operator is PyTorch computing the answer.
+const std::set<std::string, std::less<>> kTorchPlumbingOps = {
+    "empty_memory_format", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "fill_", "fill__Scalar",
+    "zero_", "view", "view_dtype", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "contiguous", "clone",
+    "copy_", "to", "to_dtype", "to_device", "to_dtype_layout", "to_other", "_to_copy", "detach", "alias", "t",
+    "transpose_int", "permute", "expand", "squeeze", "squeeze_dim", "unsqueeze", "select_int", "slice_Tensor",
+    "narrow", "flatten_using_ints", "split_Tensor", "chunk", "unbind_int", "resize_", "set_", "item",
+    "_local_scalar_dense", "lift_fresh", "empty_names", "zeros_names", "view_as", "reshape_as", "expand_as",
+    "is_contiguous", "size_int", "stride_int"};
+
+bool starts_with_any(std::string_view s, std::span<const std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return s.substr(0, p.size()) == p; });
+}
+
+// The operator an at::_ops import names (_ZN2at4_ops<len><name>...), or empty.
+std::string_view aten_op(std::string_view symbol) {
+  constexpr std::string_view kOps = "_ZN2at4_ops";
+  if (symbol.substr(0, kOps.size()) != kOps) return {};
+  size_t i = kOps.size(), len = 0;
+  while (i < symbol.size() && std::isdigit(static_cast<unsigned char>(symbol[i]))) len = len * 10 + static_cast<size_t>(symbol[i++] - '0');
+  if (len == 0 || i + len > symbol.size()) return {};
+  return symbol.substr(i, len);
+}
+
+// Why the torch profile refuses `symbol` (a rule), or nullopt when it may be imported.
+std::optional<std::string> torch_import_refusal(const std::string& symbol) {
+  if (kTorchRuntime.count(symbol)) return std::nullopt;
+  if (symbol.rfind("Py", 0) == 0 || symbol.rfind("_Py", 0) == 0) {
+    const std::string_view bare = symbol[0] == '_' ? std::string_view(symbol).substr(1) : std::string_view(symbol);
+    if (starts_with_any(bare, kPythonDenied)) return "dynamic_code";
+    return std::nullopt;
+  }
+  if (symbol.rfind("_Z", 0) != 0) return "import_not_allowed";
+  for (const auto& [fragment, rule] : kTorchDenied) {
+    if (symbol.find(fragment) != std::string::npos) return std::string(rule);
+  }
+  const std::string_view op = aten_op(symbol);
+  if (!op.empty() && kTorchPlumbingOps.find(op) == kTorchPlumbingOps.end()) return "pytorch_compute";
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool import_allowed(const std::string& symbol, Backend backend) {
+bool import_allowed(const std::string& symbol, Backend backend, Profile profile) {
   if (kCommon.count(symbol) || is_math(symbol) || is_std_throw_helper(symbol)) return true;
-  return backend == Backend::kCuda && kCuda.count(symbol) > 0;
+  if (backend == Backend::kCuda && kCuda.count(symbol) > 0) return true;
+  return profile == Profile::kTorchExtension && !torch_import_refusal(symbol);
 }
 
 std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backend,
-                                       uint64_t device_global_bytes) {
+                                       uint64_t device_global_bytes, Profile profile) {
+  const bool torch = profile == Profile::kTorchExtension;
   for (const auto& name : symbols.imports) {
-    if (!import_allowed(name, backend)) {
-      return Rejection{"import_not_allowed",
-                       "the built kernel uses '" + name +
-                           "', which candidates may not call (no allocation, threads, streams, "
-                           "I/O, processes, timers or libraries)"};
+    if (import_allowed(name, backend, profile)) continue;
+    if (torch) {
+      const std::string rule = torch_import_refusal(name).value_or("import_not_allowed");
+      return Rejection{rule, "the built extension uses '" + name + "', which KernelBench answers may not call (" +
+                                 (rule == "pytorch_compute" ? "PyTorch may allocate, view and copy tensors, not compute"
+                                                            : "no threads, clocks, files, side streams, vendor "
+                                                              "libraries, global switches or running Python") + ")"};
     }
+    return Rejection{"import_not_allowed",
+                     "the built kernel uses '" + name +
+                         "', which candidates may not call (no allocation, threads, streams, "
+                         "I/O, processes, timers or libraries)"};
   }
   for (const auto& name : symbols.exports) {
     // C++ inline and template instantiations are exported as weak _Z symbols; any other
     // C-level name could shadow a library function.
-    if (kLinkerExports.count(name) == 0 && name.rfind("_Z", 0) != 0) {
+    if (kLinkerExports.count(name) == 0 && name.rfind("_Z", 0) != 0 && !(torch && name.rfind("PyInit_", 0) == 0)) {
       return Rejection{"export_not_allowed",
                        "the candidate defines the global symbol '" + name +
                            "'; only kevin_forward may be exported (make helpers static)"};
     }
   }
-  if (symbols.tls_bytes > 0) {
+  if (symbols.tls_bytes > 0 && !torch) {
     return Rejection{"thread_local_storage",
                      "the candidate declares thread_local variables; state may not be kept between calls"};
   }
@@ -122,6 +202,10 @@ constexpr std::array<std::string_view, 5> kCodeSections = {".init", ".fini", ".p
 constexpr std::array<std::string_view, 5> kSystemLibraries = {"libc.so.6", "libm.so.6", "libstdc++.so.6",
                                                               "libgcc_s.so.1", "ld-linux-x86-64.so.2"};
 constexpr std::string_view kCudaRuntimePrefix = "libcudart.so.";
+// What a PyTorch extension links (already loaded by `import torch` when the runner loads it).
+constexpr std::array<std::string_view, 6> kTorchLibraryPrefixes = {"libc10.so", "libc10_cuda.so", "libtorch.so",
+                                                                   "libtorch_cpu.so", "libtorch_cuda.so",
+                                                                   "libtorch_python.so"};
 
 // glibc's crti.o + crtn.o make .init 23 bytes and .fini 9 on x86-64 (4 more each when they
 // start with endbr64). Anything longer is code someone added to run at load or unload.
@@ -150,10 +234,12 @@ bool code_section(std::string_view name) {
   return contains(kCodeSections, name) || name == ".text" || starts_with(name, ".text.");
 }
 
-std::optional<Rejection> check_sections(const ElfObject& object) {
+std::optional<Rejection> check_sections(const ElfObject& object, Profile profile) {
   for (const auto& section : object.sections) {
     if (section.type == SHT_NULL && section.name.empty()) continue;  // index 0
-    if (!section_allowed(section.name)) {
+    // PyTorch's and pybind11's headers keep thread-local state of their own.
+    const bool torch_tls = profile == Profile::kTorchExtension && (section.name == ".tbss" || section.name == ".tdata");
+    if (!section_allowed(section.name) && !torch_tls) {
       return Rejection{"banned_construct", "the built object has a section '" + section.name +
                                                "' that the compiler does not make by itself (section attributes "
                                                "or assembler directives are not allowed)"};
@@ -199,10 +285,13 @@ std::optional<Rejection> check_segments(const ElfObject& object) {
   return std::nullopt;
 }
 
-std::optional<Rejection> check_libraries(const ElfObject& object, Backend backend) {
+std::optional<Rejection> check_libraries(const ElfObject& object, Backend backend, Profile profile) {
   for (const auto& library : object.needed) {
     const bool cuda_runtime = backend == Backend::kCuda && starts_with(library, kCudaRuntimePrefix);
-    if (!contains(kSystemLibraries, library) && !cuda_runtime) {
+    const bool torch = profile == Profile::kTorchExtension &&
+                       std::any_of(kTorchLibraryPrefixes.begin(), kTorchLibraryPrefixes.end(),
+                                   [&](std::string_view p) { return starts_with(library, p); });
+    if (!contains(kSystemLibraries, library) && !cuda_runtime && !torch) {
       return Rejection{"library_not_allowed", "the built object needs '" + library + "'; candidates link nothing but the "
                                                   "C/C++ runtime" + std::string(backend == Backend::kCuda ? " and cudart" : "")};
     }
@@ -221,11 +310,13 @@ std::optional<Rejection> check_ifuncs(const ElfObject& object) {
 }
 
 // True if the loader may call the function `name` through `kind` on `backend`.
-bool expected_call(ElfCallKind kind, Backend backend, std::string_view name) {
+bool expected_call(ElfCallKind kind, Backend backend, Profile profile, std::string_view name) {
   switch (kind) {
     case ElfCallKind::kDtInit: return name == "_init";
     case ElfCallKind::kDtFini: return name == "_fini";
-    case ElfCallKind::kInitArray: return name == "frame_dummy" || (backend == Backend::kCuda && name == kCudaRegistration);
+    case ElfCallKind::kInitArray:
+      if (profile == Profile::kTorchExtension && starts_with(name, "_GLOBAL__sub_I_")) return true;
+      return name == "frame_dummy" || (backend == Backend::kCuda && name == kCudaRegistration);
     case ElfCallKind::kFiniArray: return name == "__do_global_dtors_aux";
     case ElfCallKind::kPreinitArray: return false;
   }
@@ -254,7 +345,7 @@ bool crt_sized(const std::string& code, uint64_t size, size_t crt_bytes) {
   return size <= expected;
 }
 
-std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend backend) {
+std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend backend, Profile profile) {
   if (!object.has_symtab) {
     return Rejection{"load_time_code", "the built object has no symbol table, so the code it runs at load time cannot be checked"};
   }
@@ -271,7 +362,7 @@ std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend b
   for (const auto& call : object.load_time_calls) {
     const bool ok = call.resolved && call.unique &&
                     std::any_of(call.names.begin(), call.names.end(),
-                                [&](const std::string& n) { return expected_call(call.kind, backend, n); });
+                                [&](const std::string& n) { return expected_call(call.kind, backend, profile, n); });
     if (!ok) return load_time_rejection(call);
   }
   return std::nullopt;
@@ -279,21 +370,22 @@ std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend b
 
 }  // namespace
 
-std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend) {
-  if (auto r = check_sections(object)) return r;
+std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend, Profile profile) {
+  if (auto r = check_sections(object, profile)) return r;
   if (auto r = check_segments(object)) return r;
   if (auto r = check_ifuncs(object)) return r;
-  if (auto r = check_libraries(object, backend)) return r;
-  return check_load_time_code(object, backend);
+  if (auto r = check_libraries(object, backend, profile)) return r;
+  return check_load_time_code(object, backend, profile);
 }
 
-std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes) {
+std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes,
+                                      Profile profile) {
   auto object = read_elf_object(image);
   if (!object.is_ok()) {
     return Rejection{"import_not_allowed", "the built object is unreadable: " + object.status().message()};
   }
-  if (auto r = check_symbols(object->symbols, backend, device_global_bytes)) return r;
-  return check_object_structure(*object, backend);
+  if (auto r = check_symbols(object->symbols, backend, device_global_bytes, profile)) return r;
+  return check_object_structure(*object, backend, profile);
 }
 
 }  // namespace kevin::engine

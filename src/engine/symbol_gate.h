@@ -29,6 +29,12 @@
 //                         _init and DT_FINI to _fini; no .preinit_array; .init/.fini no longer
 //                         than crti+crtn make them; a .symtab is required. A C++ global with
 //                         a dynamic initialiser (_GLOBAL__sub_I_...) is refused here.
+// The torch-extension profile (KernelBench answers, docs/kernelbench.md) differs where a
+// PyTorch extension must: it may import PyTorch's C++ API (c10, at, torch, pybind11, the C++
+// library) except the families torch_import_allowed refuses, ATen operators only when they
+// allocate, view or copy, and the Python C API except what imports or runs code; it may link
+// libtorch/libc10, export PyInit_*, hold thread-local storage, and run its own unit's dynamic
+// initialisers (_GLOBAL__sub_I_*) at load, under the runner's loader allowlist.
 #pragma once
 
 #include <cstdint>
@@ -48,21 +54,23 @@ inline constexpr uint64_t kMaxWritableStaticBytes = 64ull << 20;
 inline constexpr uint64_t kMaxDeviceGlobalBytes = 1ull << 20;
 
 // True if a candidate for `backend` may import `symbol` (version suffix already removed).
-bool import_allowed(const std::string& symbol, Backend backend);
+bool import_allowed(const std::string& symbol, Backend backend, Profile profile = Profile::kKevinAbi);
 
 // nullopt when the built object passes; otherwise the first rule that fired.
 // `device_global_bytes` is the CUDA __device__ storage reported by ptxas (0 on CPU).
 std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backend,
-                                       uint64_t device_global_bytes);
+                                       uint64_t device_global_bytes, Profile profile = Profile::kKevinAbi);
 
 // The structural rules (banned_construct for sections, code_outside_text, writable_code,
 // executable_stack, indirect_function, library_not_allowed, load_time_code) over an object
 // already read. nullopt when it passes; otherwise the first rule that fired.
-std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend);
+std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend,
+                                                Profile profile = Profile::kKevinAbi);
 
 // The whole object gate over a built shared object's bytes (`image`, untrusted, not kept):
 // reads the ELF, applies check_symbols, then check_object_structure. nullopt when it passes;
 // an unreadable object is rejected (rule import_not_allowed), never an error.
-std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes);
+std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes,
+                                      Profile profile = Profile::kKevinAbi);
 
 }  // namespace kevin::engine

@@ -590,7 +590,8 @@ Rejection malformed_markers(const std::string& why) {
 // and whether each file it names may be part of a candidate's translation unit.
 class FileTracker {
  public:
-  FileTracker(Backend backend, const std::vector<std::string>* roots) : backend_(backend) {
+  FileTracker(Backend backend, Profile profile, const std::vector<std::string>* roots)
+      : backend_(backend), profile_(profile) {
     if (roots == nullptr) return;
     have_roots_ = true;
     for (const auto& root : *roots) {
@@ -684,7 +685,7 @@ class FileTracker {
   }
 
   bool is_allowed_header_path(std::string_view path) const {
-    for (const auto& header : allowed_includes(backend_)) {
+    for (const auto& header : allowed_includes(backend_, profile_)) {
       if (path.size() > header.size() && path.substr(path.size() - header.size()) == header &&
           path[path.size() - header.size() - 1] == '/') {
         return true;
@@ -694,6 +695,7 @@ class FileTracker {
   }
 
   Backend backend_;
+  Profile profile_;
   bool have_roots_ = false;
   std::vector<std::string> roots_;
   bool have_main_ = false;
@@ -709,8 +711,8 @@ class FileTracker {
 // tokens through the construct scanner, judged where they come from the main file.
 class TranslationUnitGate {
  public:
-  TranslationUnitGate(std::string_view text, Backend backend, const std::vector<std::string>* roots)
-      : lexer_(text, DirectiveStyle::kPreprocessed), scanner_(backend, false), files_(backend, roots) {}
+  TranslationUnitGate(std::string_view text, Backend backend, Profile profile, const std::vector<std::string>* roots)
+      : lexer_(text, DirectiveStyle::kPreprocessed), scanner_(backend, false), files_(backend, profile, roots) {}
 
   std::optional<Rejection> run() {
     for (Token token = lexer_.next(); token.kind != TokenKind::kEnd; token = lexer_.next()) {
@@ -755,24 +757,24 @@ class TranslationUnitGate {
   FileTracker files_;
 };
 
-std::optional<Rejection> check_preprocessed(std::string_view text, Backend backend,
+std::optional<Rejection> check_preprocessed(std::string_view text, Backend backend, Profile profile,
                                             const std::vector<std::string>* roots) {
   if (text.size() > kMaxPreprocessedBytes) {
     return Rejection{"source_too_large", "the preprocessed candidate is " + std::to_string(text.size()) +
                                              " bytes; the limit is " + std::to_string(kMaxPreprocessedBytes >> 20) + " MiB"};
   }
-  return TranslationUnitGate(text, backend, roots).run();
+  return TranslationUnitGate(text, backend, profile, roots).run();
 }
 
 }  // namespace
 
 std::optional<Rejection> check_translation_unit(std::string_view preprocessed, Backend backend) {
-  return check_preprocessed(preprocessed, backend, nullptr);
+  return check_preprocessed(preprocessed, backend, Profile::kKevinAbi, nullptr);
 }
 
 std::optional<Rejection> check_translation_unit(std::string_view preprocessed, Backend backend,
-                                                const std::vector<std::string>& allowed_roots) {
-  return check_preprocessed(preprocessed, backend, &allowed_roots);
+                                                const std::vector<std::string>& allowed_roots, Profile profile) {
+  return check_preprocessed(preprocessed, backend, profile, &allowed_roots);
 }
 
 std::vector<std::string> include_search_dirs(std::string_view verbose_output) {

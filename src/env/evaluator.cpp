@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "engine/runner_session.h"
 #include "sys/cuda_probe.h"
+#include "tasks/kernelbench_tools.h"
 #include "tasks/problem.h"
 
 namespace kevin::env {
@@ -80,6 +81,18 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   ev->compiler_ = std::make_unique<engine::CompileDriver>(std::move(driver));
 
   engine::EvalConfig e;
+  if (options.format != "kevin") {
+    auto kb = ev->kernelbench_support();
+    if (kb.is_ok()) {
+      e.kernelbench = std::move(kb).value();
+    } else if (options.format == "kernelbench" || kb.status().code() == StatusCode::kInvalidArgument) {
+      return kb.status();
+    } else {
+      // auto: kevin's own candidates do not need PyTorch's toolchain; a ModelNew answer is then
+      // an error naming this.
+      KEVIN_LOG(warn) << "KernelBench answers cannot be judged here: " << kb.status().message();
+    }
+  }
   e.backend = options.backend;
   e.tolerance = tolerance;
   e.runner_path = options.runner_path;
@@ -103,6 +116,41 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ev->pool_ = std::make_unique<DevicePool>(ev->lanes_.size(), jobs);
   return ev;
+}
+
+Result<engine::KernelBenchSupport> EngineEvaluator::kernelbench_support() {
+  if (options_.format != "kernelbench" && options_.format != "auto") {
+    return invalid_argument("unknown candidate format '" + options_.format + "' (kevin, kernelbench or auto)");
+  }
+  KEVIN_ASSIGN_OR_RETURN(tasks::TorchInstallation torch,
+                         tasks::probe_torch(options_.python.empty() ? std::nullopt : std::optional(options_.python)));
+  if (options_.backend == engine::Backend::kCuda && !torch.toolchain.cuda) {
+    return failed_precondition(torch.python + " has a PyTorch without CUDA (" + torch.toolchain.torch_version +
+                               "); KernelBench answers on the GPU need one with it");
+  }
+  engine::CompilerConfig c = compiler_->config();
+  c.torch = torch.toolchain;
+  KEVIN_ASSIGN_OR_RETURN(auto driver, engine::CompileDriver::create(c));
+  extension_compiler_ = std::make_unique<engine::CompileDriver>(std::move(driver));
+  engine::KernelBenchSupport kb;
+  kb.compiler = extension_compiler_.get();
+  kb.python = torch.python;
+  kb.runner_script = options_.share_dir / "kernelbench_runner.py";
+  kb.support_library = options_.runner_path.parent_path() / "libkevin-runner-support.so";
+  for (const auto& needed : {kb.runner_script, kb.support_library}) {
+    if (!fs::exists(needed)) return not_found("KernelBench answers need " + needed.string() + " (build kevin fully)");
+  }
+  kb.check = [python = torch.python, checker = options_.share_dir / "kernelbench_check.py"](std::string_view answer) {
+    return tasks::check_kernelbench_answer(python, checker, answer);
+  };
+  KEVIN_LOG(info) << "KernelBench answers: " << torch.python << " (torch " << torch.toolchain.torch_version << ")";
+  return kb;
+}
+
+engine::CandidateFormat EngineEvaluator::format_of(const std::string& source) const {
+  if (options_.format == "kernelbench") return engine::CandidateFormat::kKernelBench;
+  if (options_.format == "auto") return engine::detect_format(source);
+  return engine::CandidateFormat::kKevin;
 }
 
 std::string EngineEvaluator::device_name() const { return device_name_; }
@@ -176,7 +224,7 @@ Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, con
       return provider_->retime_baseline(ref.task_file, backend(), device);
     };
   }
-  return lane.judge->evaluate(source, ref, hooks);
+  return lane.judge->evaluate(source, ref, hooks, format_of(source));
 }
 
 Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {

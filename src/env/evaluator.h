@@ -67,6 +67,10 @@ struct EngineOptions {
   double timing_budget_ms = 2000;
   int max_timed_calls = 100;
   int jobs = 0;                          // concurrent evaluations over all GPUs; 0 = CPU cores
+  // Candidate formats judged (docs/kernelbench.md): "kevin" (the C ABI only), "kernelbench"
+  // (ModelNew answers only), "auto" (each source by its text: engine::detect_format). Anything
+  // but "kevin" probes the Python with PyTorch for its extension toolchain when created.
+  std::string format = "kevin";
 };
 
 // The engine behind the Evaluator interface, over every chosen GPU: at most `jobs`
@@ -118,9 +122,15 @@ class EngineEvaluator final : public Evaluator {
   // when no lane runs there. The provider times baselines under it.
   engine::DeviceGate* lane_gate(int device);
 
+  // The torch-extension compile driver and the judges' KernelBench settings (format != kevin).
+  Result<engine::KernelBenchSupport> kernelbench_support();
+  // The format `source` is judged in under options_.format.
+  engine::CandidateFormat format_of(const std::string& source) const;
+
   EngineOptions options_;
   std::unique_ptr<tasks::ReferenceProvider> provider_;
   std::unique_ptr<engine::CompileDriver> compiler_;
+  std::unique_ptr<engine::CompileDriver> extension_compiler_;  // KernelBench answers' builds
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<DevicePool> pool_;
 

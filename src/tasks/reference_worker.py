@@ -18,7 +18,7 @@ import threading
 import time
 import traceback
 
-PROTOCOL = 2
+PROTOCOL = 3
 ALIGN = 256
 EXIT_NO_TORCH = 3
 EXIT_ORPHANED = 4
@@ -225,6 +225,8 @@ class Abi:
     def __init__(self):
         self.first = None
         self.bytes_per_set = 0  # one input set plus its expected outputs
+        self.scalar_kinds = []  # "bool" / "int" / "float" per scalar: what ModelNew.forward gets
+        self.forward_args = []  # "tensor" / "scalar" in forward's order
 
     def check(self, specs, out_specs, scalar_names, in_bytes, out_bytes):
         shape = (specs, out_specs, scalar_names)
@@ -243,6 +245,8 @@ def write_sets(module, seeds, dev, paths, abi):
         for seed in seeds:
             model, args = build(module, seed, dev)
             specs, tensors, scalar_names, scalars = abi_arguments(model, args)
+            abi.scalar_kinds = [scalar_kind(a) for a in args if not isinstance(a, torch.Tensor)]
+            abi.forward_args = ["tensor" if isinstance(a, torch.Tensor) else "scalar" for a in args]
             in_bytes = write_set(fin, tensors)  # before forward: a task may modify its inputs in place
             outs = reference_outputs(model, args)
             out_bytes = write_set(fexp, outs)
@@ -250,6 +254,22 @@ def write_sets(module, seeds, dev, paths, abi):
             all_scalars.append(scalars)
             del model, args, tensors, outs
     return all_scalars
+
+
+def scalar_kind(value):
+    return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+
+
+def init_inputs_json(module, seed):
+    """get_init_inputs() as JSON (what a KernelBench answer's ModelNew is built with), or None
+    when it holds something JSON cannot carry (tensors, objects)."""
+    torch.manual_seed(seed)
+    init = call_task(module.get_init_inputs, "get_init_inputs()")
+    try:
+        text = json.dumps(list(init), allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return json.loads(text)
 
 
 def flush_buffer(dev):
@@ -382,7 +402,8 @@ def prepare(req):
             "backend": backend, "device_name": device_name(dev), "torch_version": torch.__version__,
             "num_sets": len(seeds), "scalar_names": scalar_names, "scalars": scalars,
             "num_timing_sets": count, "timing_scalars": timing_scalars,
-            "inputs": specs, "outputs": out_specs}
+            "inputs": specs, "outputs": out_specs, "scalar_kinds": abi.scalar_kinds, "forward_args": abi.forward_args,
+            "init_inputs": init_inputs_json(module, seeds[0])}
     with open(os.path.join(out_dir, "meta.json.tmp"), "w") as f:
         json.dump(meta, f)
     os.replace(os.path.join(out_dir, "meta.json.tmp"), os.path.join(out_dir, "meta.json"))

@@ -8,7 +8,9 @@
 // The CPU corpus runs everywhere; the CUDA corpus needs a GPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
+#include <sstream>
 
 #include "core/file.h"
 #include "gpu.h"
@@ -81,6 +83,77 @@ void check_corpus(const std::string& backend) {
 }
 
 TEST(FixtureVerdicts, CpuCorpus) { check_corpus("cpu"); }
+
+// One KernelBench answer of tests/fixtures/kernelbench and what it must get. Headers: "# task:"
+// (a shipped task), "# expect:" (the static checker's first rule, or pass), "# verdict:" (the
+// verdict and reason when it passes the checker but not the run; default: correct), and
+// "# backend: cuda" for answers with CUDA sources.
+struct KernelBenchFixture {
+  fs::path file, task;
+  std::string verdict, reason, backend = "cpu";
+};
+
+std::vector<KernelBenchFixture> kernelbench_fixtures(const std::string& backend) {
+  std::vector<KernelBenchFixture> out;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/fixtures/kernelbench")) {
+    if (entry.path().extension() != ".py") continue;
+    KernelBenchFixture f{entry.path(), {}, "correct", "", "cpu"};
+    std::string expect;
+    std::istringstream text(read_file(entry.path()).value());
+    for (std::string line; std::getline(text, line);) {
+      const auto header = [&](const char* key) { return line.rfind(key, 0) == 0 ? line.substr(std::strlen(key)) : std::string(); };
+      if (auto t = header("# task: "); !t.empty()) f.task = source_dir() / "tasks" / (t + ".py");
+      if (auto e = header("# expect: "); !e.empty()) expect = e;
+      if (auto b = header("# backend: "); !b.empty()) f.backend = b;
+      if (auto v = header("# verdict: "); !v.empty()) {
+        const size_t space = v.find(' ');
+        f.verdict = v.substr(0, space);
+        f.reason = space == std::string::npos ? "" : v.substr(space + 1);
+      }
+    }
+    if (expect != "pass") {
+      f.verdict = "rejected";
+      f.reason = expect;
+    }
+    // Answers the checker refuses never run: they are the same on either backend.
+    if (f.backend == backend || expect != "pass") out.push_back(f);
+  }
+  return out;
+}
+
+// Every KernelBench answer of the corpus judged end to end by `kevin eval --batch` (format
+// auto): honest ones correct, hostile ones refused by the checker, the build's gates or the run.
+void check_kernelbench_corpus(const std::string& backend) {
+  const auto fixtures = kernelbench_fixtures(backend);
+  ASSERT_GE(fixtures.size(), backend == "cpu" ? 60u : 50u);
+  std::string lines;
+  std::map<std::string, KernelBenchFixture> by_file;
+  for (const auto& f : fixtures) {
+    by_file[f.file.string()] = f;
+    lines += dump_json(Json{{"task", f.task.string()}, {"candidate", f.file.string()}}) + "\n";
+  }
+  const fs::path batch = fs::path(KEVIN_BUILD_DIR) / ("kernelbench-" + backend + ".jsonl");
+  ASSERT_TRUE(write_file_atomic(batch, lines).is_ok());
+  const KevinRun run = run_kevin({"eval", "--batch", batch.string(), "--backend", backend, "--full-size", "--timeout",
+                                  "5", "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()}, 1800);
+  const auto results = json_lines(run.output);
+  ASSERT_EQ(results.size(), fixtures.size()) << run.output.substr(0, 4000);
+  for (const auto& r : results) {
+    const KernelBenchFixture& f = by_file.at(r.value("candidate", ""));
+    const std::string why = f.file.filename().string() + ": " + r.value("feedback", r.value("error", std::string()));
+    EXPECT_EQ(r.value("verdict", "(error)"), f.verdict) << why;
+    if (!f.reason.empty()) {
+      EXPECT_EQ(r.value("reason", ""), f.reason) << why;
+    }
+  }
+}
+
+TEST(FixtureVerdicts, KernelBenchAnswersOnTheCpu) { check_kernelbench_corpus("cpu"); }
+
+TEST(FixtureVerdicts, KernelBenchAnswersOnTheGpu) {
+  KEVIN_REQUIRE_GPU();
+  check_kernelbench_corpus("cuda");
+}
 
 TEST(FixtureVerdicts, CudaCorpus) {
   KEVIN_REQUIRE_GPU();

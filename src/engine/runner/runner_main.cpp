@@ -422,10 +422,35 @@ bool has_flag(int argc, char** argv, std::string_view flag) {
   return false;
 }
 
+// The three words after `--python` (interpreter, kernelbench_runner.py, the support library),
+// or nullptr when the flag is absent.
+char** python_runner_args(int argc, char** argv) {
+  for (int i = 1; i + 3 < argc; ++i) {
+    if (std::string_view(argv[i]) == "--python") return argv + i + 1;
+  }
+  return nullptr;
+}
+
+// KernelBench answers run in Python: the same namespaces, then the interpreter takes this
+// process over and applies the later stages itself through libkevin-runner-support.so
+// (kernelbench_runner.py). What happened here travels in its environment.
+[[noreturn]] void exec_python_runner(char** words, bool sandbox, const SandboxReport& report, const Status& startup) {
+  std::string enforced;
+  for (const auto& e : report.enforced) enforced += (enforced.empty() ? "" : ",") + e;
+  ::setenv("KEVIN_SANDBOX_ENFORCED", enforced.c_str(), 1);
+  ::setenv("KEVIN_SANDBOX", sandbox ? "1" : "0", 1);
+  if (!startup.is_ok()) ::setenv("KEVIN_SANDBOX_ERROR", startup.message().c_str(), 1);
+  ::setenv("KEVIN_LIFELINE_FD", std::to_string(lifeline_for_exec()).c_str(), 1);
+  char* const args[] = {words[0], const_cast<char*>("-s"), const_cast<char*>("-u"), words[1], words[2], nullptr};
+  ::execv(words[0], args);
+  ::_exit(127);
+}
+
 }  // namespace
 }  // namespace kevin::runner
 
-// Usage (by the judge only): kevin-runner [--sandbox [--pid-namespace]], with
+// Usage (by the judge only): kevin-runner [--sandbox [--pid-namespace]]
+// [--python INTERPRETER kernelbench_runner.py libkevin-runner-support.so], with
 // KEVIN_PARENT_PID naming the judge.
 int main(int argc, char** argv) {
   using namespace kevin::runner;
@@ -436,6 +461,7 @@ int main(int argc, char** argv) {
   kevin::Status startup;
   if (sandbox) startup = enter_namespaces(has_flag(argc, argv, "--pid-namespace"), &report);
   if (!sandbox) report.skipped.push_back("all confinement (--no-sandbox)");
+  if (char** python = python_runner_args(argc, argv)) exec_python_runner(python, sandbox, report, startup);
   Runner runner(sandbox, std::move(report), std::move(startup));
   serve(runner);
 }

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -142,6 +143,20 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
   const auto self = static_cast<scmp_datum_t>(::getpid());
   allow(SCMP_SYS(tgkill), {SCMP_A0(SCMP_CMP_EQ, self)});
   allow(SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_EQ, self)});
+  if (needs.python) {
+    // The interpreter and PyTorch's allocator: file status and descriptor flags of what is
+    // already open, signal masks and alternate stacks, thread identity, resource queries.
+    for (int nr : {SCMP_SYS(fcntl), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack), SCMP_SYS(getcwd),
+                   SCMP_SYS(sched_getaffinity), SCMP_SYS(getrusage), SCMP_SYS(sysinfo), SCMP_SYS(getuid),
+                   SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(readlink),
+                   SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(prlimit64), SCMP_SYS(dup)}) {
+      allow(nr);
+    }
+    // Python's pymalloc and PyTorch's caching allocator give pages back with other advice too.
+    allow(SCMP_SYS(madvise), {SCMP_A2(SCMP_CMP_EQ, MADV_FREE)});
+    // isatty() on the descriptors it writes to (the one terminal query Python makes).
+    if (!needs.gpu) allow(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_EQ, TCGETS)});
+  }
   if (needs.gpu) {
     // The driver talks to its device files by ioctl; its helper threads poll them.
     for (int nr : {SCMP_SYS(ioctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(sched_getaffinity),
@@ -193,6 +208,16 @@ Status rearm_death_signal() {
 }
 
 }  // namespace
+
+void adopt_judge(int judge_pid, int lifeline_fd) {
+  g_judge_pid = judge_pid;
+  g_lifeline_fd = lifeline_fd;
+}
+
+int lifeline_for_exec() {
+  if (g_lifeline_fd >= 0) ::fcntl(g_lifeline_fd, F_SETFD, 0);
+  return g_lifeline_fd;
+}
 
 Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
   remember_stack_floor();

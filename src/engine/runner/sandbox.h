@@ -27,7 +27,8 @@ struct SandboxReport {
 
 // What the runner needs the kernel to let through after the candidate is loaded.
 struct SyscallNeeds {
-  bool gpu = false;  // the CUDA driver: ioctl on its device files, its helper threads' calls
+  bool gpu = false;     // the CUDA driver: ioctl on its device files, its helper threads' calls
+  bool python = false;  // the Python runner (KernelBench answers): the interpreter's own calls
 };
 
 // Makes this process die with its parent (the judge), checking that the parent is still
@@ -38,6 +39,14 @@ void die_with_parent(int expected_parent);
 // child (PID 1 of the new namespace, with a fresh /proc) and exits the way it did; the
 // function returns only in the child. Errors: a namespace the kernel refuses.
 Status enter_namespaces(bool pid_namespace, SandboxReport* report);
+
+// The Python runner is exec'd by kevin-runner after enter_namespaces(): the judge's pid and the
+// PID namespace's lifeline descriptor (inherited, -1 for none) are handed over so that
+// close_doors() can re-arm the parent-death signal there as it does here.
+void adopt_judge(int judge_pid, int lifeline_fd);
+// The lifeline descriptor enter_namespaces() kept (-1 without a PID namespace), made
+// inheritable for the exec of the Python runner.
+int lifeline_for_exec();
 
 // Makes the current directory the root, drops to nobody (when root) and sets rlimits (CPU
 // time, file size = what the candidate may print, no core dumps; address space when

@@ -1,0 +1,123 @@
+// kernelbench.cpp — format detection, the checker's JSON, the extension's translation unit
+// and the PyTorch facts a build needs.
+#include "engine/kernelbench.h"
+
+#include <regex>
+
+namespace kevin::engine {
+
+const char* format_name(CandidateFormat format) {
+  return format == CandidateFormat::kKernelBench ? "kernelbench" : "kevin";
+}
+
+std::optional<CandidateFormat> format_from_name(std::string_view name) {
+  if (name == "kevin") return CandidateFormat::kKevin;
+  if (name == "kernelbench") return CandidateFormat::kKernelBench;
+  return std::nullopt;
+}
+
+namespace {
+
+// True when the first line that is not blank or a Python comment ("# ...", "#!") imports
+// something: no C++ file starts that way.
+bool starts_with_python_import(std::string_view source) {
+  size_t at = 0;
+  while (at < source.size()) {
+    size_t end = source.find('\n', at);
+    if (end == std::string_view::npos) end = source.size();
+    std::string_view line = source.substr(at, end - at);
+    at = end + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r')) line.remove_prefix(1);
+    if (line.empty() || line == "#" || line.substr(0, 2) == "# " || line.substr(0, 2) == "#!") continue;
+    return line.substr(0, 7) == "import " || line.substr(0, 5) == "from ";
+  }
+  return false;
+}
+
+}  // namespace
+
+CandidateFormat detect_format(std::string_view source) {
+  // A line starting `class ModelNew` is Python (C++ would not put ':' after the name or its
+  // bases); so is a file that starts with imports (an answer that lost its ModelNew is still
+  // judged, and refused, as one).
+  static const std::regex kModelNew(R"((^|\n)class[ \t]+ModelNew[ \t]*(\([^)\n]*\))?[ \t]*:)");
+  const bool model_new = std::regex_search(source.begin(), source.end(), kModelNew);
+  return model_new || starts_with_python_import(source) ? CandidateFormat::kKernelBench : CandidateFormat::kKevin;
+}
+
+namespace {
+
+Result<AnswerCheck> read_answer_check(const Json& j) {
+  AnswerCheck check;
+  if (!j.is_object() || !j.contains("findings") || !j["findings"].is_array()) {
+    return invalid_argument("checker output lacks its findings");
+  }
+  for (const auto& f : j["findings"]) {
+    AnswerFinding finding;
+    KEVIN_ASSIGN_OR_RETURN(finding.rule, json_get<std::string>(f, "rule"));
+    KEVIN_ASSIGN_OR_RETURN(finding.detail, json_get<std::string>(f, "detail"));
+    KEVIN_ASSIGN_OR_RETURN(finding.line, json_get<int>(f, "line"));
+    check.findings.push_back(std::move(finding));
+  }
+  KEVIN_ASSIGN_OR_RETURN(Json extensions, json_get_or<Json>(j, "extensions", Json::array()));
+  if (!extensions.is_array()) return invalid_argument("checker output: extensions is not a list");
+  for (const auto& e : extensions) {
+    ExtensionSpec ext;
+    KEVIN_ASSIGN_OR_RETURN(ext.name, json_get<std::string>(e, "name"));
+    KEVIN_ASSIGN_OR_RETURN(ext.cpp_sources, json_get<std::string>(e, "cpp_sources"));
+    KEVIN_ASSIGN_OR_RETURN(ext.cuda_sources, json_get<std::string>(e, "cuda_sources"));
+    KEVIN_ASSIGN_OR_RETURN(ext.functions, json_get<std::vector<std::string>>(e, "functions"));
+    check.extensions.push_back(std::move(ext));
+  }
+  return check;
+}
+
+Result<TorchToolchain> read_torch_toolchain(const Json& j) {
+  TorchToolchain t;
+  KEVIN_ASSIGN_OR_RETURN(t.torch_version, json_get<std::string>(j, "torch_version"));
+  KEVIN_ASSIGN_OR_RETURN(t.include_dirs, json_get<std::vector<std::string>>(j, "include_dirs"));
+  KEVIN_ASSIGN_OR_RETURN(t.library_dirs, json_get<std::vector<std::string>>(j, "library_dirs"));
+  KEVIN_ASSIGN_OR_RETURN(t.defines, json_get<std::vector<std::string>>(j, "defines"));
+  KEVIN_ASSIGN_OR_RETURN(t.cuda, json_get<bool>(j, "cuda"));
+  if (t.include_dirs.empty() || t.library_dirs.empty()) return invalid_argument("torch toolchain without include or library folders");
+  for (const auto& dir : t.include_dirs) {
+    if (dir.empty() || dir[0] != '/') return invalid_argument("torch include folder is not absolute: " + dir);
+  }
+  for (const auto& dir : t.library_dirs) {
+    if (dir.empty() || dir[0] != '/') return invalid_argument("torch library folder is not absolute: " + dir);
+  }
+  return t;
+}
+
+// Any reason a document does not read as expected is an invalid argument, naming the field.
+template <typename T>
+Result<T> as_invalid_argument(Result<T> r, const char* what) {
+  if (r.is_ok() || r.status().code() == StatusCode::kInvalidArgument) return r;
+  return invalid_argument(std::string(what) + ": " + r.status().message());
+}
+
+}  // namespace
+
+Result<AnswerCheck> answer_check_from_json(const Json& j) {
+  return as_invalid_argument(read_answer_check(j), "checker output");
+}
+
+std::string extension_unit(const ExtensionSpec& ext) {
+  // load_inline puts <torch/extension.h> above the C++ sources itself; the answer's sources
+  // keep their own lines so compiler messages point at what the model wrote.
+  std::string unit = "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
+  if (!ext.cuda_sources.empty()) unit += ext.cuda_sources + "\n";
+  if (!ext.functions.empty()) {
+    unit += "PYBIND11_MODULE(" + ext.name + ", m) {\n";
+    for (const auto& f : ext.functions) unit += "  m.def(\"" + f + "\", &" + f + ", \"" + f + "\");\n";
+    unit += "}\n";
+  }
+  return unit;
+}
+
+
+Result<TorchToolchain> torch_toolchain_from_json(const Json& j) {
+  return as_invalid_argument(read_torch_toolchain(j), "torch toolchain");
+}
+
+}  // namespace kevin::engine
