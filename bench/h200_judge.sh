@@ -6,7 +6,9 @@
 # before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
 # `cleanup`: runners die with a killed kevin (CUDA too) and Ctrl-C stops a run in good order.
 # `quickstart`: wall times of the README's newcomer path on this machine (docs/quickstart.md).
-# Usage on the device: [STEPS="build probe gputests corpus cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
+# `kernelbench`: every KernelBench fixture answer judged on the GPU (FixtureVerdicts.KernelBench*);
+# `kbbuild`: bench/kernelbench_build.sh (extension build times against load_inline).
+# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +46,11 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
     timeout 270 build/tests/e2e_test --gtest_filter='FixtureVerdicts.CudaCorpus' > "$OUT/corpus.log" 2>&1
     grep -E "^  cuda |Failure|got [a-z_]+ \(|judged correct|OK \]|FAILED" "$OUT/corpus.log" | head -60
     grep -E "^  clock " "$OUT/corpus.log" | head -40; fi
+  if wants kernelbench; then step "KernelBench answers on the GPU (and on the CPU with this torch)"
+    timeout 480 build/tests/e2e_test --gtest_filter='FixtureVerdicts.KernelBench*' > "$OUT/kernelbench.log" 2>&1
+    grep -E "Failure|Expected|Which is|\.py: |OK \]|FAILED" "$OUT/kernelbench.log" | head -60; fi
+  if wants kbbuild; then step "KernelBench build times: kevin (cold, cached) against load_inline"
+    timeout "$(left)" bash bench/kernelbench_build.sh 2>&1 | tee "$OUT/kbbuild.log" | tail -12; fi
   if wants cleanup; then step "cleanup: runners die with kevin; Ctrl-C"
     timeout 180 build/tests/e2e_test --gtest_filter='Cleanup*.*:InterruptedRun.*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure|outlived" | head -20; fi
   if wants quickstart; then step "quickstart: the newcomer path, timed"

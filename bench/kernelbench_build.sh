@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# kernelbench_build.sh — how long building a KernelBench answer's extension takes: kevin's
+# compile driver (cold, into an empty cache; then cached) against PyTorch's own load_inline
+# (cold, into an empty TORCH_EXTENSIONS_DIR; then its cached load), on the same answers, one at
+# a time. Prints one line per answer and the medians; the figures go to docs/benchmarks.md.
+# Usage (GPU machine, after building): bash bench/kernelbench_build.sh [ANSWER.py ...]
+#   default answers: the honest CUDA fixtures of tests/fixtures/kernelbench.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY="${KEVIN_PYTHON:-python3}"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+answers=("$@"); [ ${#answers[@]} -gt 0 ] || answers=(tests/fixtures/kernelbench/good_*_cuda.py)
+seconds() { awk "BEGIN{printf \"%.2f\", $2 - $1}"; }
+# load_inline's time: importing the answer runs its load_inline (the build on a cold folder).
+load_inline_s() {  # ANSWER FOLDER
+  TORCH_EXTENSIONS_DIR="$2" "$PY" - "$1" <<'PY'
+import runpy, sys, time
+t0 = time.perf_counter()
+runpy.run_path(sys.argv[1])
+print("%.2f" % (time.perf_counter() - t0))
+PY
+}
+kevin_compile_s() {  # TASK ANSWER CACHE
+  build/bin/kevin eval --task "$1" --candidate "$2" --json --cache-dir "$3" 2>/dev/null |
+    "$PY" -c 'import json,sys; r=json.load(sys.stdin); print("%.2f %s %s" % (r["compile_ms"] / 1000, r["verdict"], r.get("cache_hit")))'
+}
+printf '%-28s %12s %12s %12s %12s\n' answer "kevin cold" "kevin cached" "load_inline" "li cached"
+rows=()
+for answer in "${answers[@]}"; do
+  task="tasks/$(grep -m1 '^# task:' "$answer" | awk '{print $3}').py"
+  cache="$work/cache-$(basename "$answer")"; ext="$work/ext-$(basename "$answer")"
+  read -r cold verdict _ <<< "$(kevin_compile_s "$task" "$answer" "$cache")"
+  read -r cached _ hit <<< "$(kevin_compile_s "$task" "$answer" "$cache")"
+  li_cold=$(load_inline_s "$answer" "$ext" | tail -1)
+  li_cached=$(load_inline_s "$answer" "$ext" | tail -1)
+  printf '%-28s %11ss %11ss %11ss %11ss  (%s, cache hit %s)\n' "$(basename "$answer")" "$cold" "$cached" "$li_cold" "$li_cached" "$verdict" "$hit"
+  rows+=("$cold $cached $li_cold $li_cached")
+done
+printf '%s\n' "${rows[@]}" | "$PY" -c '
+import statistics, sys
+cols = list(zip(*[map(float, l.split()) for l in sys.stdin if l.strip()]))
+names = ["kevin cold", "kevin cached", "load_inline cold", "load_inline cached"]
+print("median: " + ", ".join("%s %.2f s" % (n, statistics.median(c)) for n, c in zip(names, cols)))'
