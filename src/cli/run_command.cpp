@@ -55,7 +55,7 @@ struct RunArgs {
   std::string returns = "sum", advantages = "group";
   double speedup_cap = 0;
   // engine
-  std::string backend = "auto", tolerance = "default", python, cache;
+  std::string backend = "auto", tolerance = "default", python, cache, format = "kevin";
   std::string devices = "all";
   int seeds = 5, jobs = 0;
   double call_timeout_s = 20;
@@ -191,7 +191,7 @@ Result<Json> engine_json(const RunArgs& a) {
   return resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},   {"seeds", a.seeds},
                               {"tolerance", a.tolerance}, {"jobs", a.jobs},       {"python", a.python},
                               {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                     {"queue", a.queue},         {"queue_model", a.queue_model}});
+                                     {"queue", a.queue},         {"queue_model", a.queue_model}, {"format", a.format}});
 }
 
 std::string default_run_dir() {
@@ -315,6 +315,7 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
 
   rollout_cfg->prompt.backend = (*evaluator)->backend();
   rollout_cfg->prompt.device_name = (*evaluator)->device_name();
+  rollout_cfg->prompt.format = (*evaluator)->answer_format();
   rollout::Progress progress;
   Status status;
   KEVIN_LOG(info) << "run " << dir.string() << ": " << selected->size() << " tasks, policy " << (*policy)->name()
@@ -389,6 +390,10 @@ void add_run_command(CLI::App& app, Action& action) {
   sub->add_option("--advantages", a->advantages, "group, per_turn or leave_one_out")
       ->check(CLI::IsMember({"group", "per_turn", "leave_one_out"}));
   sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--format", a->format,
+                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, KernelBench's prompt style), "
+                  "auto (kevin's prompts, either format judged)")
+      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
   sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_device_options(sub, &a->devices);
   sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64));

@@ -156,7 +156,7 @@ Result<Json> resolve_engine_json(const Json& given) {
   if (given.value("fake", false)) return Json{{"fake", true}};
   Json e = {{"backend", "auto"}, {"devices", "all"},     {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
             {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0},
-            {"allow_degenerate_tasks", false}, {"queue", ""}, {"queue_model", ""}};
+            {"allow_degenerate_tasks", false}, {"queue", ""}, {"queue_model", ""}, {"format", "kevin"}};
   if (given.contains("device") && given.contains("devices")) return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
   for (const auto& item : given.items()) {
     const std::string key = item.key() == "device" ? "devices" : item.key();
@@ -179,6 +179,14 @@ Result<Json> resolve_engine_json(const Json& given) {
     e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
   }
   if (!engine::backend_from_name(e["backend"].get<std::string>())) return invalid_argument("engine backend must be auto, cuda or cpu");
+  KEVIN_ASSIGN_OR_RETURN(std::string format, json_get<std::string>(e, "format"));
+  if (format != "auto" && !engine::format_from_name(format)) {
+    return invalid_argument("engine format must be kevin, kernelbench or auto (got \"" + format + "\")");
+  }
+  if (format != "kevin" && !queue.empty()) {
+    return invalid_argument("KernelBench answers (format " + format + ") are judged by the local engine only, not by "
+                            "queue workers yet");
+  }
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
   return e;
@@ -279,6 +287,7 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));
   KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks, json_get_or<bool>(e, "allow_degenerate_tasks", false));
   KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
   o.cache_dir = cache;
   o.share_dir = share_dir();
   o.runner_path = runner_path();

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ServeArgs {
-  std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", tasks_dir, split;
+  std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", format = "kevin", tasks_dir, split;
   std::vector<std::string> tasks;
   int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
   std::string python, cache, tolerance = "default", queue, queue_model;
@@ -46,7 +46,7 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   auto engine = resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
                                      {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
                                      {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                     {"queue", a.queue},         {"queue_model", a.queue_model}});
+                                     {"queue", a.queue},         {"queue_model", a.queue_model}, {"format", a.format}});
   if (!engine.is_ok()) return fail(engine.status());
   // Before binding: a bad host or a missing token is reported without starting the engine.
   if (!server::is_loopback_host(a.host) && token->empty()) {
@@ -99,6 +99,10 @@ void add_serve_command(CLI::App& app, Action& action) {
   sub->add_option("--max-turns", a->max_turns, "most steps an episode may ask for in reset")->check(CLI::Range(1, 256))->capture_default_str();
   sub->add_option("--turns", a->turns, "steps of an episode whose reset does not say")->check(CLI::Range(1, 256))->capture_default_str();
   sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in rewards (0: off)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--format", a->format,
+                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, KernelBench's prompt style), "
+                  "auto (kevin's prompts, either format judged)")
+      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
   sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
   add_device_options(sub, &a->devices);
   sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);

@@ -174,7 +174,7 @@ Result<std::string> EngineEvaluator::problem(const tasks::TaskInfo& task) {
   KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task.path));
   KEVIN_ASSIGN_OR_RETURN(Json reply, provider_->describe(task.path, backend()));
   KEVIN_ASSIGN_OR_RETURN(tasks::ArgumentList args, tasks::argument_list_from_json(reply));
-  std::string text = tasks::problem_statement(task, source, args, backend());
+  std::string text = tasks::problem_statement(task, source, args, backend(), answer_format());
   std::lock_guard<std::mutex> lock(mu_);
   problems_[task.id] = text;
   return text;

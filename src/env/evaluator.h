@@ -38,6 +38,12 @@ class Evaluator {
   // runs during a timed call; nullptr when nothing is timed on that device. Borrowed: lives
   // as long as the evaluator.
   virtual engine::DeviceGate* device_gate(int /*device*/) { return nullptr; }
+  // The answers models are asked for: kevin's ABI, or KernelBench's ModelNew (--format
+  // kernelbench): prompts, problem statements and response parsing follow it.
+  virtual engine::CandidateFormat answer_format() const { return engine::CandidateFormat::kKevin; }
+  // Whether KernelBench answers are judged at all (--format kernelbench or auto, with PyTorch's
+  // extension toolchain found).
+  virtual bool judges_kernelbench() const { return false; }
 };
 
 struct EngineOptions {
@@ -89,6 +95,10 @@ class EngineEvaluator final : public Evaluator {
   std::string backend() const override { return engine::backend_name(options_.backend); }
   std::string device_name() const override;
   engine::DeviceGate* device_gate(int device) override;
+  engine::CandidateFormat answer_format() const override {
+    return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+  }
+  bool judges_kernelbench() const override { return extension_compiler_ != nullptr; }
 
   // Reference data of the task file at `task` (prepared on first use, then cached on disk
   // by the provider under its seed-set policy).

@@ -13,7 +13,57 @@ std::string system_text(const PromptConfig& c) {
          " that compute the same result faster, and you improve them over several rounds of feedback.";
 }
 
+bool kernelbench(const PromptConfig& c) { return c.format == engine::CandidateFormat::kKernelBench; }
+
+// KernelBench's style: a Python module replacing the PyTorch operators with load_inline code.
+std::string kernelbench_rules_text(const PromptConfig& c) {
+  const bool cuda = c.backend == "cuda";
+  std::string r = "Rules for your answer:\n";
+  r += "- Write one Python module that defines class ModelNew(nn.Module), with the same constructor arguments and "
+       "forward arguments as Model, computing the same outputs.\n";
+  r += std::string("- Build your ") + (cuda ? "CUDA kernels" : "C++ code") +
+       " with torch.utils.cpp_extension.load_inline at module level (name, cpp_sources, " +
+       (cuda ? "cuda_sources, " : "") + "functions), writing the sources as string literals.\n";
+  r += "- forward may only allocate, reshape and pass tensors to your functions: all computation happens in your own "
+       "code (no torch operators, torch.nn.functional, nn modules called in forward, cuBLAS/cuDNN, torch.compile, "
+       "threads, streams, try/except, files or lower precision). __init__ may hold nn modules for their weights.\n";
+  r += cuda ? "- The code runs on an " + c.device_name + " (nvcc -O3 -arch=sm_90a); only cpp_sources and cuda_sources "
+              "are used, your compiler flags are not.\n"
+            : "- The code runs single-threaded on the CPU (g++ -O3): only cpp_sources are built.\n";
+  r += "- Results must match the reference to within the tolerance (fp32: atol = rtol = 1e-4).\n";
+  r += "- You will get feedback on compilation, correctness and speed, and can improve your code in later rounds.\n";
+  return r;
+}
+
+std::string kernelbench_example_text(const PromptConfig& c) {
+  const bool cuda = c.backend == "cuda";
+  std::string e = "Example of the expected form, for a Model whose forward returns a + b:\n```python\n"
+                  "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n";
+  if (cuda) {
+    e += "source = r\"\"\"\n#include <torch/extension.h>\n"
+         "__global__ void add_kernel(const float* a, const float* b, float* out, long long n) {\n"
+         "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n  if (i < n) out[i] = a[i] + b[i];\n}\n"
+         "torch::Tensor add(torch::Tensor a, torch::Tensor b) {\n  auto out = torch::empty_like(a);\n"
+         "  long long n = a.numel();\n  add_kernel<<<(n + 255) / 256, 256>>>(a.data_ptr<float>(), b.data_ptr<float>(), "
+         "out.data_ptr<float>(), n);\n  return out;\n}\n\"\"\"\n\n"
+         "ext = load_inline(name=\"add_ext\", cpp_sources=\"torch::Tensor add(torch::Tensor a, torch::Tensor b);\", "
+         "cuda_sources=source, functions=[\"add\"])\n";
+  } else {
+    e += "source = r\"\"\"\n#include <torch/extension.h>\n"
+         "torch::Tensor add(torch::Tensor a, torch::Tensor b) {\n  auto out = torch::empty_like(a);\n"
+         "  const float* pa = a.data_ptr<float>();\n  const float* pb = b.data_ptr<float>();\n"
+         "  float* po = out.data_ptr<float>();\n  for (int64_t i = 0; i < a.numel(); ++i) po[i] = pa[i] + pb[i];\n"
+         "  return out;\n}\n\"\"\"\n\n"
+         "ext = load_inline(name=\"add_ext\", cpp_sources=source, functions=[\"add\"])\n";
+  }
+  e += "\n\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+       "    def forward(self, a, b):\n        return ext.add(a.contiguous(), b.contiguous())\n```\n"
+       "Element-wise addition in one pass.\n";
+  return e;
+}
+
 std::string rules_text(const PromptConfig& c) {
+  if (kernelbench(c)) return kernelbench_rules_text(c);
   const bool cuda = c.backend == "cuda";
   std::string r = "Rules for your answer:\n";
   r += "- Write exactly one ";
@@ -40,6 +90,7 @@ std::string rules_text(const PromptConfig& c) {
 }
 
 std::string example_text(const PromptConfig& c) {
+  if (kernelbench(c)) return kernelbench_example_text(c);
   if (c.backend == "cuda") {
     return "Example of the expected form, for a module whose forward returns a + b:\n"
            "```cuda\n"
@@ -85,7 +136,7 @@ std::string history_text(const std::vector<TurnRecord>& history, size_t first, s
   std::string h = "Your earlier attempts at this task";
   if (dropped > 0) h += " (the " + std::to_string(dropped) + " oldest are left out for space)";
   h += ", oldest first:\n";
-  const char* fence = c.backend == "cuda" ? "```cuda\n" : "```cpp\n";
+  const char* fence = kernelbench(c) ? "```python\n" : c.backend == "cuda" ? "```cuda\n" : "```cpp\n";
   for (size_t i = first; i < history.size(); ++i) {
     const TurnRecord& t = history[i];
     h += "\n### Attempt " + std::to_string(i + 1) + "\n";

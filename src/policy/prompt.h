@@ -5,6 +5,8 @@
 // thought. A token budget drops the oldest turns first and truncates long feedback.
 #pragma once
 
+#include "engine/kernelbench.h"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -26,6 +28,9 @@ struct TurnRecord {
 
 struct PromptConfig {
   std::string backend = "cuda";           // "cuda" or "cpu"
+  // kKernelBench: the model is asked, in KernelBench's style, for a Python module whose
+  // `class ModelNew` calls code built with load_inline (docs/kernelbench.md), in a ```python block.
+  engine::CandidateFormat format = engine::CandidateFormat::kKevin;
   std::string device_name = "NVIDIA H200";
   size_t context_tokens = 24000;          // budget for the whole prompt
   size_t max_feedback_chars = 4000;       // per earlier turn; longer logs keep head and tail

@@ -47,8 +47,9 @@ std::optional<std::pair<size_t, std::string>> fence(std::string_view line) {
   return std::make_pair(ticks, info);
 }
 
-bool is_code_language(const std::string& info) {
+bool is_code_language(const std::string& info, engine::CandidateFormat format) {
   const std::string lang = info.substr(0, info.find_first_of(" \t{"));
+  if (format == engine::CandidateFormat::kKernelBench) return lang.empty() || lang == "python" || lang == "py";
   for (const char* ok : {"", "cuda", "cu", "cpp", "c++", "c", "cc", "cxx", "cuh", "hpp", "h"}) {
     if (lang == ok) return true;
   }
@@ -57,7 +58,8 @@ bool is_code_language(const std::string& info) {
 
 }  // namespace
 
-ParsedResponse parse_response(std::string_view response, size_t max_summary) {
+ParsedResponse parse_response(std::string_view response, size_t max_summary, engine::CandidateFormat format) {
+  const std::string block = format == engine::CandidateFormat::kKernelBench ? "```python" : "```cuda";
   ParsedResponse out;
   std::string_view body = response;
   const size_t think_open = body.find("<think>");
@@ -84,19 +86,19 @@ ParsedResponse parse_response(std::string_view response, size_t max_summary) {
       if (close && close->first >= open->first && close->second.empty()) break;
     }
     if (j == lines.size()) {  // never closed: the response was cut off
-      truncated = is_code_language(open->second);
+      truncated = is_code_language(open->second, format);
       break;
     }
-    if (is_code_language(open->second)) best = std::make_pair(i + 1, j);
+    if (is_code_language(open->second, format)) best = std::make_pair(i + 1, j);
     i = j;
   }
   if (truncated) {
     out.error = "the last code block was never closed with ``` (the response was probably cut off at the length "
-                "limit); send the complete source in one closed ```cuda block";
+                "limit); send the complete source in one closed " + block + " block";
     return out;
   }
   if (!best) {
-    out.error = "no fenced code block was found; put the complete source in one ```cuda ... ``` block";
+    out.error = "no fenced code block was found; put the complete source in one " + block + " ... ``` block";
     return out;
   }
   const size_t code_begin = best->first < lines.size() ? lines[best->first].begin : body.size();

@@ -1,8 +1,11 @@
 // response_parser.h — extracts the candidate kernel from a model's response: the reasoning
 // (an inline <think>…</think> block, if any), the last fenced code block in a C++/CUDA
-// language (```cuda, ```cu, ```cpp, ```c++, ```c, ```cc, ```cxx or untagged), and the text after
-// it as the model's summary of its changes. Untrusted input: never throws, any byte string.
+// language (```cuda, ```cu, ```cpp, ```c++, ```c, ```cc, ```cxx or untagged) — for KernelBench
+// answers the last ```python (```py or untagged) block — and the text after it as the model's
+// summary of its changes. Untrusted input: never throws, any byte string.
 #pragma once
+
+#include "engine/kernelbench.h"
 
 #include <cstddef>
 #include <string>
@@ -20,6 +23,7 @@ struct ParsedResponse {
 
 inline constexpr size_t kDefaultMaxSummary = 2000;
 
-ParsedResponse parse_response(std::string_view response, size_t max_summary = kDefaultMaxSummary);
+ParsedResponse parse_response(std::string_view response, size_t max_summary = kDefaultMaxSummary,
+                              engine::CandidateFormat format = engine::CandidateFormat::kKevin);
 
 }  // namespace kevin::policy

@@ -319,7 +319,7 @@ struct Rollout::Impl {
       return Status(generated.status().code(), "policy " + r.policy_->name() + ": " + generated.status().message());
     }
     const policy::Generation& gen = *generated;
-    const policy::ParsedResponse parsed = policy::parse_response(gen.content, r.config_.max_summary_chars);
+    const policy::ParsedResponse parsed = policy::parse_response(gen.content, r.config_.max_summary_chars, r.config_.prompt.format);
     env::Action action{parsed.ok, parsed.code, parsed.summary, parsed.error};
     if (!parsed.ok && gen.truncated()) {
       action.parse_error = "the response was cut off at the token limit (" + std::to_string(r.config_.generation.max_tokens) +

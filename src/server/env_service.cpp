@@ -27,6 +27,7 @@ Json next_prompt(const env::Episode& episode, const env::Evaluator& evaluator) {
   policy::PromptConfig config;
   config.backend = evaluator.backend();
   config.device_name = evaluator.device_name();
+  config.format = evaluator.answer_format();
   const policy::Prompt prompt = policy::build_prompt(episode.problem(), history, config);
   Json messages = Json::array();
   for (const auto& m : prompt.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
@@ -66,12 +67,17 @@ Json turn_observation(const env::Episode& episode, const env::TurnOutcome& turn,
 
 }  // namespace
 
-env::Action action_from_reply(const std::string& reply) {
-  const policy::ParsedResponse parsed = policy::parse_response(reply);
+env::Action action_from_reply(const std::string& reply, bool kernelbench) {
+  const bool python = kernelbench && (reply.find("```python") != std::string::npos ||
+                                      reply.find("```py\n") != std::string::npos ||
+                                      engine::detect_format(reply) == engine::CandidateFormat::kKernelBench);
+  const auto format = python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+  const policy::ParsedResponse parsed = policy::parse_response(reply, policy::kDefaultMaxSummary, format);
   if (parsed.ok) return {true, parsed.code, parsed.summary, ""};
   // Some clients strip the fences of a reply that is one code block: a bare source that
-  // defines the entry point is the kernel itself.
-  if (reply.find("```") == std::string::npos && reply.find("kevin_forward") != std::string::npos) {
+  // defines the entry point (or ModelNew) is the answer itself.
+  const char* entry = python ? "class ModelNew" : "kevin_forward";
+  if (reply.find("```") == std::string::npos && reply.find(entry) != std::string::npos) {
     return {true, reply, "", ""};
   }
   return {false, "", "", parsed.error};
@@ -154,7 +160,7 @@ Result<StepReply> EnvSession::step(const std::string& reply_text) {
   if (static_cast<int>(episode_->turns().size()) >= max_turns_) {
     return failed_precondition("the episode is done (" + std::to_string(max_turns_) + " turns): send reset to start another");
   }
-  KEVIN_ASSIGN_OR_RETURN(env::TurnOutcome turn, episode_->step(action_from_reply(reply_text)));
+  KEVIN_ASSIGN_OR_RETURN(env::TurnOutcome turn, episode_->step(action_from_reply(reply_text, service_->evaluator()->judges_kernelbench())));
   StepReply reply;
   reply.observation = turn_observation(*episode_, turn, max_turns_, *service_->evaluator());
   reply.reward = turn.score;

@@ -57,8 +57,10 @@ struct StepReply {
 Json to_json(const StepReply& reply);  // {"observation":…, "reward":…, "done":…}
 
 // The action in a model's whole reply: the last fenced C++/CUDA block (policy::parse_response),
-// or, for a reply with no fence at all that defines kevin_forward, the reply itself.
-env::Action action_from_reply(const std::string& reply);
+// or, for a reply with no fence at all that defines kevin_forward, the reply itself. With
+// `kernelbench`, a reply holding a ```python block or a ModelNew class is read as a
+// KernelBench answer instead (its last ```python block, or the bare reply).
+env::Action action_from_reply(const std::string& reply, bool kernelbench = false);
 
 class EnvService;
 

@@ -205,10 +205,11 @@ KernelGymApi::Outcome KernelGymApi::evaluate_request(const Json& request) {
   auto parsed = parse_request(request);
   if (auto* error = std::get_if<std::string>(&parsed)) return {{{"detail", *error}}, 400};
   const GymRequest& r = std::get<GymRequest>(parsed);
-  if (is_python_model(r.kernel_code)) {
+  const bool kernelbench = service_->evaluator()->judges_kernelbench();
+  if (is_python_model(r.kernel_code) && !kernelbench) {
     return {{{"detail",
-              "kernel_code is a KernelBench ModelNew module; this server judges kevin's C ABI (extern \"C\" "
-              "kevin_forward in CUDA or C++): see docs/serve.md"}},
+              "kernel_code is a KernelBench ModelNew module; this server judges kevin's C ABI only (extern \"C\" "
+              "kevin_forward in CUDA or C++): start it with --format auto or kernelbench (docs/serve.md)"}},
             400};
   }
   if (!r.reference_code && !r.problem_id) {
@@ -244,7 +245,8 @@ KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& 
     return {failed_response(task_id, task.status().message(), "VALIDATION_ERROR", submitted_at, seconds_since(start)), 400};
   }
   const bool fenced = r.kernel_code.find("```") != std::string::npos;
-  const env::Action action = fenced ? action_from_reply(r.kernel_code) : env::Action{true, r.kernel_code, "", ""};
+  const env::Action action = fenced ? action_from_reply(r.kernel_code, service_->evaluator()->judges_kernelbench())
+                                    : env::Action{true, r.kernel_code, "", ""};
   if (!action.parsed) {
     return {verdict_response(task_id, VerdictKind::kParseError, action.parse_error, nullptr, submitted_at,
                              seconds_since(start)),

@@ -75,9 +75,15 @@ std::string format_argument_list(const ArgumentList& args) {
 }
 
 std::string problem_statement(const TaskInfo& task, const std::string& source, const ArgumentList& args,
-                              const std::string& backend) {
+                              const std::string& backend, engine::CandidateFormat format) {
   std::ostringstream o;
   o << "Task " << task.id << " (" << (backend == "cuda" ? "CUDA" : "CPU") << " backend)\n\n";
+  if (format == engine::CandidateFormat::kKernelBench) {
+    o << "Here is a PyTorch module, Model. Write ModelNew, a module that computes the same outputs faster with "
+      << (backend == "cuda" ? "custom CUDA kernels" : "custom C++ code") << " built by load_inline:\n\n";
+    o << "```python\n" << source << (source.empty() || source.back() == '\n' ? "" : "\n") << "```\n";
+    return o.str();
+  }
   o << "Write one " << (backend == "cuda" ? "CUDA C++" : "C++") << " source file whose\n"
     << "  extern \"C\" int kevin_forward(const kevin_args* args)\n"
     << "computes what this PyTorch module's forward computes:\n\n";

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "core/tensor.h"
+#include "engine/kernelbench.h"
 #include "engine/reference.h"
 #include "tasks/suite.h"
 
@@ -28,8 +29,10 @@ Json to_json(const ArgumentList& args);
 //   inputs[0]   x             float32[8192, 8192]   forward argument
 std::string format_argument_list(const ArgumentList& args);
 
-// The whole problem statement for `backend` ("cuda" or "cpu").
+// The whole problem statement for `backend` ("cuda" or "cpu"): for kevin's ABI, the module and
+// the kevin_args list; for KernelBench answers, the module to be rewritten as ModelNew.
 std::string problem_statement(const TaskInfo& task, const std::string& source, const ArgumentList& args,
-                              const std::string& backend);
+                              const std::string& backend,
+                              engine::CandidateFormat format = engine::CandidateFormat::kKevin);
 
 }  // namespace kevin::tasks

@@ -402,6 +402,7 @@ struct Trainer::Impl {
     KEVIN_ASSIGN_OR_RETURN(auto store, rollout::RunStore::open(dir / "run.db"));
     rollout::RolloutConfig config = o.rollout;
     config.prompt.backend = evaluator->backend();
+    config.prompt.format = evaluator->answer_format();
     config.prompt.device_name = evaluator->device_name();
     LocalPolicyOptions po;
     po.model_dir = o.model_dir;

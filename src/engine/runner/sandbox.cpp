@@ -156,6 +156,12 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
     allow(SCMP_SYS(madvise), {SCMP_A2(SCMP_CMP_EQ, MADV_FREE)});
     // isatty() on the descriptors it writes to (the one terminal query Python makes).
     if (!needs.gpu) allow(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_EQ, TCGETS)});
+    if (stage == Stage::kSealed) {
+      // Libraries probing for files once sealed (the CUDA driver, PyTorch) get "permission
+      // denied" rather than killing an honest answer: nothing is opened either way.
+      const int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+      if (r != 0 && rc == 0) rc = r;
+    }
   }
   if (needs.gpu) {
     // The driver talks to its device files by ioctl; its helper threads poll them.
