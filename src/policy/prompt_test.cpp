@@ -76,6 +76,21 @@ TEST(Prompt, LongFeedbackIsTruncatedInTheMiddle) {
   EXPECT_NE(p.messages[1].content.find("characters omitted"), std::string::npos);
 }
 
+TEST(Prompt, KernelBenchFormatAsksForModelNewInPython) {
+  PromptConfig c;
+  c.format = engine::CandidateFormat::kKernelBench;
+  const Prompt first = build_prompt(kProblem, {}, c);
+  const std::string& user = first.messages[1].content;
+  EXPECT_NE(user.find("class ModelNew(nn.Module)"), std::string::npos);
+  EXPECT_NE(user.find("load_inline"), std::string::npos);
+  EXPECT_NE(user.find("cuda_sources"), std::string::npos);
+  EXPECT_EQ(user.find("kevin_forward"), std::string::npos);
+  const Prompt later = build_prompt(kProblem, {{"class ModelNew: ...", "s", "Feedback text"}}, c);
+  EXPECT_NE(later.messages[1].content.find("```python\nclass ModelNew: ..."), std::string::npos);
+  c.backend = "cpu";
+  EXPECT_EQ(build_prompt(kProblem, {}, c).messages[1].content.find("cuda_sources"), std::string::npos);
+}
+
 TEST(Prompt, CpuBackendSpeaksOfCpp) {
   PromptConfig c;
   c.backend = "cpu";

@@ -42,6 +42,18 @@ TEST(ResponseParser, Errors) {
   EXPECT_FALSE(parse_response("").ok);
 }
 
+TEST(ResponseParser, KernelBenchAnswersAreTheLastPythonBlock) {
+  constexpr auto kKb = engine::CandidateFormat::kKernelBench;
+  const auto r = parse_response("```cuda\nint x;\n```\n```python\nfirst\n```\n```py\nclass ModelNew: pass\n```\nsaid", 100, kKb);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.code, "class ModelNew: pass\n");
+  EXPECT_EQ(r.summary, "said");
+  const auto none = parse_response("```cuda\nint x;\n```", 100, kKb);
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.error.find("```python"), std::string::npos) << none.error;
+  EXPECT_NE(parse_response("```python\nclass ModelNew:\n", 100, kKb).error.find("never closed"), std::string::npos);
+}
+
 TEST(ResponseParser, SummaryIsCapped) {
   const auto r = parse_response("```cuda\nx\n```\n" + std::string(5000, 's'), 100);
   ASSERT_TRUE(r.ok);

@@ -484,3 +484,58 @@ TEST(RunCliUsage, MissingTasksOrPolicyAreUsageErrors) {
 
 }  // namespace
 }  // namespace kevin::e2e
+
+namespace kevin::e2e {
+namespace {
+
+// `kevin run --format kernelbench`: the model is asked for ModelNew in KernelBench's style, and
+// the last ```python block of its answer is judged as a KernelBench answer.
+TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
+  auto dir = sys::TempDir::create("run-kb-e2e-");
+  ASSERT_TRUE(dir.is_ok());
+  const std::string good = read_file(source_dir() / "tests/fixtures/kernelbench/good_relu.py").value();
+  const std::string fallback = read_file(source_dir() / "tests/fixtures/kernelbench/try_except_fallback.py").value();
+  std::mutex mu;
+  std::vector<std::string> prompts;
+  testing::FakeHttpServer server([&](const testing::RecordedRequest& req) -> testing::FakeReply {
+    if (req.method == "GET") return {200, R"({"object": "list", "data": [{"id": "m", "object": "model"}]})", 0, false};
+    const std::string prompt = parse_json(req.body).value()["messages"].back()["content"];
+    const bool first = prompt.find("### Attempt") == std::string::npos;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      prompts.push_back(prompt);
+    }
+    // An early sketch, then the answer: the last python block is the one judged.
+    const std::string content = first ? "A sketch:\n```python\nprint('draft')\n```\nThe answer:\n```python\n" + good +
+                                            "```\nReLU in one C++ loop."
+                                      : "```python\n" + fallback + "```\nwith a fallback";
+    const Json reply = {{"choices", Json::array({{{"message", {{"role", "assistant"}, {"content", content}}},
+                                                  {"finish_reason", "stop"}}})},
+                        {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}};
+    return {200, dump_json(reply), 0};
+  });
+  const fs::path out = dir->path() / "run";
+  const KevinRun r = run_kevin({"--log-level", "warn", "run", "--tasks", (source_dir() / "tasks/level1/026_relu.py").string(),
+                                "--format", "kernelbench", "--trajectories", "1", "--turns", "2", "--llm",
+                                server.base_url() + "/v1", "--model", "m", "--backend", "cpu", "--out", out.string(),
+                                "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "e2e-cache").string()});
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto records = parse_json_lines(read_file(out / "trajectories.jsonl").value());
+  ASSERT_TRUE(records.is_ok());
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0]["verdict"], "correct") << (*records)[0]["feedback"];
+  EXPECT_NE((*records)[0]["code"].get<std::string>().find("class ModelNew"), std::string::npos);
+  EXPECT_EQ((*records)[0]["summary"], "ReLU in one C++ loop.");
+  EXPECT_EQ((*records)[1]["verdict"], "rejected");
+  EXPECT_EQ((*records)[1]["reason"], "try_except_fallback");
+  ASSERT_EQ(prompts.size(), 2u);
+  for (const auto& p : prompts) {
+    EXPECT_NE(p.find("class ModelNew(nn.Module)"), std::string::npos) << p;
+    EXPECT_NE(p.find("load_inline"), std::string::npos);
+    EXPECT_EQ(p.find("kevin_forward"), std::string::npos) << "no word of kevin's ABI in a KernelBench prompt";
+  }
+  EXPECT_NE(prompts[1].find("```python\n"), std::string::npos) << "earlier attempts are shown as python";
+}
+
+}  // namespace
+}  // namespace kevin::e2e
