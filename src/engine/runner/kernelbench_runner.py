@@ -30,6 +30,10 @@ with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.St
     import torch.nn.functional  # noqa: F401
     import torch.utils.cpp_extension
     from torch.utils._python_dispatch import TorchDispatchMode
+    try:
+        import torch._dynamo  # noqa: F401  (nn.Module's call imports it lazily in PyTorch 2.x)
+    except ImportError:
+        pass
 
 COMMAND_FD, REPLY_FD, INPUTS_FD, STAGING_FD, SLOT_FD = 3, 4, 5, 6, 7
 OBJECT = "candidate.so"
@@ -244,6 +248,7 @@ class Runner:
             small = torch.empty(1024, dtype=torch.uint8, device=self.device)
             del reserve, small
             torch.cuda.synchronize()
+        self.warm_up()
         if self.sandboxed:
             # No address-space cap: PyTorch builds with CUDA reserve address space by the
             # terabyte even on the CPU (the GPU runner has none either).
@@ -253,6 +258,16 @@ class Runner:
         return {"ok": True, "device": torch.cuda.get_device_name(0) if self.cuda else "cpu",
                 "workspace_bytes": 0, "input_hashes": self.input_hashes(),
                 "sandbox": {"enforced": self.enforced, "skipped": skipped}}
+
+    def warm_up(self):
+        """Runs what a call runs (a module call, the operator log, the output copy) once, while
+        the files PyTorch imports lazily are still in view."""
+        probe = torch.zeros(4, device=self.device)
+        with torch.no_grad(), OpLog():
+            torch.nn.Identity()(probe).view(2, 2).contiguous()
+        probe.copy_(probe)
+        if self.cuda:
+            torch.cuda.synchronize()
 
     def input_hashes(self):
         if self.cuda:
