@@ -1,5 +1,5 @@
 // fuzz_elf.cpp — fuzz target: the ELF readers and the whole object gate on arbitrary bytes
-// (built objects are untrusted), both backends.
+// (built objects are untrusted), both backends, kevin's ABI and the torch-extension profile.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -14,5 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)kevin::engine::read_elf_object(image);
   (void)kevin::engine::check_object(image, Backend::kCpu, 0);
   (void)kevin::engine::check_object(image, Backend::kCuda, 4096);
+  (void)kevin::engine::check_object(image, Backend::kCpu, 0, kevin::engine::Profile::kTorchExtension);
+  (void)kevin::engine::check_object(image, Backend::kCuda, 4096, kevin::engine::Profile::kTorchExtension);
   return 0;
 }

@@ -1,6 +1,7 @@
 // fuzz_gate.cpp — fuzz target: both source gates and their lexer on arbitrary bytes, both
 // backends: the text gate, and the translation-unit gate as if the bytes were preprocessor
-// output (with the fixed deny-list and with include roots).
+// output (with the fixed deny-list and with include roots), for kevin's ABI and the
+// torch-extension profile of KernelBench answers.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,8 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)kevin::engine::strip_comments_and_strings(text);
   for (const Backend backend : {Backend::kCuda, Backend::kCpu}) {
     (void)kevin::engine::check_source(text, backend);
+    (void)kevin::engine::check_source(text, backend, kevin::engine::Profile::kTorchExtension);
     (void)kevin::engine::check_translation_unit(text, backend);
     (void)kevin::engine::check_translation_unit(text, backend, kRoots);
+    (void)kevin::engine::check_translation_unit(text, backend, kRoots, kevin::engine::Profile::kTorchExtension);
   }
   (void)kevin::engine::include_search_dirs(text);
   return 0;
