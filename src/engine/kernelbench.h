@@ -1,9 +1,7 @@
-// kernelbench.h — KernelBench's solution format as the engine sees it: which format an answer
-// is in, the extensions its load_inline calls build (read from its text by the trusted
-// checker, docs/kernelbench.md), the one translation unit kevin compiles for each, and the
-// facts of the PyTorch installation those units are built against.
-// Plain data and pure functions: running the checker and probing PyTorch (Python) is the
-// tasks module's job, which hands the results to the judge.
+// kernelbench.h — KernelBench's solution format as the engine sees it (docs/kernelbench.md):
+// which format an answer is in, the extensions its load_inline calls build, the translation
+// unit kevin compiles for one, and the PyTorch facts it is built against. Plain data and pure
+// functions: running the checker and probing PyTorch is the tasks module's job.
 #pragma once
 
 #include <optional>

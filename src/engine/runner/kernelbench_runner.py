@@ -1,10 +1,7 @@
-"""kernelbench_runner.py — the candidate runner for KernelBench answers (docs/kernelbench.md):
-kevin-runner enters the runner's namespaces and execs this interpreter, which speaks the same
-framed-JSON protocol on descriptors 3-7 (docs/eval.md), confines itself through
-libkevin-runner-support.so (the C++ runner's own sandbox stages), builds ModelNew with the
-extension kevin built, and runs it on the judge's command. Expected outputs never enter this
-process; the judge believes nothing it says once the answer is loaded.
-Usage (by kevin-runner only): python -s -u kernelbench_runner.py libkevin-runner-support.so"""
+"""kernelbench_runner.py — the runner of KernelBench answers (docs/kernelbench.md): exec'd by
+kevin-runner after its namespaces, it speaks the runner protocol on descriptors 3-7, confines
+itself with libkevin-runner-support.so and runs ModelNew on the judge's command. Usage (by
+kevin-runner only): python -s -u kernelbench_runner.py libkevin-runner-support.so"""
 
 import contextlib
 import ctypes
