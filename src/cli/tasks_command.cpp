@@ -24,6 +24,7 @@ struct TasksArgs {
   std::string dir, suite, split, python;
   std::string backend;  // set by the chosen subcommand's --backend (show: this machine's, check: cpu)
   std::string template_path;  // show --template: where the skeleton goes ("-": stdout)
+  std::string format = "kevin";  // show --prompt: the answers asked for (kevin or kernelbench)
   std::vector<std::string> names;
   bool prompt = false;
   double holdout = 0.1;
@@ -85,6 +86,7 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
 void print_prompt(const TasksArgs& a, const std::string& problem, std::ostream& out) {
   policy::PromptConfig config;
   config.backend = a.backend;
+  config.format = *engine::format_from_name(a.format);
   if (a.backend == "cpu") {
     config.device_name = "CPU";
   } else if (sys::cuda_device_count() > 0) {
@@ -132,7 +134,8 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto args = tasks::argument_list_from_json(*reply);
   if (!args.is_ok()) return fail(err, "show", args.status());
   if (!a.template_path.empty()) return write_template(a, *task, *args, out, err);
-  const std::string problem = tasks::problem_statement(*task, *source, *args, a.backend);
+  const std::string problem =
+      tasks::problem_statement(*task, *source, *args, a.backend, *engine::format_from_name(a.format));
   if (a.prompt) {
     print_prompt(a, problem, out);
   } else if (a.json) {
@@ -236,6 +239,9 @@ void add_tasks_command(CLI::App& app, Action& action) {
   show->add_option("id", args->names, "task id, file stem or path")->required();
   show->add_flag("--json", args->json, "JSON output");
   show->add_flag("--prompt", args->prompt, "print the first prompt of `kevin run` for this task (system and user messages)");
+  show->add_option("--format", args->format,
+                   "--prompt: the prompt of `kevin run --format kernelbench` (ModelNew answers) or of kevin's ABI")
+      ->check(CLI::IsMember({"kevin", "kernelbench"}));
   show->add_option("--template", args->template_path,
                    "write a compilable kevin_forward skeleton for the task to this file (- for stdout)");
   backend_option(show, show_backend);

@@ -92,7 +92,12 @@ TEST_F(Worker, PrepareWritesCorrectnessAndTimingSetsInTheReferenceLayout) {
   EXPECT_NE(read_bytes(ref->timing_inputs_file(), in, in), read_bytes(ref->inputs_file(), in, in));
   auto meta = parse_json(*read_file(ref->dir / "meta.json"));
   ASSERT_TRUE(meta.is_ok());
-  EXPECT_EQ((*meta)["protocol"], 2);
+  EXPECT_EQ((*meta)["protocol"], 3);
+  // What a KernelBench answer is run with: forward's two tensors in order, no scalars, no
+  // constructor arguments.
+  EXPECT_EQ(ref->forward_args, (std::vector<std::string>{"tensor", "tensor"}));
+  EXPECT_TRUE(ref->scalar_kinds.empty());
+  EXPECT_EQ(ref->init_inputs, Json::array());
   EXPECT_EQ((*meta)["num_timing_sets"], 12);
 }
 

@@ -59,6 +59,16 @@ TEST(TasksCli, ShowPromptPrintsTheFirstPromptOfARun) {
   EXPECT_NE(run.output.find("device CPU"), std::string::npos);
 }
 
+TEST(TasksCli, ShowPromptInKernelBenchFormatAsksForModelNew) {
+  const KevinRun run =
+      run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu", "--prompt", "--format", "kernelbench"});
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("class ModelNew(nn.Module)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("load_inline"), std::string::npos);
+  EXPECT_EQ(run.output.find("kevin_forward"), std::string::npos) << "no word of kevin's ABI";
+  EXPECT_EQ(run_kevin({"tasks", "show", "level1/026_relu", "--prompt", "--format", "triton"}).code, 2);
+}
+
 TEST(TasksCli, TemplateCompilesAndIsJudged) {
   auto dir = sys::TempDir::create("kevin-template-");
   ASSERT_TRUE(dir.is_ok());
