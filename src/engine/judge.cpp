@@ -882,8 +882,17 @@ struct Judge::Prepared {
 
 namespace {
 
-Decision compile_failed(const BuildResult& build) {
-  return {VerdictKind::kCompileError, "compilation failed", "Your kernel failed to compile. Compiler output:\n" + build.log};
+// The build's outcome as the result's compile fields, and as the decision that ends the
+// candidate when the build was refused or failed.
+std::optional<Decision> build_outcome(const BuildResult& build, EvalResult* result) {
+  result->compile_ms = build.compile_ms;
+  result->cache_hit = build.cache_hit;
+  if (build.rejection) return rejected(*build.rejection);
+  if (!build.ok) {
+    return Decision{VerdictKind::kCompileError, "compilation failed",
+                    "Your kernel failed to compile. Compiler output:\n" + build.log};
+  }
+  return std::nullopt;
 }
 
 // The checker's findings as the verdict: the first one's rule, all of them in the feedback.
@@ -904,10 +913,7 @@ Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult
     return p;
   }
   KEVIN_ASSIGN_OR_RETURN(p.build, compiler_.build(source));
-  result->compile_ms = p.build.compile_ms;
-  result->cache_hit = p.build.cache_hit;
-  if (p.build.rejection) p.decided = rejected(*p.build.rejection);
-  if (!p.build.rejection && !p.build.ok) p.decided = compile_failed(p.build);
+  p.decided = build_outcome(p.build, result);
   if (p.decided) return p;
   KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(p.build.object, size_t{256} << 20));
   KEVIN_ASSIGN_OR_RETURN(ElfObject elf, read_elf_object(image));
@@ -949,10 +955,7 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
     return p;
   }
   KEVIN_ASSIGN_OR_RETURN(p.build, kb.compiler->build(unit));
-  result->compile_ms = p.build.compile_ms;
-  result->cache_hit = p.build.cache_hit;
-  if (p.build.rejection) p.decided = rejected(*p.build.rejection);
-  if (!p.build.rejection && !p.build.ok) p.decided = compile_failed(p.build);
+  p.decided = build_outcome(p.build, result);
   p.extension = ext.name;
   return p;
 }

@@ -80,11 +80,10 @@ Result<TorchToolchain> read_torch_toolchain(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(t.defines, json_get<std::vector<std::string>>(j, "defines"));
   KEVIN_ASSIGN_OR_RETURN(t.cuda, json_get<bool>(j, "cuda"));
   if (t.include_dirs.empty() || t.library_dirs.empty()) return invalid_argument("torch toolchain without include or library folders");
-  for (const auto& dir : t.include_dirs) {
-    if (dir.empty() || dir[0] != '/') return invalid_argument("torch include folder is not absolute: " + dir);
-  }
-  for (const auto& dir : t.library_dirs) {
-    if (dir.empty() || dir[0] != '/') return invalid_argument("torch library folder is not absolute: " + dir);
+  for (const auto* dirs : {&t.include_dirs, &t.library_dirs}) {
+    for (const auto& dir : *dirs) {
+      if (dir.empty() || dir[0] != '/') return invalid_argument("torch folder is not absolute: " + dir);
+    }
   }
   return t;
 }
