@@ -8,7 +8,9 @@
 # `quickstart`: wall times of the README's newcomer path on this machine (docs/quickstart.md).
 # `kernelbench`: every KernelBench fixture answer judged on the GPU (FixtureVerdicts.KernelBench*);
 # `kbbuild`: bench/kernelbench_build.sh (extension build times against load_inline).
-# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
+# `agreement`, `kbproblems`: bench/kernelbench_agreement.py and bench/kernelbench_problems.sh on
+# a KernelBench checkout at $KB_ROOT (default .deps/kernelbench, never committed).
+# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild agreement kbproblems cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,12 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
     grep -E "Failure|Expected|Which is|\.py: |OK \]|FAILED" "$OUT/kernelbench.log" | head -60; fi
   if wants kbbuild; then step "KernelBench build times: kevin (cold, cached) against load_inline"
     timeout "$(left)" bash bench/kernelbench_build.sh 2>&1 | tee "$OUT/kbbuild.log" | tail -12; fi
+  if wants agreement; then step "verdict agreement with KernelBench's eval_kernel_against_ref"
+    timeout "$(left)" python3 bench/kernelbench_agreement.py --kernelbench "${KB_ROOT:-.deps/kernelbench}" \
+      --kevin build/bin/kevin --out "$OUT/agreement" --jobs 8 2>&1 | tee "$OUT/agreement.log" | tail -45; fi
+  if wants kbproblems; then step "KernelBench's own problems through kevin tasks check"
+    timeout "$(left)" bash bench/kernelbench_problems.sh "${KB_ROOT:-.deps/kernelbench}" "$OUT/kbproblems" 2>&1 |
+      tee "$OUT/kbproblems.log" | tail -40; fi
   if wants cleanup; then step "cleanup: runners die with kevin; Ctrl-C"
     timeout 180 build/tests/e2e_test --gtest_filter='Cleanup*.*:InterruptedRun.*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure|outlived" | head -20; fi
   if wants quickstart; then step "quickstart: the newcomer path, timed"

@@ -4,7 +4,8 @@
 # (cold, into an empty TORCH_EXTENSIONS_DIR; then its cached load), on the same answers, one at
 # a time. Prints one line per answer and the medians; the figures go to docs/benchmarks.md.
 # Usage (GPU machine, after building): bash bench/kernelbench_build.sh [ANSWER.py ...]
-#   default answers: the honest CUDA fixtures of tests/fixtures/kernelbench.
+#   default answers: the honest CUDA fixtures of tests/fixtures/kernelbench; answers with a
+#   `# problem: levelN/FILE.py` header are judged on that problem of $KB_ROOT's KernelBench.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY="${KEVIN_PYTHON:-python3}"
@@ -27,7 +28,9 @@ kevin_compile_s() {  # TASK ANSWER CACHE
 printf '%-28s %12s %12s %12s %12s\n' answer "kevin cold" "kevin cached" "load_inline" "li cached"
 rows=()
 for answer in "${answers[@]}"; do
-  task="tasks/$(grep -m1 '^# task:' "$answer" | awk '{print $3}').py"
+  # kevin's fixtures name a shipped task; answers for KernelBench's problems name one of $KB_ROOT.
+  if grep -q '^# task:' "$answer"; then task="tasks/$(grep -m1 '^# task:' "$answer" | awk '{print $3}').py"
+  else task="${KB_ROOT:-.deps/kernelbench}/KernelBench/$(grep -m1 '^# problem:' "$answer" | awk '{print $3}')"; fi
   cache="$work/cache-$(basename "$answer")"; ext="$work/ext-$(basename "$answer")"
   read -r cold verdict _ <<< "$(kevin_compile_s "$task" "$answer" "$cache")"
   read -r cached _ hit <<< "$(kevin_compile_s "$task" "$answer" "$cache")"

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "engine/abi/kevin_abi.h"
 #include "core/file.h"
@@ -31,6 +33,9 @@ namespace {
 // refusals and timeouts cached as results; entries carry a lock file for leases.
 constexpr const char* kCacheFormat = "kevin-build-v2";
 constexpr const char* kObjectName = "candidate.so";
+// A torch extension's files carry load_inline's names, so diagnostics read as KernelBench's do.
+constexpr const char* kHostSource = "main.cpp";
+constexpr const char* kDeviceSource = "cuda.cu";
 constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed units
 constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
 constexpr int kRescanEvery = 32;  // stores between full scans of the cache (other processes store too)
@@ -279,14 +284,29 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
       config.extra_read_only.insert(config.extra_read_only.end(), dirs.begin(), dirs.end());
     }
   }
+  std::string cuda_include;
+  if (cuda && config.torch) {
+    // A torch extension's host unit is built with g++, which needs the toolkit's headers.
+    KEVIN_ASSIGN_OR_RETURN(config.gxx, resolve(config.gxx, {}));
+    std::error_code ec;
+    const fs::path include = fs::canonical(compiler.parent_path().parent_path() / "include", ec);
+    if (!ec) cuda_include = include.string();
+  }
   std::vector<fs::path> toolchain = toolchain_paths(compiler, config.extra_read_only);
   CompileDriver driver(std::move(config), "", std::move(toolchain));
-  // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
-  KEVIN_ASSIGN_OR_RETURN(Run version, driver.run_compiler({compiler.string(), "--version"}, {}, 0,
-                                                                  sys::Deadline::after(driver.config_.timeout)));
-  if (!version.ok) return unavailable(compiler.string() + " --version failed: " + version.output + version.notes);
-  driver.compiler_version_ = first_nonempty_line_with(version.output, cuda ? "Build" : "g++");
+  driver.cuda_include_dir_ = cuda_include;
+  std::vector<std::pair<fs::path, const char*>> versions = {{compiler, cuda ? "Build" : "g++"}};
+  if (cuda && driver.config_.torch) versions.emplace_back(driver.config_.gxx, "g++");
+  for (const auto& [program, needle] : versions) {
+    // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
+    KEVIN_ASSIGN_OR_RETURN(Run version, driver.run_compiler({program.string(), "--version"}, {}, 0,
+                                                            sys::Deadline::after(driver.config_.timeout)));
+    if (!version.ok) return unavailable(program.string() + " --version failed: " + version.output + version.notes);
+    const std::string line = first_nonempty_line_with(version.output, needle);
+    driver.compiler_version_ += driver.compiler_version_.empty() ? line : " + " + line;
+  }
   KEVIN_RETURN_IF_ERROR(driver.find_include_roots());
+  if (!cuda_include.empty()) driver.include_roots_.push_back(cuda_include);
   return driver;
 }
 
@@ -311,23 +331,51 @@ Status CompileDriver::find_include_roots() {
 
 std::vector<std::string> CompileDriver::flags() const {
   const bool cuda = config_.backend == Backend::kCuda;
-  std::vector<std::string> flags =
-      cuda ? std::vector<std::string>{"-O3", "-std=c++17", "-arch=" + config_.cuda_arch, "-shared", "-Xcompiler",
-                                      "-fPIC", "-cudart", "shared", "--expt-relaxed-constexpr", "-Xptxas", "-v",
-                                      "-Xlinker", "-z,relro,-z,now"}
-           : std::vector<std::string>{"-O3", "-std=c++17", "-march=x86-64-v2", "-shared", "-fPIC", "-fno-fast-math",
-                                      "-Wl,-z,relro,-z,now"};
-  if (!config_.torch) return flags;
+  if (config_.torch && !cuda) return host_flags();
+  if (config_.torch) {
+    // One device code (no PTX for other GPUs: only this one runs it), so nvcc runs the device
+    // front end once; -t 2 runs it beside the host front end.
+    const std::string& arch = config_.cuda_arch;
+    const std::string virtual_arch = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
+    std::vector<std::string> flags = {"-O3", "-std=c++17", "-gencode", "arch=" + virtual_arch + ",code=" + arch,
+                                      "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr", "-Xptxas", "-v", "-t", "2"};
+    for (auto& f : torch_unit_flags(true)) flags.push_back(std::move(f));
+    return flags;
+  }
+  return cuda ? std::vector<std::string>{"-O3", "-std=c++17", "-arch=" + config_.cuda_arch, "-shared", "-Xcompiler",
+                                         "-fPIC", "-cudart", "shared", "--expt-relaxed-constexpr", "-Xptxas", "-v",
+                                         "-Xlinker", "-z,relro,-z,now"}
+              : std::vector<std::string>{"-O3", "-std=c++17", "-march=x86-64-v2", "-shared", "-fPIC", "-fno-fast-math",
+                                         "-Wl,-z,relro,-z,now"};
+}
+
+std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit) const {
   // What torch.utils.cpp_extension passes, fixed: the answer's extra_cflags are not used.
-  flags.push_back("-DTORCH_API_INCLUDE_EXTENSION_H");
+  std::vector<std::string> flags = {"-DTORCH_API_INCLUDE_EXTENSION_H"};
   for (const auto& d : config_.torch->defines) flags.push_back("-D" + d);
-  if (cuda) {
+  if (device_unit) {
     for (const char* d : {"__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
                           "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"}) {
       flags.push_back(std::string("-D") + d);
     }
   }
   for (const auto& dir : config_.torch->include_dirs) flags.insert(flags.end(), {"-isystem", dir});
+  if (!device_unit && !cuda_include_dir_.empty()) flags.insert(flags.end(), {"-isystem", cuda_include_dir_});
+  return flags;
+}
+
+std::vector<std::string> CompileDriver::host_flags() const {
+  if (!config_.torch) return {};
+  std::vector<std::string> flags = {"-O3", "-std=c++17", "-march=x86-64-v2", "-fPIC", "-fno-fast-math"};
+  for (auto& f : torch_unit_flags(false)) flags.push_back(std::move(f));
+  return flags;
+}
+
+std::vector<std::string> CompileDriver::link_flags() const {
+  if (!config_.torch) return {};
+  std::vector<std::string> flags = config_.backend == Backend::kCuda
+                                       ? std::vector<std::string>{"-shared", "-cudart", "shared", "-Xlinker", "-z,relro,-z,now"}
+                                       : std::vector<std::string>{"-shared", "-Wl,-z,relro,-z,now"};
   for (const auto& dir : config_.torch->library_dirs) flags.push_back("-L" + dir);
   return flags;
 }
@@ -341,14 +389,17 @@ std::vector<std::string> CompileDriver::libraries() const {
   return libs;
 }
 
-std::string CompileDriver::cache_key(std::string_view source) const {
+std::string CompileDriver::cache_key(std::initializer_list<std::string_view> sources) const {
   Sha256 h;
-  h.update_field(kCacheFormat).update_field(source);
+  h.update_field(kCacheFormat);
+  for (const auto source : sources) h.update_field(source);
   h.update_field(std::to_string(KEVIN_ABI_VERSION)).update_field(compiler_version_);
-  for (const auto& f : flags()) h.update_field(f);
-  for (const auto& l : libraries()) h.update_field(l);
+  for (const auto& list : {flags(), host_flags(), link_flags(), libraries()}) {
+    for (const auto& f : list) h.update_field(f);
+  }
   h.update_field(config_.backend == Backend::kCuda ? config_.cuda_arch : "host");
-  if (config_.torch) h.update_field("torch " + config_.torch->torch_version);
+  // How an extension is built (two units, the light header first) is part of what it is.
+  if (config_.torch) h.update_field("torch " + config_.torch->torch_version + ", two units, light header first");
   return h.hex_digest();
 }
 
@@ -365,9 +416,31 @@ std::vector<std::string> CompileDriver::compiler_argv(const fs::path& source, St
   }
   argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), source.filename().string(), "-o",
                            step == Step::kPreprocess ? "candidate.ii" : kObjectName});
-  if (step == Step::kCompile) {
-    for (auto& lib : libraries()) argv.push_back(std::move(lib));
-  }
+  return argv;
+}
+
+std::vector<std::string> CompileDriver::host_argv(Step step) const {
+  std::vector<std::string> argv = {config_.gxx.string()};
+  for (auto& f : host_flags()) argv.push_back(std::move(f));
+  argv.insert(argv.end(), {step == Step::kPreprocess ? "-E" : "-c", kHostSource, "-o",
+                           step == Step::kPreprocess ? "main.ii" : "main.o"});
+  return argv;
+}
+
+std::vector<std::string> CompileDriver::device_argv() const {
+  std::vector<std::string> argv = {config_.nvcc.string()};
+  for (auto& f : flags()) argv.push_back(std::move(f));
+  argv.insert(argv.end(), {"--keep", "--keep-dir", kKeptDir, "-c", kDeviceSource, "-o", "cuda.o"});
+  return argv;
+}
+
+std::vector<std::string> CompileDriver::link_argv(bool with_device) const {
+  std::vector<std::string> argv = {compiler().string()};
+  for (auto& f : link_flags()) argv.push_back(std::move(f));
+  argv.push_back("main.o");
+  if (with_device) argv.push_back("cuda.o");
+  argv.insert(argv.end(), {"-o", kObjectName});
+  for (auto& lib : libraries()) argv.push_back(std::move(lib));
   return argv;
 }
 
@@ -392,29 +465,48 @@ std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>
 
 Result<CompileDriver::Run> CompileDriver::run_compiler(const std::vector<std::string>& argv, const fs::path& work,
                                                        uint64_t file_size_limit, sys::Deadline deadline) const {
-  if (file_size_limit == 0) file_size_limit = config_.file_size_limit_bytes;
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers({Job{argv, file_size_limit}}, work, deadline));
+  return std::move(runs.front());
+}
+
+Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::vector<Job>& jobs, const fs::path& work,
+                                                                     sys::Deadline deadline) const {
+  const auto limit_of = [&](const Job& job) {
+    return job.file_size_limit == 0 ? config_.file_size_limit_bytes : job.file_size_limit;
+  };
   sys::CommandOptions options;
   options.max_output = config_.max_output_bytes;  // all of it: ptxas's reports must not be cut off
   options.kill_after_output = config_.max_output_bytes;
-  if (!config_.sandbox) {
+  if (config_.sandbox) {
+    options.env = std::vector<std::string>{};
+  } else {
     // Unconfined, the compiler at least gets no secrets: an #include of /proc/self/environ
     // would echo its environment into the feedback.
     options.env = sys::current_environment({"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
     if (!work.empty()) options.cwd = work;
-    KEVIN_ASSIGN_OR_RETURN(sys::CommandResult r, sys::run_command(argv, deadline, options));
-    return classify(r, file_size_limit);
   }
-  options.env = std::vector<std::string>{};
-  if (::geteuid() == 0 && !work.empty()) {
-    // As root the compiler runs as nobody: the work folder is lent to it for the run.
-    KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, sys::kNobodyUid, sys::kNobodyGid, false));
-  }
-  KEVIN_ASSIGN_OR_RETURN(sys::CommandResult r, sys::run_command(sandboxed(argv, work, file_size_limit),
-                                                                deadline, options));
+  const bool lend = config_.sandbox && ::geteuid() == 0 && !work.empty();
+  // As root the compiler runs as nobody: the work folder is lent to it for the runs.
+  if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, sys::kNobodyUid, sys::kNobodyGid, false));
+  std::vector<std::optional<Result<sys::CommandResult>>> results(jobs.size());
+  const auto run = [&](size_t i) {
+    const auto command = config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i])) : jobs[i].argv;
+    results[i].emplace(sys::run_command(command, deadline, options));
+  };
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < jobs.size(); ++i) others.emplace_back(run, i);
+  run(0);
+  for (auto& t : others) t.join();
   // Back to us, minus anything that is not a plain file or folder (a planted symlink would
   // redirect our reads of the object or the preprocessed units).
-  if (!work.empty()) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, ::geteuid(), ::getegid(), true));
-  return classify(r, file_size_limit);
+  if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, ::geteuid(), ::getegid(), true));
+  std::vector<Run> runs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    KEVIN_RETURN_IF_ERROR(results[i]->status());
+    KEVIN_ASSIGN_OR_RETURN(Run r, classify(results[i]->value(), limit_of(jobs[i])));
+    runs.push_back(std::move(r));
+  }
+  return runs;
 }
 
 Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r, uint64_t file_size_limit) const {
@@ -521,8 +613,72 @@ Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
   return Status::ok();
 }
 
-Result<BuildResult> CompileDriver::build_fresh(std::string_view source, const std::string& key,
-                                               const fs::path& entry) const {
+Status CompileDriver::run_extension_pipeline(const fs::path& work, const ExtensionUnits& units, BuildResult* result,
+                                             std::string* log) const {
+  const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
+  const bool with_device = !units.device.empty();
+  const ExtensionUnits light = {with_light_torch_header(units.host, UnitKind::kHost),
+                                with_light_torch_header(units.device, UnitKind::kDevice)};
+  const auto reset_kept = [&] {
+    std::error_code ec;
+    fs::remove_all(work / kKeptDir, ec);
+    fs::create_directories(work / kKeptDir);
+  };
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kHostSource, light.host));
+  // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
+  // the compile's own flags); nothing built runs before every gate has passed.
+  std::vector<Job> jobs = {{host_argv(Step::kPreprocess), kMaxPreprocessedBytes + 1}, {host_argv(Step::kCompile), 0}};
+  if (with_device) {
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kDeviceSource, light.device));
+    reset_kept();
+    jobs.push_back({device_argv(), 0});
+  }
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
+  // A light unit that did not compile is built as written: that build decides, and its
+  // diagnostics are the ones the model sees.
+  std::vector<size_t> again;
+  const auto light_failed = [&](size_t i, const std::string& light_text, const std::string& text) {
+    return !runs[i].ok && !runs[i].timed_out && light_text != text;
+  };
+  if (light_failed(1, light.host, units.host)) {
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kHostSource, units.host));
+    again.insert(again.end(), {0, 1});
+  }
+  if (with_device && light_failed(2, light.device, units.device)) {
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kDeviceSource, units.device));
+    reset_kept();
+    again.push_back(2);
+  }
+  if (!again.empty()) {
+    std::vector<Job> retry;
+    for (size_t i : again) retry.push_back(jobs[i]);
+    KEVIN_ASSIGN_OR_RETURN(std::vector<Run> reruns, run_compilers(retry, work, deadline));
+    for (size_t k = 0; k < again.size(); ++k) runs[again[k]] = std::move(reruns[k]);
+  }
+  bool all_ok = true;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    result->timed_out = result->timed_out || runs[i].timed_out;
+    all_ok = all_ok && runs[i].ok;
+    // The compiles' diagnostics; the preprocessor's would repeat the host compile's.
+    if (i > 0) *log += runs[i].notes + runs[i].output;
+  }
+  if (runs[0].file_too_large) result->rejection = preprocessed_too_large();
+  if (!all_ok) return Status::ok();
+  if (with_device) result->device_global_bytes = parse_ptxas_gmem(runs[2].output);
+  KEVIN_RETURN_IF_ERROR(gate_translation_units(work, result));
+  if (with_device && !result->rejection) KEVIN_RETURN_IF_ERROR(gate_translation_units(work / kKeptDir, result));
+  if (result->rejection) return Status::ok();
+  KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(with_device), work, 0, deadline));
+  *log += link.notes + link.output;
+  result->timed_out = link.timed_out;
+  if (!link.ok || !regular_file(work / kObjectName)) return Status::ok();
+  KEVIN_RETURN_IF_ERROR(gate_object(work, result));
+  result->ok = !result->rejection;
+  return Status::ok();
+}
+
+Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs::path& entry,
+                                               const Pipeline& pipeline) const {
   const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
   const fs::path staging_root = config_.cache_dir / "staging";
@@ -531,13 +687,11 @@ Result<BuildResult> CompileDriver::build_fresh(std::string_view source, const st
   // candidate runner) needs to reach them. The sandbox binds them directly.
   ::chmod(staging_root.c_str(), 0700);
   KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, sys::TempDir::create("build-", staging_root));
-  const fs::path src = work.path() / (config_.backend == Backend::kCuda ? "candidate.cu" : "candidate.cpp");
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
 
   BuildResult result;
   result.key = key;
   std::string log;
-  KEVIN_RETURN_IF_ERROR(run_pipeline(work.path(), src, &result, &log));
+  KEVIN_RETURN_IF_ERROR(pipeline(work.path(), &result, &log));
   result.log = truncate_compiler_log(log, work.path().string(), config_.max_log_bytes);
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -558,9 +712,8 @@ Result<BuildResult> CompileDriver::build_fresh(std::string_view source, const st
   return stored;
 }
 
-Result<BuildResult> CompileDriver::build(std::string_view source) const {
+Result<BuildResult> CompileDriver::cached_or_built(const std::string& key, const Pipeline& pipeline) const {
   const auto start = std::chrono::steady_clock::now();
-  const std::string key = cache_key(source);
   const fs::path entry = config_.cache_dir / "builds" / key.substr(0, 2) / key;
   if (fs::exists(entry / "build.json")) {
     // Leased before it is read, so it cannot be evicted between the read and the use.
@@ -574,7 +727,28 @@ Result<BuildResult> CompileDriver::build(std::string_view source) const {
       return hit;
     }
   }
-  return build_fresh(source, key, entry);
+  return build_fresh(key, entry, pipeline);
+}
+
+Result<BuildResult> CompileDriver::build(std::string_view source) const {
+  if (config_.torch) return failed_precondition("this compile driver builds PyTorch extensions (build_extension)");
+  return cached_or_built(cache_key({source}), [&](const fs::path& work, BuildResult* result, std::string* log) {
+    const fs::path src = work / (config_.backend == Backend::kCuda ? "candidate.cu" : "candidate.cpp");
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
+    return run_pipeline(work, src, result, log);
+  });
+}
+
+Result<BuildResult> CompileDriver::build_extension(const ExtensionUnits& units) const {
+  if (!config_.torch) return failed_precondition("this compile driver builds kevin's ABI, not PyTorch extensions");
+  const bool with_device = !units.device.empty();
+  if (with_device && config_.backend != Backend::kCuda) {
+    return invalid_argument("an extension with CUDA sources cannot be built for the CPU backend");
+  }
+  return cached_or_built(cache_key({units.host, units.device}), [&](const fs::path& work, BuildResult* result,
+                                                                    std::string* log) {
+    return run_extension_pipeline(work, units, result, log);
+  });
 }
 
 void CompileDriver::account_store(uint64_t bytes) const {

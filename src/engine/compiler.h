@@ -1,10 +1,11 @@
-// compiler.h — the compile driver: builds one candidate source into a shared object with
-// harness-fixed flags (nvcc for CUDA, g++ for CPU) behind a content-addressed cache.
+// compiler.h — the compile driver: builds one candidate source (or a KernelBench answer's
+// extension) into a shared object with harness-fixed flags (nvcc for CUDA, g++ for CPU)
+// behind a content-addressed cache.
 // The compiler runs inside kevin-sandbox (sys/jail.h): it sees the toolchain, the ABI header
 // and its own work folder only, as nobody, with memory, CPU, file-size and output limits.
 // Every preprocessed translation unit it compiled goes through the translation-unit gate and
 // the object through the object gate before the build counts as ok.
-// The cache key hashes (format, source, ABI version, compiler version, flags, arch); entries
+// The cache key hashes (format, sources, ABI version, compiler version, flags, arch); entries
 // are prepared in a private folder and renamed into place (sys/cache_dir.h), so concurrent
 // builders of the same source are safe and readers never see half an entry; the cache is
 // kept under a size cap by evicting least recently used entries that nobody holds.
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,9 +56,10 @@ struct CompilerConfig {
   // BuildResult holds are evicted after a store that goes over it.
   uint64_t max_cache_bytes = uint64_t{8} << 30;
 
-  // Set: this driver builds PyTorch extensions from KernelBench answers (extension_unit
-  // texts) against this installation, with the torch-extension profile of the gates
+  // Set: this driver builds PyTorch extensions from KernelBench answers (build_extension)
+  // against this installation, with the torch-extension profile of the gates
   // (Profile::kTorchExtension); its folders are added to the sandbox's read-only paths.
+  // On the CUDA backend it also needs `gxx` for the host unit.
   std::optional<TorchToolchain> torch;
 };
 
@@ -83,10 +87,18 @@ class CompileDriver {
   // compiler or kevin-sandbox is missing; kUnavailable if the sandbox cannot be set up.
   static Result<CompileDriver> create(CompilerConfig config);
 
-  // Builds `source` (or returns the cached build). A compile failure, a compiler timeout or a
-  // gate's refusal is a BuildResult with ok = false (and cached); an error Status means our
-  // side failed and nothing was cached: cache not writable, sandbox or compiler unusable.
+  // Builds `source`, a candidate of kevin's ABI (or returns the cached build). A compile
+  // failure, a compiler timeout or a gate's refusal is a BuildResult with ok = false (and
+  // cached); an error Status means our side failed and nothing was cached: cache not
+  // writable, sandbox or compiler unusable. kFailedPrecondition on a torch driver.
   Result<BuildResult> build(std::string_view source) const;
+
+  // Builds a KernelBench answer's extension as load_inline does: the host unit with g++ and
+  // the device unit with nvcc at the same time, each preprocessed unit through the
+  // translation-unit gate, then one link and the object gate. Results, caching and errors as
+  // build(). kFailedPrecondition unless config().torch is set; kInvalidArgument for a device
+  // unit on the CPU backend.
+  Result<BuildResult> build_extension(const ExtensionUnits& units) const;
 
   // Evicts least recently used, unheld cache entries until <cache_dir>/builds holds at most
   // `max_bytes` (build() does this itself with config().max_cache_bytes when needed).
@@ -95,20 +107,34 @@ class CompileDriver {
   const CompilerConfig& config() const { return config_; }
   const std::string& compiler_version() const { return compiler_version_; }
   Profile profile() const { return config_.torch ? Profile::kTorchExtension : Profile::kKevinAbi; }
-  // The full flag list, as part of the cache key and for docs.
+  // The compile flags, part of the cache key and for docs: of kevin's ABI unit, or on a torch
+  // driver of the extension's compiler (the device unit's nvcc; g++ on the CPU backend).
   std::vector<std::string> flags() const;
-  // The libraries a torch extension links (empty for kevin's ABI), after the source.
+  // Torch drivers: the host unit's g++ flags, the link's flags, and the libraries linked
+  // after the objects (all empty for kevin's ABI).
+  std::vector<std::string> host_flags() const;
+  std::vector<std::string> link_flags() const;
   std::vector<std::string> libraries() const;
 
  private:
   struct Accounting;  // what the cache holds, as far as this driver knows; shared by copies
   struct Run;         // one compiler run, classified
+  struct Job {        // one compiler run to make
+    std::vector<std::string> argv;
+    uint64_t file_size_limit = 0;  // 0: the configured one
+  };
   enum class Step { kPreprocess, kCompile };
+  // What a fresh build does in its work folder: writes its sources and runs its pipeline.
+  using Pipeline = std::function<Status(const std::filesystem::path& work, BuildResult*, std::string* log)>;
 
   CompileDriver(CompilerConfig config, std::string version, std::vector<std::filesystem::path> toolchain);
-  std::string cache_key(std::string_view source) const;
+  std::string cache_key(std::initializer_list<std::string_view> sources) const;
   std::filesystem::path compiler() const;
   std::vector<std::string> compiler_argv(const std::filesystem::path& source, Step step) const;
+  std::vector<std::string> torch_unit_flags(bool device_unit) const;
+  std::vector<std::string> host_argv(Step step) const;
+  std::vector<std::string> device_argv() const;
+  std::vector<std::string> link_argv(bool with_device) const;
   // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
   std::vector<std::string> sandboxed(const std::vector<std::string>& argv, const std::filesystem::path& work,
                                      uint64_t file_size_limit) const;
@@ -117,22 +143,33 @@ class CompileDriver {
   // the sandbox failed (or the work folder could not be lent and taken back).
   Result<Run> run_compiler(const std::vector<std::string>& argv, const std::filesystem::path& work,
                            uint64_t file_size_limit, sys::Deadline deadline) const;
+  // Runs `jobs` at the same time in `work` (lent to the sandbox's user once for all of them);
+  // their runs in order. Errors as run_compiler.
+  Result<std::vector<Run>> run_compilers(const std::vector<Job>& jobs, const std::filesystem::path& work,
+                                         sys::Deadline deadline) const;
   Result<Run> classify(const sys::CommandResult& r, uint64_t file_size_limit) const;
   // Preprocess (CPU) → translation-unit gate → compile → (CUDA: unit gate) → object gate,
   // filling `result` (ok, rejection, timed_out, device_global_bytes) and the raw `log`.
   Status run_pipeline(const std::filesystem::path& work, const std::filesystem::path& source,
                       BuildResult* result, std::string* log) const;
+  // build_extension's: writes the units, runs g++ -E and g++ -c of main.cpp and nvcc -c of
+  // cuda.cu at once (first with the light torch header; a unit whose light form fails is
+  // built again as written) → gates → link → object gate.
+  Status run_extension_pipeline(const std::filesystem::path& work, const ExtensionUnits& units, BuildResult* result,
+                                std::string* log) const;
   Status find_include_roots();
   Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;
   Status gate_object(const std::filesystem::path& work, BuildResult* result) const;
-  Result<BuildResult> build_fresh(std::string_view source, const std::string& key,
-                                  const std::filesystem::path& entry) const;
+  Result<BuildResult> cached_or_built(const std::string& key, const Pipeline& pipeline) const;
+  Result<BuildResult> build_fresh(const std::string& key, const std::filesystem::path& entry,
+                                  const Pipeline& pipeline) const;
   void account_store(uint64_t bytes) const;
 
   CompilerConfig config_;
   std::string compiler_version_;
   std::vector<std::filesystem::path> toolchain_;  // read-only binds of the sandbox
   std::vector<std::string> include_roots_;        // where included files may come from
+  std::string cuda_include_dir_;                  // torch drivers on CUDA: the toolkit's headers, for g++
   std::shared_ptr<Accounting> accounting_;
 };
 

@@ -43,7 +43,7 @@ const std::vector<std::string> kCpuOnlyIncludes = {
 const std::vector<std::string> kTorchIncludes = {
     "torch/extension.h", "torch/types.h", "ATen/ATen.h", "ATen/Dispatch.h", "ATen/cuda/CUDAContext.h",
     "c10/cuda/CUDAGuard.h", "c10/cuda/CUDAStream.h", "c10/cuda/CUDAException.h", "c10/util/Half.h",
-    "c10/util/BFloat16.h", "pybind11/pybind11.h", "vector", "tuple", "string", "iostream", "cstdio", "stdio.h",
+    "c10/util/BFloat16.h", "pybind11/pybind11.h", "torch/csrc/utils/pybind.h", "vector", "tuple", "string", "iostream", "cstdio", "stdio.h",
     "optional", "functional", "memory"};
 
 }  // namespace

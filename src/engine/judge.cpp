@@ -949,12 +949,15 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
                          "Your answer has cuda_sources, and this evaluation runs on the CPU: only cpp_sources are built."};
     return p;
   }
-  const std::string unit = extension_unit(ext);
-  if (auto r = check_source(unit, config_.backend, Profile::kTorchExtension)) {
-    p.decided = rejected(*r);
-    return p;
+  const ExtensionUnits units = extension_units(ext);
+  for (const std::string* unit : {&units.host, &units.device}) {
+    if (unit->empty()) continue;
+    if (auto r = check_source(*unit, config_.backend, Profile::kTorchExtension)) {
+      p.decided = rejected(*r);
+      return p;
+    }
   }
-  KEVIN_ASSIGN_OR_RETURN(p.build, kb.compiler->build(unit));
+  KEVIN_ASSIGN_OR_RETURN(p.build, kb.compiler->build_extension(units));
   p.decided = build_outcome(p.build, result);
   p.extension = ext.name;
   return p;

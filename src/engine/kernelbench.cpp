@@ -1,4 +1,4 @@
-// kernelbench.cpp — format detection, the checker's JSON, the extension's translation unit
+// kernelbench.cpp — format detection, the checker's JSON, the extension's translation units
 // and the PyTorch facts a build needs.
 #include "engine/kernelbench.h"
 
@@ -101,19 +101,37 @@ Result<AnswerCheck> answer_check_from_json(const Json& j) {
   return as_invalid_argument(read_answer_check(j), "checker output");
 }
 
-std::string extension_unit(const ExtensionSpec& ext) {
-  // load_inline puts <torch/extension.h> above the C++ sources itself; the answer's sources
-  // keep their own lines so compiler messages point at what the model wrote.
-  std::string unit = "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
-  if (!ext.cuda_sources.empty()) unit += ext.cuda_sources + "\n";
+ExtensionUnits extension_units(const ExtensionSpec& ext) {
+  // load_inline's own preambles (less <cuda.h>: the driver API is not for answers); the
+  // answer's sources keep their own lines so compiler messages point at what the model wrote.
+  ExtensionUnits units;
+  units.host = "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
   if (!ext.functions.empty()) {
-    unit += "PYBIND11_MODULE(" + ext.name + ", m) {\n";
-    for (const auto& f : ext.functions) unit += "  m.def(\"" + f + "\", &" + f + ", \"" + f + "\");\n";
-    unit += "}\n";
+    units.host += "PYBIND11_MODULE(" + ext.name + ", m) {\n";
+    for (const auto& f : ext.functions) units.host += "  m.def(\"" + f + "\", &" + f + ", \"" + f + "\");\n";
+    units.host += "}\n";
   }
-  return unit;
+  if (!ext.cuda_sources.empty()) {
+    units.device = "#include <torch/types.h>\n#include <cuda_runtime.h>\n" + ext.cuda_sources + "\n";
+  }
+  return units;
 }
-
+std::string with_light_torch_header(std::string_view unit, UnitKind kind) {
+  static const std::regex kExtensionInclude(R"(^[ \t]*#[ \t]*include[ \t]*(<torch/extension\.h>|"torch/extension\.h")[ \t\r]*$)");
+  const char* light = kind == UnitKind::kHost ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
+                                              : "#include <torch/types.h>";
+  std::string out;
+  size_t start = 0;
+  while (start < unit.size()) {
+    size_t end = unit.find('\n', start);
+    if (end == std::string_view::npos) end = unit.size();
+    const std::string line(unit.substr(start, end - start));
+    out += std::regex_match(line, kExtensionInclude) ? light : line;
+    if (end < unit.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
 
 Result<TorchToolchain> torch_toolchain_from_json(const Json& j) {
   return as_invalid_argument(read_torch_toolchain(j), "torch toolchain");

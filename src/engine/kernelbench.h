@@ -1,6 +1,6 @@
 // kernelbench.h — KernelBench's solution format as the engine sees it (docs/kernelbench.md):
 // which format an answer is in, the extensions its load_inline calls build, the translation
-// unit kevin compiles for one, and the PyTorch facts it is built against. Plain data and pure
+// units kevin compiles for one, and the PyTorch facts it is built against. Plain data and pure
 // functions: running the checker and probing PyTorch is the tasks module's job.
 #pragma once
 
@@ -44,10 +44,22 @@ struct AnswerCheck {
 // Parses kernelbench_check.py --extract's JSON. kInvalidArgument naming what is malformed.
 Result<AnswerCheck> answer_check_from_json(const Json& j);
 
-// The one translation unit kevin builds for `ext`: <torch/extension.h>, the C++ sources, the
-// CUDA sources (on the CPU backend there must be none), and a PYBIND11_MODULE binding
-// `functions` when the answer named them (load_inline's layout, in one file).
-std::string extension_unit(const ExtensionSpec& ext);
+// The two translation units kevin builds for `ext`, laid out as load_inline lays out its files.
+struct ExtensionUnits {
+  std::string host;    // main.cpp: <torch/extension.h>, the C++ sources, a PYBIND11_MODULE binding
+                       // `functions` when the answer named them; built with g++
+  std::string device;  // cuda.cu: <torch/types.h>, <cuda_runtime.h> and the CUDA sources;
+                       // built with nvcc. Empty when the answer has none.
+};
+ExtensionUnits extension_units(const ExtensionSpec& ext);
+
+enum class UnitKind { kHost, kDevice };
+// `unit` with every line that is only `#include <torch/extension.h>` (or with quotes) turned
+// into `#include <torch/types.h>` (the host unit adds <torch/csrc/utils/pybind.h> for its
+// bindings): the same tensor API without PyTorch's C++ frontend, which the extension's sources
+// do not use and the compilers spend most of their time parsing. The compile driver builds
+// the light units first and a unit as written when its light form does not compile.
+std::string with_light_torch_header(std::string_view unit, UnitKind kind);
 
 // What building a PyTorch extension needs of the Python installation that will load it.
 struct TorchToolchain {

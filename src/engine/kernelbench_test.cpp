@@ -41,14 +41,33 @@ TEST(KernelBenchFormat, TheCheckersJsonIsReadAndMalformedJsonNamesTheField) {
   EXPECT_EQ(answer_check_from_json(Json::array()).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(KernelBenchFormat, TheUnitHasTheHeaderTheSourcesInOrderAndTheBindings) {
-  const std::string unit = extension_unit({"my_ext", "int f(int);", "int f(int x) { return x; }", {"f"}});
-  EXPECT_EQ(unit.find("#include <torch/extension.h>\n"), 0u);
-  EXPECT_LT(unit.find("int f(int);"), unit.find("int f(int x)"));
-  EXPECT_NE(unit.find("PYBIND11_MODULE(my_ext, m)"), std::string::npos);
-  EXPECT_NE(unit.find("m.def(\"f\", &f, \"f\");"), std::string::npos);
-  // Without functions the sources bind themselves: no module block of ours.
-  EXPECT_EQ(extension_unit({"e", "x", "", {}}).find("PYBIND11_MODULE"), std::string::npos);
+TEST(KernelBenchFormat, TheUnitsAreLaidOutAsLoadInlineLaysOutItsFiles) {
+  const ExtensionUnits units =
+      extension_units({"my_ext", "int f(int);", "__global__ void k() {}\nint f(int x) { return x; }", {"f"}});
+  EXPECT_EQ(units.host.find("#include <torch/extension.h>\n"), 0u);
+  EXPECT_NE(units.host.find("int f(int);"), std::string::npos);
+  EXPECT_EQ(units.host.find("int f(int x)"), std::string::npos) << "the CUDA sources are their own unit";
+  EXPECT_NE(units.host.find("PYBIND11_MODULE(my_ext, m)"), std::string::npos);
+  EXPECT_NE(units.host.find("m.def(\"f\", &f, \"f\");"), std::string::npos);
+  EXPECT_EQ(units.device.find("#include <torch/types.h>\n#include <cuda_runtime.h>\n"), 0u);
+  EXPECT_NE(units.device.find("__global__ void k() {}"), std::string::npos);
+  // Without functions the sources bind themselves: no module block of ours; without CUDA
+  // sources there is no device unit.
+  const ExtensionUnits plain = extension_units({"e", "x", "", {}});
+  EXPECT_EQ(plain.host.find("PYBIND11_MODULE"), std::string::npos);
+  EXPECT_TRUE(plain.device.empty());
+}
+
+TEST(KernelBenchFormat, TheLightHeaderReplacesOnlyPlainExtensionIncludes) {
+  const std::string unit =
+      "#include <torch/extension.h>\n  # include \"torch/extension.h\"\r\n"
+      "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include <cuda_runtime.h>\nint x;";
+  EXPECT_EQ(with_light_torch_header(unit, UnitKind::kDevice),
+            "#include <torch/types.h>\n#include <torch/types.h>\n"
+            "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include <cuda_runtime.h>\nint x;");
+  EXPECT_EQ(with_light_torch_header("#include <torch/extension.h>\nint y;", UnitKind::kHost),
+            "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\nint y;");
+  EXPECT_EQ(with_light_torch_header("", UnitKind::kDevice), "");
 }
 
 TEST(KernelBenchFormat, TheToolchainNeedsAbsoluteFolders) {
