@@ -208,7 +208,8 @@ Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
                                                            {"seeds", a.seeds},
                                                            {"tolerance", a.tolerance},
                                                            {"call_timeout_s", a.call_timeout_s},
-                                                           {"allow_degenerate_tasks", a.allow_degenerate}}));
+                                                           {"allow_degenerate_tasks", a.allow_degenerate},
+                                                           {"format", a.format}}));
   KEVIN_ASSIGN_OR_RETURN(auto remote, cli::make_evaluator(engine));
   return std::unique_ptr<PairJudge>(std::make_unique<RemoteJudge>(std::move(remote)));
 }

@@ -141,6 +141,7 @@ Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(std::string model, json_get_or<std::string>(e, "queue_model", ""));
   o.model = model.empty() ? "" : queue::model_key(model);
   KEVIN_ASSIGN_OR_RETURN(o.judging, judging_of(e));
+  KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
   KEVIN_ASSIGN_OR_RETURN(auto remote, queue::RemoteEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(remote));
 #else
@@ -182,10 +183,6 @@ Result<Json> resolve_engine_json(const Json& given) {
   KEVIN_ASSIGN_OR_RETURN(std::string format, json_get<std::string>(e, "format"));
   if (format != "auto" && !engine::format_from_name(format)) {
     return invalid_argument("engine format must be kevin, kernelbench or auto (got \"" + format + "\")");
-  }
-  if (format != "kevin" && !queue.empty()) {
-    return invalid_argument("KernelBench answers (format " + format + ") are judged by the local engine only, not by "
-                            "queue workers yet");
   }
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();

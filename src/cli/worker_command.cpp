@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct WorkerArgs {
-  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default";
+  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default", format = "auto";
   int jobs = 0, seeds = 5, max_deliveries = 3;
   double lease_s = 120, call_timeout_s = 20;
   bool no_sandbox = false, fake_engine = false, allow_degenerate = false;
@@ -46,7 +46,7 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
                                    : Json{{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
                                           {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
                                           {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                          {"allow_degenerate_tasks", a.allow_degenerate}};
+                                          {"allow_degenerate_tasks", a.allow_degenerate}, {"format", a.format}};
   auto engine = resolve_engine_json(given);
   if (!engine.is_ok()) return fail(engine.status());
   auto evaluator = make_evaluator(*engine);
@@ -149,6 +149,11 @@ void add_worker_command(CLI::App& app, Action& action) {
   sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")->capture_default_str();
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
+  sub->add_option("--format", a->format,
+                  "KernelBench answers: auto judges them (each job in its producer's format) when this Python has "
+                  "PyTorch's extension headers, kevin never")
+      ->check(CLI::IsMember({"auto", "kevin", "kernelbench"}))
+      ->capture_default_str();
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--allow-degenerate-tasks", a->allow_degenerate, "judge tasks a trivial output passes (producers must ask the same)");
   sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");

@@ -214,7 +214,8 @@ Result<engine::ReferenceSet> EngineEvaluator::reference(const fs::path& task) {
   return provider_->get(task, backend(), options_.devices.front());
 }
 
-Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, const engine::ReferenceSet& ref) {
+Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, const engine::ReferenceSet& ref,
+                                                  std::optional<engine::CandidateFormat> format) {
   DevicePool::Lease lease(*pool_);
   const Lane& lane = *lanes_[lease.lane()];
   engine::EvalHooks hooks;
@@ -224,7 +225,7 @@ Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, con
       return provider_->retime_baseline(ref.task_file, backend(), device);
     };
   }
-  return lane.judge->evaluate(source, ref, hooks, format_of(source));
+  return lane.judge->evaluate(source, ref, hooks, format.value_or(format_of(source)));
 }
 
 Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
@@ -232,10 +233,28 @@ Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task
   return judge(source, ref);
 }
 
+Result<engine::EvalResult> EngineEvaluator::evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+                                                        engine::CandidateFormat format) {
+  if (format == engine::CandidateFormat::kKernelBench && !judges_kernelbench()) {
+    return failed_precondition("this engine does not judge KernelBench answers (it needs --format auto or kernelbench "
+                               "and a Python with PyTorch's extension headers)");
+  }
+  KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, reference(task.path));
+  return judge(source, ref, format);
+}
+
 int EngineEvaluator::in_flight() const { return pool_->in_flight(); }
 
 std::vector<int> EngineEvaluator::devices() const {
   return options_.backend == engine::Backend::kCuda ? options_.devices : std::vector<int>{};
+}
+
+Result<engine::EvalResult> Evaluator::evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+                                                  engine::CandidateFormat format) {
+  if (format == engine::CandidateFormat::kKernelBench) {
+    return failed_precondition("this evaluator does not judge KernelBench answers");
+  }
+  return evaluate(task, source);
 }
 
 Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ class Evaluator {
   // Judges one candidate source. Whatever the candidate does is in the EvalResult; an error
   // Status means the harness itself failed (reference data, runner binary). Thread-safe.
   virtual Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) = 0;
+  // Judges one candidate in the format given rather than by this evaluator's own setting (a
+  // queue worker judges in the producer's). The default judges kevin's ABI with evaluate()
+  // and refuses KernelBench answers (kFailedPrecondition); evaluators that judge them override.
+  virtual Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+                                                 engine::CandidateFormat format);
   // "cuda" or "cpu", and the device name a prompt names ("NVIDIA H200", "CPU").
   virtual std::string backend() const = 0;
   virtual std::string device_name() const = 0;
@@ -92,6 +98,9 @@ class EngineEvaluator final : public Evaluator {
 
   Result<std::string> problem(const tasks::TaskInfo& task) override;
   Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  // KernelBench answers need judges_kernelbench() (kFailedPrecondition otherwise).
+  Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+                                         engine::CandidateFormat format) override;
   std::string backend() const override { return engine::backend_name(options_.backend); }
   std::string device_name() const override;
   engine::DeviceGate* device_gate(int device) override;
@@ -103,8 +112,10 @@ class EngineEvaluator final : public Evaluator {
   // Reference data of the task file at `task` (prepared on first use, then cached on disk
   // by the provider under its seed-set policy).
   Result<engine::ReferenceSet> reference(const std::filesystem::path& task);
-  // Judges `source` against `ref` without sharing or caching (kevin eval's path).
-  Result<engine::EvalResult> judge(const std::string& source, const engine::ReferenceSet& ref);
+  // Judges `source` against `ref` without sharing or caching (kevin eval's path), in the
+  // format given or (nullopt) the one format_of picks.
+  Result<engine::EvalResult> judge(const std::string& source, const engine::ReferenceSet& ref,
+                                   std::optional<engine::CandidateFormat> format = std::nullopt);
   // Evaluations currently running (for progress displays).
   int in_flight() const;
   // How large one call of the task file at `task` is on this backend: the bytes of its

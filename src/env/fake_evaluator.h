@@ -22,15 +22,24 @@ class FakeEvaluator final : public Evaluator {
   // "Problem <id>:" followed by the task file's text (errors if it cannot be read).
   Result<std::string> problem(const tasks::TaskInfo& task) override;
   Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  // Judges either format alike (the directive decides), counting KernelBench ones.
+  Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+                                         engine::CandidateFormat format) override {
+    if (format == engine::CandidateFormat::kKernelBench) ++kernelbench_calls_;
+    return evaluate(task, source);
+  }
   std::string backend() const override { return backend_; }
   std::string device_name() const override { return device_name_; }
 
   // How many evaluate() calls were made (tests check sharing and resume).
   int calls() const { return calls_.load(); }
+  // How many of them were judged as KernelBench answers (evaluate_as).
+  int kernelbench_calls() const { return kernelbench_calls_.load(); }
 
  private:
   std::string backend_, device_name_;
   std::atomic<int> calls_{0};
+  std::atomic<int> kernelbench_calls_{0};
 };
 
 }  // namespace kevin::env

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/sha256.h"
+#include "engine/kernelbench.h"
 
 namespace kevin::queue {
 namespace {
@@ -37,7 +38,7 @@ std::string model_key(const std::string& device_name) {
 Json to_json(const Job& job) {
   return {{"kind", kind_name(job.kind)}, {"id", job.id},         {"attempt", job.attempt},
           {"task_id", job.task_id},      {"task_source", job.task_source}, {"candidate", job.candidate},
-          {"judging", job.judging}};
+          {"judging", job.judging},      {"format", job.format}};
 }
 
 std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s, bool allow_degenerate_tasks) {
@@ -58,13 +59,17 @@ Result<Job> job_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(job.task_source, json_get<std::string>(j, "task_source"));
   KEVIN_ASSIGN_OR_RETURN(job.candidate, json_get_or<std::string>(j, "candidate", ""));
   KEVIN_ASSIGN_OR_RETURN(job.judging, json_get_or<std::string>(j, "judging", ""));
+  KEVIN_ASSIGN_OR_RETURN(job.format, json_get_or<std::string>(j, "format", "kevin"));
+  if (!engine::format_from_name(job.format)) return invalid_argument("unknown candidate format \"" + job.format + "\"");
   return job;
 }
 
 std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
-                   const std::string& candidate, const std::string& judging) {
-  // Lengths first, so no two different inputs concatenate to the same text.
-  const std::string key = std::string(kind_name(kind)) + "\n" + model + "\n" + judging + "\n" +
+                   const std::string& candidate, const std::string& judging, const std::string& format) {
+  // Lengths first, so no two different inputs concatenate to the same text. kevin's format
+  // adds nothing, so the ids of jobs from producers before formats stay as they were.
+  const std::string judged_as = format == "kevin" ? judging : judging + " format=" + format;
+  const std::string key = std::string(kind_name(kind)) + "\n" + model + "\n" + judged_as + "\n" +
                           std::to_string(task_source.size()) + "\n" + task_source +
                           std::to_string(candidate.size()) + "\n" + candidate;
   return sha256_hex(key);

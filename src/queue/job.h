@@ -45,6 +45,9 @@ struct Job {
   // The producer's judging settings (judging_key); a worker judging otherwise refuses the
   // job rather than give a verdict under other rules. "" = any (jobs of older producers).
   std::string judging;
+  // The candidate's format as the producer resolved it ("kevin" or "kernelbench"): workers
+  // judge it so, whatever their own --format.
+  std::string format = "kevin";
 };
 
 // The judging settings a verdict depends on, as one canonical text ("seeds=5
@@ -56,7 +59,7 @@ Json to_json(const Job& job);
 Result<Job> job_from_json(const Json& j);
 // The content hash a job is known by: identical work has one id across producers.
 std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
-                   const std::string& candidate, const std::string& judging = "");
+                   const std::string& candidate, const std::string& judging = "", const std::string& format = "kevin");
 
 // What a worker answers: an evaluation, a problem statement, or why there is none.
 struct JobResult {

@@ -68,6 +68,18 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   ASSERT_TRUE(rr.is_ok()) << rr.status().to_string();
   ASSERT_TRUE(rr->eval.has_value());
   EXPECT_EQ(engine::to_json(*rr->eval), engine::to_json(e)) << "an evaluation survives the trip unchanged";
+  EXPECT_EQ(job.format, "kevin");
+  job.format = "kernelbench";
+  EXPECT_EQ(job_from_json(to_json(job))->format, "kernelbench");
+  Json old_producer = to_json(job);
+  old_producer.erase("format");
+  EXPECT_EQ(job_from_json(old_producer)->format, "kevin") << "jobs of producers before formats are kevin's ABI";
+  Json unknown = to_json(job);
+  unknown["format"] = "triton";
+  EXPECT_EQ(job_from_json(unknown).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"), job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kevin"));
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"), job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kernelbench"))
+      << "the same text judged in another format is other work";
   EXPECT_FALSE(job_from_json(Json{{"kind", "evaluate"}}).is_ok());
   EXPECT_FALSE(job_result_from_json(Json{{"status", "maybe"}}).is_ok());
 }
@@ -192,6 +204,29 @@ TEST_F(QueueTest, AWorkerRefusesAJobAskingForOtherJudgingSettings) {
   ASSERT_TRUE(judged.is_ok()) << judged.status().to_string();
   EXPECT_TRUE(judged->correct());
   EXPECT_EQ(evaluator_.calls(), 1);
+}
+
+TEST_F(QueueTest, WorkersJudgeEachJobInTheFormatItsProducerResolved) {
+  start_workers(1);
+  RemoteOptions o;
+  o.address = redis_->address();
+  o.model = "cpu";
+  o.backend = "cpu";
+  o.format = "auto";
+  auto producer = RemoteEvaluator::create(o);
+  ASSERT_TRUE(producer.is_ok()) << producer.status().to_string();
+  EXPECT_TRUE((*producer)->judges_kernelbench());
+  const std::string model_new = "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n";
+  auto kb = (*producer)->evaluate(task_list_[0], model_new);
+  ASSERT_TRUE(kb.is_ok()) << kb.status().to_string();
+  EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "auto: a ModelNew answer goes out as KernelBench's format";
+  auto abi = (*producer)->evaluate(task_list_[0], "// fake: correct\nextern \"C\" int kevin_forward();\n");
+  ASSERT_TRUE(abi.is_ok()) << abi.status().to_string();
+  EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "a C++ source stays kevin's ABI";
+  auto kevin_only = remote_->evaluate(task_list_[0], model_new);  // the fixture's producer: format kevin
+  ASSERT_TRUE(kevin_only.is_ok()) << kevin_only.status().to_string();
+  EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "a kevin-only producer's jobs are judged as kevin's ABI";
+  EXPECT_EQ(evaluator_.calls(), 3) << "the same text in two formats is two jobs";
 }
 
 TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {

@@ -78,6 +78,7 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
   KEVIN_ASSIGN_OR_RETURN(job.task_source, read_file(task.path));
   job.candidate = source;
   job.judging = options_.judging;
+  job.format = options_.format == "auto" ? engine::format_name(engine::detect_format(source)) : options_.format;
   KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
   if (!r.eval) return internal_error("worker " + r.worker + " answered an evaluation without a result");
   std::lock_guard lock(mu_);
@@ -86,7 +87,7 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
 }
 
 Result<JobResult> RemoteEvaluator::run(Job job) {
-  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate, job.judging);
+  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate, job.judging, job.format);
   KEVIN_ASSIGN_OR_RETURN(auto c, take());
   const std::string ttl = std::to_string(options_.result_ttl.count());
   // Claim and queue in one step (a script runs atomically), so a producer dying between the

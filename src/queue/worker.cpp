@@ -213,7 +213,7 @@ JobResult Worker::handle(const Job& job) {
                 ": start the workers with the producer's judging flags";
     return out;
   }
-  auto eval = evaluator_->evaluate(task, job.candidate);
+  auto eval = evaluator_->evaluate_as(task, job.candidate, *engine::format_from_name(job.format));
   if (eval.is_ok()) {
     out.eval = *eval;
   } else {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # queue_test.py — end-to-end tests of distributed evaluation: a real redis-server (AOF on) on a
 # loopback port, three CPU `kevin worker` processes, and `kevin eval --batch --queue` as the
-# producer. A batch completes with one result per job; a worker killed with SIGKILL mid-job
-# loses nothing; Redis restarted mid-batch is waited out.
+# producer. A batch completes with one result per job (KernelBench answers too); a worker killed
+# with SIGKILL mid-job loses nothing; Redis restarted mid-batch is waited out.
 # Usage: queue_test.py KEVIN_BINARY SOURCE_DIR WORK_DIR   (exit 77 = skipped: no redis-server)
 import json
 import os
@@ -147,6 +147,19 @@ class Distributed(unittest.TestCase):
         verdicts = [l["verdict"] for l in sorted(lines, key=lambda l: l["index"])]
         self.assertEqual(verdicts, ["correct" if "good" in k else "wrong_answer" for _, k in pairs], err)
         print(f"queue: 60 evaluations over 3 CPU workers in {time.monotonic() - started:.1f} s", file=sys.stderr)
+
+    def test_kernelbench_answers_are_judged_by_the_workers_in_their_format(self):
+        answers = os.path.join(SOURCE, "tests/fixtures/kernelbench")
+        batch = os.path.join(WORK, "kernelbench.jsonl")
+        task = os.path.join(SOURCE, "tasks/level1/026_relu.py")
+        with open(batch, "w") as out:
+            for answer in ("good_relu.py", "try_except_fallback.py"):
+                out.write(json.dumps({"task": task, "candidate": os.path.join(answers, answer)}) + "\n")
+        lines, err = results_of(producer(self.redis, batch))  # kevin eval's --format auto: ModelNew files
+        self.check_one_result_per_job(lines, 2)
+        got = {os.path.basename(l["candidate"]): (l["verdict"], l["reason"]) for l in lines}
+        self.assertEqual(got["good_relu.py"], ("correct", ""), err)
+        self.assertEqual(got["try_except_fallback.py"], ("rejected", "try_except_fallback"), err)
 
     def test_kevin_workers_lists_the_live_workers_and_the_streams(self):
         names = {w.name for w in self.workers if w.proc.poll() is None}
