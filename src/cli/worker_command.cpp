@@ -150,8 +150,9 @@ void add_worker_command(CLI::App& app, Action& action) {
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
   sub->add_option("--format", a->format,
-                  "KernelBench answers: auto judges them (each job in its producer's format) when this Python has "
-                  "PyTorch's extension headers, kevin never")
+                  "job formats judged (each job in its producer's): auto = kevin's ABI, and KernelBench answers when "
+                  "this Python has PyTorch's extension headers; kernelbench = both, the headers required; kevin = the "
+                  "ABI only")
       ->check(CLI::IsMember({"auto", "kevin", "kernelbench"}))
       ->capture_default_str();
   sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");

@@ -116,6 +116,7 @@ ExtensionUnits extension_units(const ExtensionSpec& ext) {
   }
   return units;
 }
+
 std::string with_light_torch_header(std::string_view unit, UnitKind kind) {
   static const std::regex kExtensionInclude(R"(^[ \t]*#[ \t]*include[ \t]*(<torch/extension\.h>|"torch/extension\.h")[ \t\r]*$)");
   const char* light = kind == UnitKind::kHost ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
