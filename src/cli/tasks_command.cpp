@@ -2,6 +2,7 @@
 // models see it.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <iomanip>
 #include <ostream>
 
@@ -151,6 +152,20 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// One checked task as text, flushed at once: a long check cut short (a device lease, Ctrl-C)
+// keeps every line it printed, even with its output in a file.
+void print_check_row(const std::string& id, const Result<std::vector<std::string>>& flags, const Json& row,
+                     std::ostream& out) {
+  if (!flags.is_ok()) {
+    out << "ERROR " << id << ": " << row["error"].get<std::string>() << "\n";
+  } else if (flags->empty()) {
+    out << "ok    " << id << "\n";
+  } else {
+    for (const auto& f : *flags) out << "FLAG  " << id << ": " << f << "\n";
+  }
+  out.flush();
+}
+
 int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto all = tasks::discover_tasks(tasks_dir(a.dir));
   if (!all.is_ok()) return fail(err, "check", all.status());
@@ -158,7 +173,7 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   if (!chosen.is_ok()) return fail(err, "check", chosen.status());
   auto worker = start_worker(a);
   if (!worker.is_ok()) return fail(err, "check", worker.status());
-  size_t flagged = 0, broken = 0;
+  size_t flagged = 0, broken = 0, done = 0;
   Json rows = Json::array();
   for (const auto& t : *chosen) {
     if (!worker->alive()) {
@@ -167,6 +182,7 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
       worker = start_worker(a);
       if (!worker.is_ok()) return fail(err, "check", worker.status());
     }
+    const auto started = std::chrono::steady_clock::now();
     auto flags = worker->check(t.path, a.backend);
     Json row = {{"id", t.id}};
     if (!flags.is_ok()) {
@@ -176,14 +192,12 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
       row["flags"] = *flags;
       flagged += !flags->empty();
     }
+    err << "[check " << ++done << "/" << chosen->size() << "] " << t.id << " (" << std::fixed << std::setprecision(1)
+        << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s)\n";
     if (a.json) {
       rows.push_back(row);
-    } else if (!flags.is_ok()) {
-      out << "ERROR " << t.id << ": " << row["error"].get<std::string>() << "\n";
-    } else if (flags->empty()) {
-      out << "ok    " << t.id << "\n";
     } else {
-      for (const auto& f : *flags) out << "FLAG  " << t.id << ": " << f << "\n";
+      print_check_row(t.id, flags, row, out);
     }
   }
   if (a.json) out << dump_json(rows, 1) << "\n";

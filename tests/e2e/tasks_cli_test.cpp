@@ -96,6 +96,14 @@ TEST(TasksCli, CheckPassesTheShippedSuiteOnCpu) {
   EXPECT_NE(run.output.find(" 0 flagged, 0 broken"), std::string::npos) << run.output.substr(0, 6000);
 }
 
+TEST(TasksCli, CheckCountsEachTaskAsItIsChecked) {
+  const KevinRun run = run_kevin({"tasks", "check", "level1/026_relu", "level1/028_gelu"}, 300);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("[check 1/2] level1/026_relu ("), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("[check 2/2] level1/028_gelu ("), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("ok    level1/028_gelu"), std::string::npos) << run.output;
+}
+
 TEST(TasksCli, CheckFlagsDegenerateTasks) {
   auto dir = sys::TempDir::create("kevin-degenerate-");
   ASSERT_TRUE(dir.is_ok());
