@@ -54,6 +54,9 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 double median_of(std::vector<double> v) { return timing_stats(std::move(v)).median_ms; }
 
+// What the result and the feedback keep of what a candidate printed.
+constexpr size_t kPrintedBytes = 2048;
+
 // A candidate's fate, decided part-way: the verdict, its reason and the feedback body.
 struct Decision {
   VerdictKind kind;
@@ -93,7 +96,7 @@ Decision wrong_answer(std::string reason, std::string feedback) {
 }
 
 // A reply that never came, or came out of protocol: the candidate's doing once it is loaded.
-Decision from_lost_runner(const RunnerSession::Reply& r, const std::string& printed, std::chrono::milliseconds limit,
+Decision from_lost_runner(const Runner::Reply& r, const std::string& printed, std::chrono::milliseconds limit,
                           const char* stage) {
   if (r.timed_out) {
     return {VerdictKind::kTimeout, std::string(stage) + " did not finish",
@@ -265,10 +268,10 @@ class Evaluation {
  public:
   // `pid_namespace_works` is shared by every evaluation of one judge: cleared (for good) the
   // first time the GPU cannot be used inside a runner's PID namespace.
-  Evaluation(const EvalConfig& config, const ReferenceSet& ref, const EvalHooks& hooks, bool exclusive,
-             std::atomic<bool>* pid_namespace_works, EvalResult* result)
-      : config_(config), ref_(ref), hooks_(hooks), exclusive_(exclusive), pid_namespace_works_(pid_namespace_works),
-        result_(result), rng_(std::random_device{}()) {}
+  Evaluation(const EvalConfig& config, const RunnerFactory& start_runner, const ReferenceSet& ref,
+             const EvalHooks& hooks, bool exclusive, std::atomic<bool>* pid_namespace_works, EvalResult* result)
+      : config_(config), start_runner_(start_runner), ref_(ref), hooks_(hooks), exclusive_(exclusive),
+        pid_namespace_works_(pid_namespace_works), result_(result), rng_(std::random_device{}()) {}
 
   // Runs correctness then timing; returns the final decision. `failed_phase` names the phase
   // a non-correct decision came from ("load", "check", "time").
@@ -286,7 +289,7 @@ class Evaluation {
   std::string finish() {
     watch_.reset();
     if (!session_) return "";
-    std::string printed = session_->captured_output();
+    std::string printed = session_->captured_output(kPrintedBytes);
     session_->finish();
     return printed;
   }
@@ -305,22 +308,24 @@ class Evaluation {
                                              std::optional<Decision>* decided);
   std::optional<Decision> compare_set(const uint8_t* got, const uint8_t* want, const std::string& where);
   Decision judge_times(const std::vector<TimedCall>& calls, std::optional<TimingStats> interleaved_baseline);
-  Result<RunnerSession::Reply> ask(const Json& cmd, std::chrono::milliseconds limit, bool spin = false);
+  // An untimed exchange, within `limit`.
+  Result<Runner::Reply> ask(const Json& cmd, std::chrono::milliseconds limit);
   // A timed exchange: the judge spins for the reply on the GPU and reads the runner's CPU
   // time on the CPU backend, where TimedCall::work_ms comes from.
-  Result<RunnerSession::Reply> ask_timed(const Json& cmd, std::chrono::milliseconds limit);
+  Result<Runner::Reply> ask_timed(const Json& cmd, std::chrono::milliseconds limit);
   // The judge's measure of the work in a timed exchange (TimedCall::work_ms). Call it after
   // the outputs have been copied out of the staging area.
-  double work_ms(const RunnerSession::Reply& reply);
-  std::string printed() { return session_->captured_output(); }
+  double work_ms(const Runner::Reply& reply);
+  std::string printed() { return session_->captured_output(kPrintedBytes); }
   // A fresh poison word for the outputs of the call after the next command.
   uint32_t poison() { return static_cast<uint32_t>(rng_()); }
   // Starts watching the runner's GPU memory (CUDA, where NVML sees the runner).
   void watch_memory();
   // The decision for a runner that did not answer properly during `stage`.
-  Decision lost(const RunnerSession::Reply& reply, std::chrono::milliseconds limit, const char* stage);
+  Decision lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage);
 
   const EvalConfig& config_;
+  const RunnerFactory& start_runner_;
   const ReferenceSet& ref_;
   const EvalHooks& hooks_;
   const bool exclusive_;  // hold the device alone in every phase (a retry after a neighbour's fault)
@@ -333,14 +338,15 @@ class Evaluation {
   std::vector<uint64_t> data_symbols_;
   std::string answer_, extension_;  // a KernelBench answer (empty: kevin's ABI)
   const char* phase_ = "load";
-  std::optional<RunnerSession> session_;
+  std::unique_ptr<Runner> session_;
   std::unique_ptr<MemoryWatch> watch_;  // stopped before the session ends (declared after it)
 };
 
 void Evaluation::watch_memory() {
-  if (config_.backend != Backend::kCuda) return;
+  const pid_t runner = session_->pid();
+  if (config_.backend != Backend::kCuda || runner < 0) return;
   // Right after setup, before any candidate code: what the harness itself holds.
-  const auto base = sys::gpu_memory_of(MemoryWatch::processes_of(session_->pid()));
+  const auto base = sys::gpu_memory_of(MemoryWatch::processes_of(runner));
   if (!base) {
     KEVIN_LOG(debug) << "NVML does not list the runner; its GPU memory is not watched";
     return;
@@ -348,10 +354,10 @@ void Evaluation::watch_memory() {
   // A KernelBench answer allocates its outputs (and PyTorch caches what it frees): it may hold
   // a few output and input sets beyond the harness's slack.
   const uint64_t answer_allocations = extension_.empty() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
-  watch_ = std::make_unique<MemoryWatch>(session_->pid(), *base + config_.device_memory_slack_bytes + answer_allocations);
+  watch_ = std::make_unique<MemoryWatch>(runner, *base + config_.device_memory_slack_bytes + answer_allocations);
 }
 
-Decision Evaluation::lost(const RunnerSession::Reply& reply, std::chrono::milliseconds limit, const char* stage) {
+Decision Evaluation::lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage) {
   if (watch_) {
     if (auto used = watch_->exceeded()) {
       const auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
@@ -364,16 +370,16 @@ Decision Evaluation::lost(const RunnerSession::Reply& reply, std::chrono::millis
   return from_lost_runner(reply, printed(), limit, stage);
 }
 
-Result<RunnerSession::Reply> Evaluation::ask(const Json& cmd, std::chrono::milliseconds limit, bool spin) {
-  return session_->request(cmd, sys::Deadline::after(limit), spin);
+Result<Runner::Reply> Evaluation::ask(const Json& cmd, std::chrono::milliseconds limit) {
+  return session_->request(cmd, sys::Deadline::after(limit), false, false);
 }
 
-Result<RunnerSession::Reply> Evaluation::ask_timed(const Json& cmd, std::chrono::milliseconds limit) {
+Result<Runner::Reply> Evaluation::ask_timed(const Json& cmd, std::chrono::milliseconds limit) {
   const bool gpu = config_.backend == Backend::kCuda;
   return session_->request(cmd, sys::Deadline::after(limit), gpu, !gpu);
 }
 
-double Evaluation::work_ms(const RunnerSession::Reply& reply) {
+double Evaluation::work_ms(const Runner::Reply& reply) {
   if (config_.backend == Backend::kCuda || !reply.cpu_before_ns) return reply.judge_ms;
   return session_->cpu_ms_since(*reply.cpu_before_ns, sys::Deadline::after(config_.call_timeout)).value_or(reply.judge_ms);
 }
@@ -404,7 +410,7 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_
 
 Status Evaluation::start(const fs::path& object) {
   const bool pid_namespace = config_.pid_namespace && pid_namespace_works_->load();
-  RunnerSession::Start how;
+  Runner::Start how;
   how.runner = config_.runner_path;
   how.object = object;
   how.inputs_file = ref_.inputs_file();
@@ -419,8 +425,7 @@ Status Evaluation::start(const fs::path& object) {
     how.support_library = config_.kernelbench->support_library;
     how.answer = answer_;
   }
-  KEVIN_ASSIGN_OR_RETURN(RunnerSession started, RunnerSession::start(how));
-  session_.emplace(std::move(started));
+  KEVIN_ASSIGN_OR_RETURN(session_, start_runner_(how));
   const Json setup = {{"cmd", "setup"},
                       {"backend", backend_name(config_.backend)},
                       {"sets", ref_.num_sets},
@@ -432,7 +437,7 @@ Status Evaluation::start(const fs::path& object) {
                       {"cpu_seconds", config_.cpu_seconds},
                       {"output_limit", config_.output_limit_bytes},
                       {"next_poison", poison()}};
-  RunnerSession::Reply ready;
+  Runner::Reply ready;
   {
     SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
     ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
@@ -440,7 +445,8 @@ Status Evaluation::start(const fs::path& object) {
   }
   // No candidate code has run yet: whatever went wrong is the harness's (or the GPU's).
   if (!ready.answered()) {
-    return unavailable("the runner failed to start (" + ready.exit.describe() + "): " + session_->captured_output());
+    return unavailable("the runner failed to start (" + ready.exit.describe() + "): " +
+                       session_->captured_output(kPrintedBytes));
   }
   if (!ready.body.value("ok", false)) {
     const std::string why = ready.body.value("error", "unknown failure");
@@ -480,7 +486,7 @@ Status Evaluation::start_on_a_healthy_device(const fs::path& object) {
     if (started.is_ok() || started.code() != StatusCode::kUnavailable || attempt == kAttempts) return started;
     KEVIN_LOG(warn) << "runner start failed (attempt " << attempt << " of " << kAttempts << "): " << started.message();
     session_.reset();
-    std::this_thread::sleep_for(std::chrono::seconds(2 * attempt - 1));
+    std::this_thread::sleep_for(config_.restart_pause * (2 * attempt - 1));
   }
 }
 
@@ -497,8 +503,9 @@ Result<double> Evaluation::calibrate() {
     copy_parallel(view_.timing_input(j), view_.in.set_bytes, session_->slot());
     const Json cmd = {{"cmd", "time_call"}, {"slot_scalars", ref_.timing_scalars[j]}, {"next_poison", poison()}};
     KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, config_.call_timeout));
-    if (!reply.answered() || !reply.body.value("ok", false)) {
-      return unavailable("the runner failed while calibrating: " + reply.body.value("error", reply.exit.describe()));
+    if (!reply.answered()) return unavailable("the runner failed while calibrating: " + reply.exit.describe());
+    if (!reply.body.value("ok", false)) {
+      return unavailable("the runner failed while calibrating: " + reply.body.value("error", "unknown failure"));
     }
     overhead.push_back(work_ms(reply) - reply.body.value("event_ms", 0.0));
   }
@@ -590,9 +597,11 @@ Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline 
     copy_parallel(view_.timing_input(j), view_.in.set_bytes, session_->slot());
     cmd["slot_scalars"] = ref_.timing_scalars[j];
   }
-  const auto limit = std::min(config_.call_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                        phase_end.at() - Clock::now()));
-  KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, std::max(limit, std::chrono::milliseconds(1))));
+  // What is left of the phase, but at least a millisecond: the limit the call gets and is told of.
+  const auto limit = std::max(std::chrono::milliseconds(1),
+                              std::min(config_.call_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                 phase_end.at() - Clock::now())));
+  KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, limit));
   if (!reply.answered()) return CallOutcome(lost(reply, limit, "timing"));
   const Json& b = reply.body;
   if (!b.value("ok", false)) return CallOutcome(runtime_error(b.value("error", "unknown failure"), printed()));
@@ -861,6 +870,14 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   return r;
 }
 
+Judge::Judge(const CompileDriver& compiler, EvalConfig config)
+    : Judge([&compiler](std::string_view source) { return compiler.build(source); },
+            [](const Runner::Start& how) -> Result<std::unique_ptr<Runner>> {
+              KEVIN_ASSIGN_OR_RETURN(RunnerSession session, RunnerSession::start(how));
+              return std::unique_ptr<Runner>(std::make_unique<RunnerSession>(std::move(session)));
+            },
+            std::move(config)) {}
+
 Result<std::vector<std::string>> Judge::degeneracy(const ReferenceSet& ref) const {
   const std::string key = ref.dir.string();
   {
@@ -912,7 +929,7 @@ Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult
     p.decided = rejected(*r);
     return p;
   }
-  KEVIN_ASSIGN_OR_RETURN(p.build, compiler_.build(source));
+  KEVIN_ASSIGN_OR_RETURN(p.build, build_(source));
   p.decided = build_outcome(p.build, result);
   if (p.decided) return p;
   KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(p.build.object, size_t{256} << 20));
@@ -957,7 +974,7 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
       return p;
     }
   }
-  KEVIN_ASSIGN_OR_RETURN(p.build, kb.compiler->build_extension(units));
+  KEVIN_ASSIGN_OR_RETURN(p.build, kb.build(units));
   p.decided = build_outcome(p.build, result);
   p.extension = ext.name;
   return p;
@@ -995,7 +1012,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
 
   Result<Decision> decided = internal_error("not run");
   for (bool exclusive : {false, true}) {
-    Evaluation evaluation(config_, ref, hooks, exclusive, &pid_namespace_works_, &result);
+    Evaluation evaluation(config_, start_runner_, ref, hooks, exclusive, &pid_namespace_works_, &result);
     evaluation.set_data_symbols(prepared.data_symbols);
     if (format == CandidateFormat::kKernelBench) evaluation.set_kernelbench(source, prepared.extension);
     decided = evaluation.run(prepared.build.object);

@@ -18,6 +18,7 @@
 #include <functional>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,13 +32,15 @@
 #include "engine/device_gate.h"
 #include "engine/kernelbench.h"
 #include "engine/reference.h"
+#include "engine/runner_session.h"
 
 namespace kevin::engine {
 
-// What judging KernelBench answers needs (docs/kernelbench.md). Borrowed pointers outlive the
-// judge.
+// What judging KernelBench answers needs (docs/kernelbench.md).
 struct KernelBenchSupport {
-  const CompileDriver* compiler = nullptr;  // torch-extension profile (CompilerConfig::torch)
+  // Builds an answer's extension: a compile driver's build_extension (torch-extension profile,
+  // CompilerConfig::torch), which outlives the judge. Results and errors as that.
+  std::function<Result<BuildResult>(const ExtensionUnits&)> build;
   std::string python;                       // the interpreter with PyTorch that runs answers
   std::filesystem::path runner_script;      // kernelbench_runner.py
   std::filesystem::path support_library;    // libkevin-runner-support.so
@@ -68,6 +71,9 @@ struct EvalConfig {
   std::chrono::milliseconds init_timeout{120000};
   std::chrono::milliseconds call_timeout{20000};  // one correctness or timed call
   std::chrono::milliseconds timing_phase_limit{120000};  // all timed calls (the GPU is held)
+  // A runner that fails before any candidate code runs is started twice more, after pauses
+  // of 1 and 3 times this (a GPU still tearing down a killed runner's context recovers).
+  std::chrono::milliseconds restart_pause{1000};
   uint64_t output_limit_bytes = 1 << 20;    // what a candidate may print before it is killed
   uint64_t cpu_seconds = 600;
   uint64_t device_memory_slack_bytes = uint64_t{512} << 20;  // GPU memory beyond the harness's
@@ -120,10 +126,21 @@ Json to_json(const EvalResult& r);
 // for a missing or mistyped one, or an unknown verdict.
 Result<EvalResult> eval_result_from_json(const Json& j);
 
+// Builds one candidate of kevin's ABI (CompileDriver::build; results and errors as that).
+using BuildFunction = std::function<Result<BuildResult>(std::string_view source)>;
+// Starts the runner of one evaluation (RunnerSession::start): a runner, never null; errors
+// are the harness's.
+using RunnerFactory = std::function<Result<std::unique_ptr<Runner>>(const Runner::Start& how)>;
+
 class Judge {
  public:
-  Judge(const CompileDriver& compiler, EvalConfig config)
-      : compiler_(compiler), config_(std::move(config)) {}
+  // Builds with `compiler` (which outlives the judge) and runs candidates in kevin-runner.
+  Judge(const CompileDriver& compiler, EvalConfig config);
+  // Builds with `build` and runs candidates in what `start_runner` starts: the seam through
+  // which tests put canned builds and scripted runners (fake_runner.h) in place of the
+  // compiler and kevin-runner. Both must be set.
+  Judge(BuildFunction build, RunnerFactory start_runner, EvalConfig config)
+      : build_(std::move(build)), start_runner_(std::move(start_runner)), config_(std::move(config)) {}
 
   // Errors (kFailedPrecondition): the reference data is degenerate (unless allowed), the
   // sandbox cannot be applied, the GPU stays unusable, a KernelBench answer meets a judge
@@ -145,7 +162,8 @@ class Judge {
   Result<Prepared> prepare_kernelbench(std::string_view source, const ReferenceSet& ref, EvalResult* result) const;
   Result<Prepared> prepare_kevin(std::string_view source, EvalResult* result) const;
 
-  const CompileDriver& compiler_;
+  BuildFunction build_;
+  RunnerFactory start_runner_;
   EvalConfig config_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::vector<std::string>> degeneracy_;  // by data folder

@@ -1,4 +1,5 @@
-// runner_session.h — the judge's handle on one candidate runner process: spawns it with its
+// runner_session.h — the judge's handle on one candidate runner process: Runner, what the
+// judge needs of one, and RunnerSession, the real one, which spawns kevin-runner with its
 // descriptors (commands, replies, read-only correctness input sets, shared output staging, a
 // shared timing-set slot, a capped capture file for stdout/stderr), exchanges framed JSON
 // with deadlines, times each exchange on the judge's own clock, and turns death, silence or
@@ -35,7 +36,9 @@ Leftovers clean_up_after_dead_judges();
 // kInvalidArgument says what was wrong otherwise; nothing is built from a refused frame.
 Result<Json> parse_runner_reply(std::string_view frame);
 
-class RunnerSession {
+// What the judge needs of one runner process; RunnerSession is the real one, and tests
+// script fakes behind it (fake_runner.h). Owned by one evaluation, used from one thread.
+class Runner {
  public:
   struct Start {
     std::filesystem::path runner;       // kevin-runner executable
@@ -53,7 +56,9 @@ class RunnerSession {
     std::string answer;
   };
   struct Reply {
-    Json body;                  // the runner's reply: a JSON object (when none of the below)
+    // The runner's reply when none of the below: a JSON object whose every field the judge
+    // reads has the type it expects (parse_runner_reply), so typed reads of it cannot fail.
+    Json body;
     bool died = false;          // it exited or was killed before answering
     bool timed_out = false;     // it did not answer before the deadline (now killed)
     bool malformed = false;     // it answered with an oversized, over-nested or non-object reply
@@ -65,35 +70,59 @@ class RunnerSession {
     std::optional<uint64_t> cpu_before_ns;
     bool answered() const { return !died && !timed_out && !malformed; }
   };
-  // Replies are small (a timing record is a few hundred bytes): anything larger or deeper is
-  // the candidate's doing and is refused without reading it.
-  static constexpr uint32_t kMaxReplyBytes = 1u << 20;
-  static constexpr int kMaxReplyDepth = 8;
 
-  static Result<RunnerSession> start(const Start& how);
+  virtual ~Runner() = default;
 
   // Sends `cmd` and waits for the reply until `deadline`. With `spin`, the judge polls without
   // sleeping (for timed calls, whose judge-side time must not include its own wake-up).
   // After a "call" or "time_call" the runner cleans up and then sends a second, "ready"
   // frame; the next request first waits for it (within its own deadline, off its clock).
-  // Errors: only the judge's own failures (the command could not be encoded).
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin = false, bool measure_cpu = false);
-  const uint8_t* staging() const { return staging_.data(); }
+  // A runner that dies, stays silent or answers out of protocol is a Reply saying so (and is
+  // killed). Errors: only the judge's own failures (the command could not be encoded).
+  virtual Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu) = 0;
+  // The output set the runner copies a call's outputs to (staging_bytes, shared with it).
+  virtual const uint8_t* staging() const = 0;
   // The timing-set slot the runner uploads from on a timed call; the judge fills it.
-  uint8_t* slot() { return slot_.data(); }
-  pid_t pid() const { return child_.pid(); }
+  virtual uint8_t* slot() = 0;
+  // The runner's process (its GPU memory is watched from outside); -1 when there is none.
+  virtual pid_t pid() const = 0;
+  // The CPU time the candidate's process has spent since `before_ns` (a reply's
+  // cpu_before_ns), read once it sleeps again: after a timed reply measured this way the
+  // runner waits, asleep, for this call to let it go on (to clean up), so everything up to the
+  // reply is counted, and nothing after it, however the machine's cores were shared. nullopt
+  // when the kernel will not say, or it does not sleep before `deadline`.
+  virtual std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline deadline) = 0;
+  // The first `max_bytes` the candidate printed to stdout/stderr.
+  virtual std::string captured_output(size_t max_bytes) const = 0;
+  // Asks the runner to exit, then reaps it (killing it if it lingers).
+  virtual void finish() = 0;
+
+ protected:
+  Runner() = default;
+  Runner(Runner&&) = default;
+  Runner& operator=(Runner&&) = default;
+};
+
+class RunnerSession final : public Runner {
+ public:
+  // Replies are small (a timing record is a few hundred bytes): anything larger or deeper is
+  // the candidate's doing and is refused without reading it.
+  static constexpr uint32_t kMaxReplyBytes = 1u << 20;
+  static constexpr int kMaxReplyDepth = 8;
+
+  // Spawns kevin-runner as `how` says. Errors: the harness's (scratch folder, shared memory,
+  // pipes, a runner that cannot be spawned).
+  static Result<RunnerSession> start(const Start& how);
+
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu) override;
+  const uint8_t* staging() const override { return staging_.data(); }
+  uint8_t* slot() override { return slot_.data(); }
+  pid_t pid() const override { return child_.pid(); }
   // The process the candidate runs in: the runner, or its child in its own PID namespace.
   pid_t work_pid();
-  // The CPU time that process has spent since `before_ns` (a reply's cpu_before_ns), read once
-  // it sleeps again: after a timed reply measured this way the runner waits, asleep, for
-  // this call to let it go on (to clean up), so everything up to the reply is counted, and
-  // nothing after it, however the machine's cores were shared. nullopt when the kernel will
-  // not say, or it does not sleep before `deadline`.
-  std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline deadline);
-  // The first `max_bytes` the candidate printed to stdout/stderr.
-  std::string captured_output(size_t max_bytes = 2048) const;
-  // Asks the runner to exit, then reaps it (killing it if it lingers).
-  void finish();
+  std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline deadline) override;
+  std::string captured_output(size_t max_bytes) const override;
+  void finish() override;
 
  private:
   sys::TempDir scratch_;
