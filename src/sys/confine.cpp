@@ -35,6 +35,7 @@ Status set_limit(int resource, const char* name, const std::optional<uint64_t>& 
 
 Status apply_resource_limits(const ResourceLimits& limits) {
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_AS, "RLIMIT_AS", limits.address_space_bytes));
+  KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_DATA, "RLIMIT_DATA", limits.data_bytes));
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", limits.file_size_bytes));
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", limits.open_files));
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_CORE, "RLIMIT_CORE", limits.core_bytes));

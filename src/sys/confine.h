@@ -21,6 +21,9 @@ inline constexpr gid_t kNobodyGid = 65534;
 // that the process first gets SIGXCPU (a clear cause) and SIGKILL only if it ignores it.
 struct ResourceLimits {
   std::optional<uint64_t> address_space_bytes;  // RLIMIT_AS
+  // RLIMIT_DATA: private writable memory (the heap, anonymous mappings), not the PROT_NONE
+  // reservations CUDA makes by the terabyte, so it caps memory where RLIMIT_AS cannot.
+  std::optional<uint64_t> data_bytes;
   std::optional<uint64_t> cpu_seconds;          // RLIMIT_CPU
   std::optional<uint64_t> file_size_bytes;      // RLIMIT_FSIZE (writes past it: SIGXFSZ)
   std::optional<uint64_t> open_files;           // RLIMIT_NOFILE

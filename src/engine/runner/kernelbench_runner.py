@@ -137,7 +137,7 @@ class Support:
         self.lib.kevin_runner_hash.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.lib.kevin_runner_flush.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.lib.kevin_runner_close_doors.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
-                                                      ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                                      ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                                       ctypes.c_size_t]
         self.lib.kevin_runner_allow_loading.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         self.lib.kevin_runner_seal.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
@@ -149,9 +149,10 @@ class Support:
         if fn(*args, err, len(err)) != 0:
             raise Fatal("sandbox", err.value.decode(errors="replace"))
 
-    def close_doors(self, cpu_seconds, output_bytes, address_space):
+    def close_doors(self, cpu_seconds, output_bytes, address_space, data):
         enforced = ctypes.create_string_buffer(512)
-        self.call(self.lib.kevin_runner_close_doors, cpu_seconds, output_bytes, address_space, enforced, len(enforced))
+        self.call(self.lib.kevin_runner_close_doors, cpu_seconds, output_bytes, address_space, data, enforced,
+                  len(enforced))
         return [e for e in enforced.value.decode().split(",") if e]
 
     def host_hash(self, tensor):
@@ -251,13 +252,27 @@ class Runner:
         self.warm_up()
         if self.sandboxed:
             # No address-space cap: PyTorch builds with CUDA reserve address space by the
-            # terabyte even on the CPU (the GPU runner has none either).
-            self.enforced += self.support.close_doors(int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0)
+            # terabyte even on the CPU (the GPU runner has none either). On the CPU the answer's
+            # memory is capped instead as private writable memory, which those reservations
+            # are not: what the runner holds now, the judge's sets and outputs, and the room
+            # kevin-runner gives a CPU candidate.
+            data = self.held_bytes() + (self.sets + 2) * self.set_bytes + 3 * self.out_bytes + (3 << 30) \
+                if not self.cuda else 0
+            self.enforced += self.support.close_doors(int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0, data)
         self.poison(cmd)
         skipped = [] if self.sandboxed else ["all confinement (--no-sandbox)"]
         return {"ok": True, "device": torch.cuda.get_device_name(0) if self.cuda else "cpu",
                 "workspace_bytes": 0, "input_hashes": self.input_hashes(),
                 "sandbox": {"enforced": self.enforced, "skipped": skipped}}
+
+    @staticmethod
+    def held_bytes():
+        """The process's private writable memory now (VmData), what RLIMIT_DATA counts."""
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+        raise Fatal("sandbox", "VmData missing from /proc/self/status")
 
     @staticmethod
     def pin(host):

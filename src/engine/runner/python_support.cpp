@@ -42,10 +42,11 @@ __attribute__((visibility("default"))) void kevin_runner_adopt(int judge_pid, in
 }
 
 __attribute__((visibility("default"))) int kevin_runner_close_doors(uint64_t cpu_seconds, uint64_t output_bytes,
-                                                                    uint64_t address_space, char* enforced,
-                                                                    size_t n, char* err, size_t err_n) {
+                                                                    uint64_t address_space, uint64_t data,
+                                                                    char* enforced, size_t n, char* err,
+                                                                    size_t err_n) {
   kevin::runner::SandboxReport report;
-  const int rc = fail(kevin::runner::close_doors(cpu_seconds, output_bytes, address_space, &report), err, err_n);
+  const int rc = fail(kevin::runner::close_doors(cpu_seconds, output_bytes, address_space, data, &report), err, err_n);
   if (rc == 0) report_into(report, enforced, n);
   return rc;
 }

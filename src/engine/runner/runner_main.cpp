@@ -39,7 +39,7 @@ constexpr int kCommandFd = 3, kReplyFd = 4, kInputsFd = 5, kStagingFd = 6, kSlot
 // so the judge's clock does not also measure this process waking up.
 constexpr auto kSpinAfterTimedCall = std::chrono::milliseconds(20);
 constexpr const char* kObject = "candidate.so";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
@@ -189,11 +189,11 @@ Status Runner::setup(const Json& cmd, Json* reply) {
   KEVIN_RETURN_IF_ERROR(device_->synchronize());
   KEVIN_RETURN_IF_ERROR(load_candidate_libraries());
   if (sandbox_) {
-    // The CUDA driver reserves address space by the terabyte, and so does AddressSanitizer:
+    // The CUDA driver reserves address space by the terabyte, and so do the sanitizers:
     // only the CPU runner of an ordinary build gets a cap.
     const uint64_t address_space =
         cuda_ || kSanitized ? 0 : (set_base_.size() + 2) * set_bytes_ + 3 * out_bytes_ + (uint64_t{3} << 30);
-    const Status closed = close_doors(cpu_seconds_, output_limit_, address_space, &report_);
+    const Status closed = close_doors(cpu_seconds_, output_limit_, address_space, 0, &report_);
     if (!closed.is_ok()) {
       *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", closed.message()}};
       return Status::ok();

@@ -263,7 +263,7 @@ Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
   return Status::ok();
 }
 
-Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes,
+Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes, uint64_t data_bytes,
                    SandboxReport* report) {
   if (::chroot(".") != 0 || ::chdir("/") != 0) return os_error("chroot into the scratch folder");
   report->enforced.push_back("empty root");
@@ -280,8 +280,10 @@ Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address
   limits.core_bytes = 0;
   // The CUDA driver reserves address space by the terabyte, so only the CPU runner gets a cap.
   if (address_space_bytes > 0) limits.address_space_bytes = address_space_bytes;
+  if (data_bytes > 0) limits.data_bytes = data_bytes;
   KEVIN_RETURN_IF_ERROR(sys::apply_resource_limits(limits));
   report->enforced.push_back("rlimits");
+  if (data_bytes > 0) report->enforced.push_back("memory cap");
   return install_trap_handler();
 }
 
