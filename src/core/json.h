@@ -4,9 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/status.h"
@@ -30,13 +34,44 @@ Result<Json> parse_json(std::string_view text, const JsonLimits& limits = {});
 // kInvalidArgument naming its line number.
 Result<std::vector<Json>> parse_json_lines(std::string_view text);
 
-// Field `key` of object `obj` as T. Missing key → kNotFound, wrong type → kInvalidArgument;
-// both messages name the key.
+namespace detail {
+
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename T, typename A>
+struct IsVector<std::vector<T, A>> : std::true_type {};
+
+// True when reading `value` as T would cast a float to an integer type it does not fit:
+// undefined behaviour inside nlohmann, so json_get refuses such a value first.
+template <typename T>
+bool float_out_of_range(const Json& value) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!value.is_number_float()) return false;
+    // The cast truncates, and must land in [min, max]: below 2^digits, at or above -2^digits
+    // (signed) or above -1 (unsigned). NaN fails both comparisons.
+    const double d = value.get<double>();
+    const double limit = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    return !(d < limit && (std::is_signed_v<T> ? d >= -limit : d > -1.0));
+  } else if constexpr (IsVector<T>::value) {
+    return value.is_array() &&
+           std::any_of(value.begin(), value.end(), float_out_of_range<typename T::value_type>);
+  } else {
+    return false;
+  }
+}
+
+}  // namespace detail
+
+// Field `key` of object `obj` as T. Missing key → kNotFound, wrong type (or a number T cannot
+// hold, where reading it would be undefined) → kInvalidArgument; both messages name the key.
 template <typename T>
 Result<T> json_get(const Json& obj, std::string_view key) {
   if (!obj.is_object()) return invalid_argument("expected a JSON object");
   const auto it = obj.find(key);
   if (it == obj.end()) return not_found("missing field \"" + std::string(key) + "\"");
+  if (detail::float_out_of_range<T>(*it)) {
+    return invalid_argument("field \"" + std::string(key) + "\": a number out of range");
+  }
   try {
     return it->template get<T>();
   } catch (const Json::exception& e) {

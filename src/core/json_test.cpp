@@ -47,6 +47,22 @@ TEST(Json, TypedGetReportsMissingAndWrongType) {
   EXPECT_FALSE(json_get<int>(Json::array(), "n").is_ok());
 }
 
+TEST(Json, TypedGetRefusesFloatsAnIntegerCannotHold) {
+  auto doc = parse_json(
+      R"({"big": 4.6e23, "shape": [4, 1e300], "minus": -1.0, "ok": 2.0, "edge": -2147483648.0})");
+  ASSERT_TRUE(doc.is_ok());
+  auto big = json_get<int64_t>(*doc, "big");
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(big.status().message().find("\"big\""), std::string::npos);
+  EXPECT_FALSE(json_get<std::vector<int64_t>>(*doc, "shape").is_ok());
+  EXPECT_FALSE(json_get<uint32_t>(*doc, "minus").is_ok());
+  EXPECT_EQ(json_get<int>(*doc, "minus").value(), -1);
+  EXPECT_EQ(json_get<size_t>(*doc, "ok").value(), 2u);
+  EXPECT_EQ(json_get<int32_t>(*doc, "edge").value(), INT32_MIN);
+  EXPECT_FALSE(json_get<uint64_t>(*doc, "big").is_ok());
+  EXPECT_DOUBLE_EQ(json_get<double>(*doc, "big").value(), 4.6e23);
+}
+
 TEST(Json, LinesSkipBlanksAndNameBadLine) {
   auto docs = parse_json_lines("{\"a\":1}\n\n  \n{\"a\":2}\n");
   ASSERT_TRUE(docs.is_ok());

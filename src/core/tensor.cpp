@@ -75,8 +75,12 @@ Result<TensorSpec> tensor_spec_from_json(const Json& json) {
   if (!parsed) return invalid_argument("tensor " + spec.name + ": unknown dtype " + dtype);
   spec.dtype = *parsed;
   KEVIN_ASSIGN_OR_RETURN(spec.shape, json_get<std::vector<int64_t>>(json, "shape"));
+  // numel() and bytes() multiply the dims in order: a shape from JSON must not overflow them.
+  auto bytes = static_cast<int64_t>(dtype_size(spec.dtype));
   for (int64_t d : spec.shape) {
     if (d < 0) return invalid_argument("tensor " + spec.name + ": negative dimension");
+    if (__builtin_mul_overflow(bytes, d, &bytes))
+      return invalid_argument("tensor " + spec.name + ": shape overflows");
   }
   return spec;
 }

@@ -84,7 +84,19 @@ Result<ArgRole> role_from_name(const std::string& s) {
 }
 
 Status check_size(const fs::path& file, size_t sets, const std::vector<TensorSpec>& tensors) {
-  const uint64_t expected = sets * layout_of(tensors).set_bytes;
+  // The sizes come from meta.json, and arithmetic that wrapped would let short files pass for
+  // huge tensors. A tensor adds at most its bytes and one alignment to a set, so when that
+  // bound does not wrap, neither does layout_of.
+  uint64_t bound = kTensorAlignment;
+  for (const auto& t : tensors) {
+    if (__builtin_add_overflow(bound, t.bytes() + kTensorAlignment, &bound)) {
+      return invalid_argument("reference meta: the tensors' sizes overflow");
+    }
+  }
+  uint64_t expected = 0;
+  if (__builtin_mul_overflow(uint64_t{sets}, layout_of(tensors).set_bytes, &expected)) {
+    return invalid_argument("reference meta: the sets' size overflows");
+  }
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
   if (ec) return not_found("missing reference data " + file.string());

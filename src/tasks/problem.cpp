@@ -7,11 +7,12 @@
 namespace kevin::tasks {
 
 Result<ArgumentList> argument_list_from_json(const Json& reply) {
+  if (!reply.is_object()) return invalid_argument("the describe reply is not a JSON object");
   ArgumentList a;
   for (const auto& item : reply.value("inputs", Json::array())) {
     engine::ArgSpec spec;
     KEVIN_ASSIGN_OR_RETURN(spec.tensor, tensor_spec_from_json(item));
-    const std::string role = item.value("role", "input");
+    KEVIN_ASSIGN_OR_RETURN(const std::string role, json_get_or<std::string>(item, "role", "input"));
     spec.role = role == "parameter" ? engine::ArgRole::kParameter
                 : role == "buffer"  ? engine::ArgRole::kBuffer
                                     : engine::ArgRole::kInput;

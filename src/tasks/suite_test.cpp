@@ -20,6 +20,15 @@ TEST(Suite, FamilyParsing) {
   EXPECT_EQ(task_family(""), "unknown");
 }
 
+TEST(Suite, FamilyParsingStaysOnEachLine) {
+  EXPECT_EQ(task_family("KEVIN_FAMILY \"no equals\"\nKEVIN_FAMILY = 'second'\n"), "second");
+  EXPECT_EQ(task_family("KEVIN_FAMILY = 'open\n'\n"), "unknown");
+  // Each name once searched the rest of the text: this took 100 s.
+  std::string one_line;
+  for (int i = 0; i < 87381; ++i) one_line += "KEVIN_FAMILY";
+  EXPECT_EQ(task_family(one_line), "unknown");
+}
+
 TEST(Suite, ShippedSuiteHasBothLevelsAndUniqueLevel2Sequences) {
   auto tasks = discover_tasks(KEVIN_TASKS_DIR);
   ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
