@@ -145,15 +145,18 @@ Result<sys::SharedMemory> map_readonly(const fs::path& file, uint64_t bytes) {
 // Hashes of each correctness input set, cached beside the reference data (they depend only on it).
 Result<std::vector<uint64_t>> input_set_hashes(const ReferenceSet& ref, const sys::SharedMemory& inputs,
                                                uint64_t set_bytes) {
+  // A cache that does not read back as one hash per set (damaged, or an older layout) is
+  // computed again, never trusted or thrown on.
   const fs::path cache = ref.dir / "input_hashes.json";
   if (auto text = read_file(cache); text.is_ok()) {
-    if (auto j = parse_json(*text); j.is_ok() && j->is_array() && j->size() == ref.num_sets) {
-      return j->get<std::vector<uint64_t>>();
+    if (auto j = parse_json(*text); j.is_ok()) {
+      auto cached = json_get<std::vector<uint64_t>>(*j, "input_hashes");
+      if (cached.is_ok() && cached->size() == ref.num_sets) return cached;
     }
   }
   std::vector<uint64_t> hashes;
   for (size_t k = 0; k < ref.num_sets; ++k) hashes.push_back(runner::host_hash(inputs.data() + k * set_bytes, set_bytes));
-  (void)write_file_atomic(cache, dump_json(Json(hashes)));
+  (void)write_file_atomic(cache, dump_json(Json{{"input_hashes", hashes}}));
   return hashes;
 }
 

@@ -544,6 +544,21 @@ TEST_F(JudgeWithFakeRunner, HonestCandidateIsCorrectAtOneMillisecondAgainstTheCa
   EXPECT_EQ(log_.finished, 1);
 }
 
+TEST_F(JudgeWithFakeRunner, DamagedInputHashCacheIsComputedAgainNeverThrownOn) {
+  for (const char* damaged : {R"(["a", "b", "c"])", R"({"input_hashes": [1e300, 1, 2]})", R"({"input_hashes": [1, 2]})",
+                              R"({"input_hashes": "x"})", "not json"}) {
+    ref_ = sums(kTimingSets);
+    ASSERT_TRUE(write_file_atomic(ref_.dir / "input_hashes.json", damaged).is_ok());
+    const EvalResult r = judged();
+    EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << damaged << ": " << r.feedback;
+    auto again = read_file(ref_.dir / "input_hashes.json");
+    ASSERT_TRUE(again.is_ok());
+    auto hashes = json_get<std::vector<uint64_t>>(*parse_json(*again), "input_hashes");
+    ASSERT_TRUE(hashes.is_ok()) << *again;
+    EXPECT_EQ(hashes->size(), kSets) << damaged;
+  }
+}
+
 TEST_F(JudgeWithFakeRunner, CallReturningNonZeroIsARuntimeErrorWithTheCode) {
   const EvalResult r = judged(at("call", 2, [](FakeExchange& x) { x.body["rc"] = 7; }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
