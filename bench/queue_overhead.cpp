@@ -23,14 +23,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using kevin::queue::LocalRedis;
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-std::string candidate(int i) { return "// fake: correct speedup=2\n// job " + std::to_string(i) + "\n"; }
+std::string candidate(int i) {
+  return "// fake: correct speedup=2\n// job " + std::to_string(i) + "\n";
+}
 
 // Milliseconds of each of `n` calls, made one after another from `first`.
 template <typename Call>
@@ -48,8 +52,8 @@ std::vector<double> serial_latencies(int first, int n, Call call) {
 }
 
 void print_row(const char* what, const std::vector<double>& ms) {
-  std::printf("%-34s p50 %7.3f ms  p90 %7.3f ms  p99 %7.3f ms  (%zu jobs)\n", what, percentile(ms, 0.5),
-              percentile(ms, 0.9), percentile(ms, 0.99), ms.size());
+  std::printf("%-34s p50 %7.3f ms  p90 %7.3f ms  p99 %7.3f ms  (%zu jobs)\n", what,
+              percentile(ms, 0.5), percentile(ms, 0.9), percentile(ms, 0.99), ms.size());
 }
 
 }  // namespace
@@ -88,7 +92,9 @@ int main(int argc, char** argv) {
   auto remote = kevin::queue::RemoteEvaluator::create(ro);
   if (!remote.is_ok()) return 2;
 
-  auto through_queue = [&](const std::string& source) { return (*remote)->evaluate(task, source).is_ok(); };
+  auto through_queue = [&](const std::string& source) {
+    return (*remote)->evaluate(task, source).is_ok();
+  };
   auto direct = [&](const std::string& source) { return evaluator.evaluate(task, source).is_ok(); };
   serial_latencies(0, 20, through_queue);  // connections, groups, the task file
   const auto local_ms = serial_latencies(1000000, jobs, direct);
@@ -109,8 +115,8 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& th : threads) th.join();
-  std::printf("%d producers, one worker taking %d at once: %.0f jobs/s through the queue\n", producers, wo.jobs,
-              1000.0 * jobs * 4 / ms_since(t));
+  std::printf("%d producers, one worker taking %d at once: %.0f jobs/s through the queue\n",
+              producers, wo.jobs, 1000.0 * jobs * 4 / ms_since(t));
   stop = true;
   worker.join();
   return 0;

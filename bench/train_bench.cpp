@@ -39,9 +39,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // Model FLOPs per trained token: 6 per matmul weight (forward + backward), plus causal
 // attention's score and value products counted in full (PaLM's convention: 12 · L · d · T).
 double flops_per_token(const Qwen2Config& c, int64_t seq) {
-  const double embedding_lookup = c.tie_word_embeddings ? 0.0 : static_cast<double>(c.vocab_size * c.hidden_size);
+  const double embedding_lookup =
+      c.tie_word_embeddings ? 0.0 : static_cast<double>(c.vocab_size * c.hidden_size);
   const double matmul_weights = static_cast<double>(c.parameter_count()) - embedding_lookup;
-  return 6.0 * matmul_weights + 12.0 * static_cast<double>(c.num_hidden_layers * c.hidden_size * seq);
+  return 6.0 * matmul_weights +
+         12.0 * static_cast<double>(c.num_hidden_layers * c.hidden_size * seq);
 }
 
 // Chrome-trace JSON of `work`, with CUDA kernels.
@@ -57,12 +59,15 @@ void profile(const std::function<void()>& work, const std::string& path) {
   profiler::disableProfiler()->save(path);
 }
 
-kevin::Json train(const Qwen2Config& config, int64_t batch, int64_t seq, int steps, const std::string& trace) {
+kevin::Json train(const Qwen2Config& config, int64_t batch, int64_t seq, int steps,
+                  const std::string& trace) {
   torch::manual_seed(0);
   Qwen2ForCausalLM model(config);
   model->to(torch::kCUDA);
-  kevin::train::FusedAdamW adam(model->parameters(), torch::optim::AdamWOptions(1e-5).weight_decay(0.0));
-  const auto ids = torch::randint(0, config.vocab_size, {batch, seq + 1}, torch::TensorOptions(torch::kCUDA).dtype(torch::kLong));
+  kevin::train::FusedAdamW adam(model->parameters(),
+                                torch::optim::AdamWOptions(1e-5).weight_decay(0.0));
+  const auto ids = torch::randint(0, config.vocab_size, {batch, seq + 1},
+                                  torch::TensorOptions(torch::kCUDA).dtype(torch::kLong));
   const std::function<void()> step = [&] {
     kevin::train::Bf16Autocast autocast(true);
     adam.zero_grad();
@@ -73,18 +78,21 @@ kevin::Json train(const Qwen2Config& config, int64_t batch, int64_t seq, int ste
   };
   for (int i = 0; i < 3; ++i) step();
   if (!trace.empty()) {
-    profile([&] {
-      step();
-      step();
-    }, trace + ".train.json");
+    profile(
+        [&] {
+          step();
+          step();
+        },
+        trace + ".train.json");
   }
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step();
   const double elapsed = seconds_since(start);
   const double tokens_per_s = static_cast<double>(batch * seq * steps) / elapsed;
   const double mfu = tokens_per_s * flops_per_token(config, seq) / kH200PeakBf16Flops;
-  return {{"batch", batch}, {"seq", seq}, {"steps", steps}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
-          {"flops_per_token", flops_per_token(config, seq)}};
+  return {{"batch", batch}, {"seq", seq},
+          {"steps", steps}, {"tokens_per_s", tokens_per_s},
+          {"mfu", mfu},     {"flops_per_token", flops_per_token(config, seq)}};
 }
 
 kevin::Json sample(const Qwen2Config& config, int64_t batch, int64_t prompt_len, int64_t new_tokens,
@@ -96,7 +104,8 @@ kevin::Json sample(const Qwen2Config& config, int64_t batch, int64_t prompt_len,
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
   for (size_t r = 0; r < prompts.size(); ++r) {
     for (int64_t i = 0; i < prompt_len; ++i) {
-      prompts[r].push_back(static_cast<int32_t>((i * 7919 + static_cast<int64_t>(r) * 104729) % config.vocab_size));
+      prompts[r].push_back(
+          static_cast<int32_t>((i * 7919 + static_cast<int64_t>(r) * 104729) % config.vocab_size));
     }
   }
   kevin::train::SamplingParams params;
@@ -121,8 +130,9 @@ kevin::Json sample(const Qwen2Config& config, int64_t batch, int64_t prompt_len,
   }
   kevin::Json runs = rates;
   std::sort(rates.begin(), rates.end());
-  return {{"batch", batch}, {"prompt_len", prompt_len}, {"new_tokens", new_tokens}, {"tokens", produced},
-          {"runs_tokens_per_s", runs}, {"tokens_per_s", rates[rates.size() / 2]}};
+  return {
+      {"batch", batch},     {"prompt_len", prompt_len},  {"new_tokens", new_tokens},
+      {"tokens", produced}, {"runs_tokens_per_s", runs}, {"tokens_per_s", rates[rates.size() / 2]}};
 }
 
 }  // namespace
@@ -145,8 +155,11 @@ int main(int argc, char** argv) {
     }
   }
   const Qwen2Config config = kevin::bench::qwen25_half_b();
-  kevin::Json result = {{"model", "random Qwen2, Qwen2.5-0.5B shape"}, {"parameters", config.parameter_count()},
-                        {"precision", "bf16 autocast, fp32 weights and AdamW state (training); bf16 weights (sampling)"}};
+  kevin::Json result = {
+      {"model", "random Qwen2, Qwen2.5-0.5B shape"},
+      {"parameters", config.parameter_count()},
+      {"precision",
+       "bf16 autocast, fp32 weights and AdamW state (training); bf16 weights (sampling)"}};
   result["train"] = train(config, quick ? 2 : 8, quick ? 256 : 2048, quick ? 2 : 10, trace);
   result["generate"] = sample(config, quick ? 4 : 32, 128, quick ? 32 : 256, trace);
   std::printf("%s\n", kevin::dump_json(result).c_str());

@@ -24,7 +24,8 @@ using kevin::train::Qwen2Config;
 using kevin::train::Qwen2ForCausalLM;
 
 // `count` samples of `prompt` + `completion` random tokens with made-up sampler log-probabilities.
-std::vector<kevin::train::Sample> synthetic_samples(int64_t count, int64_t prompt, int64_t completion, int64_t vocab) {
+std::vector<kevin::train::Sample> synthetic_samples(int64_t count, int64_t prompt,
+                                                    int64_t completion, int64_t vocab) {
   torch::manual_seed(1);
   std::vector<kevin::train::Sample> out;
   for (int64_t i = 0; i < count; ++i) {
@@ -33,7 +34,8 @@ std::vector<kevin::train::Sample> synthetic_samples(int64_t count, int64_t promp
     const int32_t* p = ids.data_ptr<int32_t>();
     s.prompt.assign(p, p + prompt);
     s.completion.assign(p + prompt, p + prompt + completion);
-    s.old_logprobs.assign(static_cast<size_t>(completion), -11.9f);  // about log(1/vocab): ratios near 1
+    s.old_logprobs.assign(static_cast<size_t>(completion),
+                          -11.9f);  // about log(1/vocab): ratios near 1
     s.advantage = (i % 2 == 0) ? 1.0 : -1.0;
     out.push_back(std::move(s));
   }
@@ -47,15 +49,18 @@ struct Replica {
 };
 
 // Tokens/s of `steps` optimizer steps on `gpus` GPUs after two warm-up steps.
-kevin::Json measure(const Qwen2Config& config, int gpus, int64_t per_gpu, int64_t prompt, int64_t completion, int steps) {
+kevin::Json measure(const Qwen2Config& config, int gpus, int64_t per_gpu, int64_t prompt,
+                    int64_t completion, int steps) {
   std::vector<Replica> replicas;
   std::vector<int> ordinals;
   for (int g = 0; g < gpus; ++g) {
     torch::manual_seed(0);
-    Replica r{torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(g)), Qwen2ForCausalLM(nullptr), nullptr};
+    Replica r{torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(g)),
+              Qwen2ForCausalLM(nullptr), nullptr};
     r.model = Qwen2ForCausalLM(config);
     r.model->to(r.device);
-    r.adam = std::make_unique<kevin::train::FusedAdamW>(r.model->parameters(), torch::optim::AdamWOptions(1e-6));
+    r.adam = std::make_unique<kevin::train::FusedAdamW>(r.model->parameters(),
+                                                        torch::optim::AdamWOptions(1e-6));
     replicas.push_back(std::move(r));
     ordinals.push_back(g);
   }
@@ -84,9 +89,14 @@ kevin::Json measure(const Qwen2Config& config, int gpus, int64_t per_gpu, int64_
   if (auto e = run_steps(2); !e.empty()) return {{"gpus", gpus}, {"error", e}};
   const auto start = std::chrono::steady_clock::now();
   if (auto e = run_steps(steps); !e.empty()) return {{"gpus", gpus}, {"error", e}};
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double tokens = static_cast<double>(samples.size()) * static_cast<double>(prompt + completion) * steps;
-  return {{"gpus", gpus}, {"samples_per_step", samples.size()}, {"seconds", seconds}, {"tokens_per_s", tokens / seconds},
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double tokens =
+      static_cast<double>(samples.size()) * static_cast<double>(prompt + completion) * steps;
+  return {{"gpus", gpus},
+          {"samples_per_step", samples.size()},
+          {"seconds", seconds},
+          {"tokens_per_s", tokens / seconds},
           {"tokens_per_s_per_gpu", tokens / seconds / gpus}};
 }
 
@@ -105,18 +115,21 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int visible = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const int visible =
+      torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   if (visible == 0 || !kevin::train::nccl_available()) {
     std::fprintf(stderr, "train_scaling: needs CUDA devices and a build with NCCL\n");
     return 2;
   }
   const Qwen2Config config = kevin::bench::qwen25_half_b();
-  const int64_t per_gpu = quick ? 4 : 8, prompt = quick ? 128 : 1024, completion = quick ? 128 : 1024;
-  kevin::Json result = {{"model", "random Qwen2, Qwen2.5-0.5B shape"},
-                        {"per_gpu_samples", per_gpu},
-                        {"sample_tokens", prompt + completion},
-                        {"update", "grpo_update, bf16 autocast, fp32 FusedAdamW, NCCL gradient sum"},
-                        {"visible_gpus", visible}};
+  const int64_t per_gpu = quick ? 4 : 8, prompt = quick ? 128 : 1024,
+                completion = quick ? 128 : 1024;
+  kevin::Json result = {
+      {"model", "random Qwen2, Qwen2.5-0.5B shape"},
+      {"per_gpu_samples", per_gpu},
+      {"sample_tokens", prompt + completion},
+      {"update", "grpo_update, bf16 autocast, fp32 FusedAdamW, NCCL gradient sum"},
+      {"visible_gpus", visible}};
   kevin::Json runs = kevin::Json::array();
   double single = 0;
   std::istringstream in(counts);

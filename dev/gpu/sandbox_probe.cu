@@ -32,7 +32,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 std::atomic<unsigned> g_seen[512];
 int g_ready_fd = -1, g_go_fd = -1;  // the workload says when it holds its context, then waits
-bool g_chroot = true;                // "nochroot" in the options turns these off
+bool g_chroot = true;               // "nochroot" in the options turns these off
 bool g_filter = true;
 
 void on_sigsys(int, siginfo_t* info, void* context) {
@@ -58,13 +58,32 @@ bool install_audit_filter() {
   sa.sa_flags = SA_SIGINFO;
   sigaction(SIGSYS, &sa, nullptr);
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
-  const int allowed[] = {
-      SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
-      SCMP_SYS(lseek), SCMP_SYS(pread64), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(brk),
-      SCMP_SYS(ioctl), SCMP_SYS(futex), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(sched_yield),
-      SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
-      SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
-      SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall)};
+  const int allowed[] = {SCMP_SYS(read),
+                         SCMP_SYS(write),
+                         SCMP_SYS(close),
+                         SCMP_SYS(fstat),
+                         SCMP_SYS(newfstatat),
+                         SCMP_SYS(lseek),
+                         SCMP_SYS(pread64),
+                         SCMP_SYS(mmap),
+                         SCMP_SYS(munmap),
+                         SCMP_SYS(brk),
+                         SCMP_SYS(ioctl),
+                         SCMP_SYS(futex),
+                         SCMP_SYS(poll),
+                         SCMP_SYS(ppoll),
+                         SCMP_SYS(sched_yield),
+                         SCMP_SYS(nanosleep),
+                         SCMP_SYS(clock_nanosleep),
+                         SCMP_SYS(clock_gettime),
+                         SCMP_SYS(gettimeofday),
+                         SCMP_SYS(getpid),
+                         SCMP_SYS(gettid),
+                         SCMP_SYS(rt_sigreturn),
+                         SCMP_SYS(rt_sigprocmask),
+                         SCMP_SYS(exit),
+                         SCMP_SYS(exit_group),
+                         SCMP_SYS(restart_syscall)};
   for (int nr : allowed) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
   seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   const int rc = seccomp_load(ctx);
@@ -87,9 +106,11 @@ std::vector<Var> g_vars;
 
 // Interposes the CUDA runtime's registration of __device__/__constant__ variables.
 #ifndef PROBE_NO_INTERPOSER
-extern "C" __attribute__((visibility("default"))) void __cudaRegisterVar(void** handle, char* host, char* device_address,
-                                                                        const char* name, int ext, size_t size,
-                                                                        int constant, int global) {
+extern "C" __attribute__((visibility("default"))) void __cudaRegisterVar(void** handle, char* host,
+                                                                         char* device_address,
+                                                                         const char* name, int ext,
+                                                                         size_t size, int constant,
+                                                                         int global) {
   g_vars.push_back({host, name, size, constant});
   g_real_register_var(handle, host, device_address, name, ext, size, constant, global);
 }
@@ -97,9 +118,9 @@ extern "C" __attribute__((visibility("default"))) void __cudaRegisterVar(void** 
 
 namespace {
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
+#define CHECK(x)                                                                  \
+  do {                                                                            \
+    cudaError_t e_ = (x);                                                         \
     if (e_ != cudaSuccess) std::printf("  %s -> %s\n", #x, cudaGetErrorName(e_)); \
   } while (0)
 
@@ -150,7 +171,8 @@ int cuda_workload(const char* kernel_so) {
   std::printf("setresuid nobody: %s\n", uid_rc == 0 ? "ok" : std::strerror(errno));
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   // dlopen needs openat and mprotect (RELRO); the audit filter goes on after it.
-  void* so = dlopen(chroot_rc == 0 ? "/kernel.so" : "/tmp/kevin-probe-root/kernel.so", RTLD_NOW | RTLD_LOCAL);
+  void* so = dlopen(chroot_rc == 0 ? "/kernel.so" : "/tmp/kevin-probe-root/kernel.so",
+                    RTLD_NOW | RTLD_LOCAL);
   std::printf("dlopen after chroot: %s\n", so != nullptr ? "ok" : dlerror());
   if (so == nullptr) return 1;
   if (g_filter && !install_audit_filter()) return 1;
@@ -161,14 +183,17 @@ int cuda_workload(const char* kernel_so) {
   for (const auto& v : g_vars) {
     void* d = nullptr;
     const cudaError_t rc = cudaGetSymbolAddress(&d, v.host);
-    std::printf("  %s size %zu constant %d -> %s %p\n", v.name.c_str(), v.size, v.constant, cudaGetErrorName(rc), d);
+    std::printf("  %s size %zu constant %d -> %s %p\n", v.name.c_str(), v.size, v.constant,
+                cudaGetErrorName(rc), d);
     device_vars.push_back(d);
   }
   print_seen("syscalls outside the allowlist during symbol lookup (module load)");
   std::vector<double> event_ms, wall_ms;
   for (int it = 0; it < 50; ++it) {
     for (size_t i = 0; i < device_vars.size(); ++i) {
-      if (device_vars[i] != nullptr) CHECK(cudaMemcpyAsync(device_vars[i], scratch, g_vars[i].size, cudaMemcpyDeviceToDevice, stream));
+      if (device_vars[i] != nullptr)
+        CHECK(cudaMemcpyAsync(device_vars[i], scratch, g_vars[i].size, cudaMemcpyDeviceToDevice,
+                              stream));
     }
     CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream));
     CHECK(cudaStreamSynchronize(stream));
@@ -186,7 +211,8 @@ int cuda_workload(const char* kernel_so) {
   }
   int got_memory = -1;
   CHECK(cudaMemcpy(&got_memory, flag, 4, cudaMemcpyDeviceToHost));
-  std::printf("device malloc with heap limit 0 returned memory: %d; out[0] = %g\n", got_memory, host[0]);
+  std::printf("device malloc with heap limit 0 returned memory: %d; out[0] = %g\n", got_memory,
+              host[0]);
   std::sort(event_ms.begin(), event_ms.end());
   std::sort(wall_ms.begin(), wall_ms.end());
   std::printf("launch+sync: event p50 %.4f ms, host wall p50 %.4f ms\n", event_ms[25], wall_ms[25]);
@@ -230,8 +256,8 @@ void pipe_latency(bool spin) {
   }
   waitpid(child, nullptr, 0);
   std::printf("pipe round trip (%s): p50 %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us\n",
-              spin ? "spinning" : "blocking", percentile(us, 0.5), percentile(us, 0.9), percentile(us, 0.99),
-              percentile(us, 1.0));
+              spin ? "spinning" : "blocking", percentile(us, 0.5), percentile(us, 0.9),
+              percentile(us, 0.99), percentile(us, 1.0));
   for (int fd : {down[0], down[1], up[0], up[1]}) close(fd);
 }
 
@@ -249,7 +275,9 @@ int namespace_flags(const std::string& list) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: sandbox_probe KERNEL_SO NAMESPACES(net,ipc,mnt,pid,procfs|none) [quick[,nochroot,nofilter]]\n");
+    std::fprintf(stderr,
+                 "usage: sandbox_probe KERNEL_SO NAMESPACES(net,ipc,mnt,pid,procfs|none) "
+                 "[quick[,nochroot,nofilter]]\n");
     return 2;
   }
   const std::string options = argc > 3 ? argv[3] : "";
@@ -273,7 +301,8 @@ int main(int argc, char** argv) {
     if (std::string(argv[2]).find("procfs") != std::string::npos) {
       const int a = mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
       const int b = mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
-      std::printf("private mounts %d, fresh /proc %d (%s)\n", a, b, b == 0 ? "ok" : std::strerror(errno));
+      std::printf("private mounts %d, fresh /proc %d (%s)\n", a, b,
+                  b == 0 ? "ok" : std::strerror(errno));
     }
     const pid_t c2 = fork();
     if (c2 == 0) {
@@ -284,14 +313,16 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     waitpid(c2, &status, 0);
-    std::printf("ns init (pid %d): workload ended: %s %d\n", getpid(), WIFEXITED(status) ? "exit" : "signal",
+    std::printf("ns init (pid %d): workload ended: %s %d\n", getpid(),
+                WIFEXITED(status) ? "exit" : "signal",
                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     _exit(0);
   }
   char b;
   (void)read(ready[0], &b, 1);  // the workload holds its CUDA context now
   std::printf("outer pid %d started ns init as %d; nvidia-smi compute apps:\n", getpid(), c1);
-  (void)system("nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader 2>&1 | head -5");
+  (void)system(
+      "nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader 2>&1 | head -5");
   (void)system("python3 /tmp/kevin-probe-nvml.py 2>&1 | head -8");
   (void)write(go[1], "g", 1);
   int status = 0;

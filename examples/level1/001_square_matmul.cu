@@ -18,11 +18,9 @@ static inline bool is_contiguous(const kevin_tensor& t) {
 
 constexpr int BM = 128, BN = 128, BK = 8, PAD = 4, THREADS = 256;
 
-__global__ void __launch_bounds__(THREADS) sgemm_128x128(const float* __restrict__ A,
-                                                         const float* __restrict__ B,
-                                                         float* __restrict__ C, int M, int N,
-                                                         int K, bool vec_a, bool vec_b,
-                                                         bool vec_c) {
+__global__ void __launch_bounds__(THREADS)
+    sgemm_128x128(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                  int M, int N, int K, bool vec_a, bool vec_b, bool vec_c) {
   __shared__ __align__(16) float As[BK][BM + PAD];  // As[k][m]: A tile stored transposed
   __shared__ __align__(16) float Bs[BK][BN + PAD];  // Bs[k][n]
   const int tid = threadIdx.x;
@@ -46,7 +44,10 @@ __global__ void __launch_bounds__(THREADS) sgemm_128x128(const float* __restrict
       float v[4];
       if (vec_a && gr < M && gk + 3 < K) {
         const float4 t = *reinterpret_cast<const float4*>(A + gr * K + gk);
-        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+        v[0] = t.x;
+        v[1] = t.y;
+        v[2] = t.z;
+        v[3] = t.w;
       } else {
 #pragma unroll
         for (int i = 0; i < 4; ++i) v[i] = (gr < M && gk + i < K) ? A[gr * K + gk + i] : 0.0f;

@@ -17,16 +17,15 @@ static inline bool is_contiguous(const kevin_tensor& t) {
   return true;
 }
 
-constexpr int TW = 16, TH = 16;   // output tile
-constexpr int BX = 16, BY = 8;    // threads; each thread: 2 rows
-constexpr int COB = 8, CIC = 8;   // output channels per block, input channels per stage
+constexpr int TW = 16, TH = 16;  // output tile
+constexpr int BX = 16, BY = 8;   // threads; each thread: 2 rows
+constexpr int COB = 8, CIC = 8;  // output channels per block, input channels per stage
 constexpr int IW = TW + 2, IH = TH + 2, IS = 24;  // halo tile, padded row stride
 
-__global__ void __launch_bounds__(BX * BY) conv3x3(const float* __restrict__ x,
-                                                   const float* __restrict__ w,
-                                                   const float* __restrict__ bias,
-                                                   float* __restrict__ y, int nb, int cin,
-                                                   int cout, int h, int wd, int64_t nz) {
+__global__ void __launch_bounds__(BX* BY)
+    conv3x3(const float* __restrict__ x, const float* __restrict__ w,
+            const float* __restrict__ bias, float* __restrict__ y, int nb, int cin, int cout, int h,
+            int wd, int64_t nz) {
   __shared__ float in_s[CIC][IH][IS];
   __shared__ float w_s[COB][CIC][9];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
@@ -53,7 +52,8 @@ __global__ void __launch_bounds__(BX * BY) conv3x3(const float* __restrict__ x,
         const int co = idx / (CIC * 9), rem = idx % (CIC * 9);
         const int c = rem / 9, k = rem % 9;
         const int gco = co0 + co, gc = ci0 + c;
-        w_s[co][c][k] = (gco < cout && gc < cin) ? w[(static_cast<int64_t>(gco) * cin + gc) * 9 + k] : 0.0f;
+        w_s[co][c][k] =
+            (gco < cout && gc < cin) ? w[(static_cast<int64_t>(gco) * cin + gc) * 9 + k] : 0.0f;
       }
       __syncthreads();
 #pragma unroll 2
@@ -108,7 +108,8 @@ extern "C" int kevin_forward(const kevin_args* args) {
   if (w.shape[1] != cin || w.shape[2] != 3 || w.shape[3] != 3 || b.shape[0] != cout) return 3;
   if (y.shape[0] != nb || y.shape[1] != cout || y.shape[2] != h || y.shape[3] != wd) return 3;
   if (nb == 0 || cout == 0 || h == 0 || wd == 0) return 0;
-  if (nb > (1 << 30) || cin > (1 << 30) || cout > (1 << 30) || h > (1 << 30) || wd > (1 << 30)) return 3;
+  if (nb > (1 << 30) || cin > (1 << 30) || cout > (1 << 30) || h > (1 << 30) || wd > (1 << 30))
+    return 3;
   const int64_t gx = (wd + TW - 1) / TW, gy = (h + TH - 1) / TH;
   const int64_t nz = nb * ((cout + COB - 1) / COB);
   if (gy > 65535) return 3;

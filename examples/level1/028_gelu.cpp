@@ -43,8 +43,8 @@ static inline float exp_nonpos(float y) {
 
 static inline __m128 exp_nonpos4(__m128 y) {
   y = _mm_max_ps(y, _mm_set1_ps(-87.0f));
-  const __m128i ni = _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(y, _mm_set1_ps(1.44269504089f)),
-                                                 _mm_set1_ps(0.5f)));
+  const __m128i ni =
+      _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(y, _mm_set1_ps(1.44269504089f)), _mm_set1_ps(0.5f)));
   const __m128 n = _mm_cvtepi32_ps(ni);
   __m128 r = _mm_sub_ps(y, _mm_mul_ps(n, _mm_set1_ps(0.693359375f)));
   r = _mm_add_ps(r, _mm_mul_ps(n, _mm_set1_ps(2.12194440e-4f)));
@@ -71,7 +71,8 @@ static inline float gelu1(float x) {
 static inline __m128 gelu4(__m128 x) {
   const __m128 z = _mm_mul_ps(x, _mm_set1_ps(0.70710678118654752f));
   const __m128 a = _mm_andnot_ps(_mm_set1_ps(-0.0f), z);
-  const __m128 t = _mm_div_ps(_mm_set1_ps(1.0f), _mm_add_ps(_mm_set1_ps(1.0f), _mm_mul_ps(_mm_set1_ps(kP), a)));
+  const __m128 t =
+      _mm_div_ps(_mm_set1_ps(1.0f), _mm_add_ps(_mm_set1_ps(1.0f), _mm_mul_ps(_mm_set1_ps(kP), a)));
   __m128 poly = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(kA5), t), _mm_set1_ps(kA4));
   poly = _mm_add_ps(_mm_mul_ps(poly, t), _mm_set1_ps(kA3));
   poly = _mm_add_ps(_mm_mul_ps(poly, t), _mm_set1_ps(kA2));

@@ -22,7 +22,8 @@ __device__ __forceinline__ float gelu(float x) {
 
 __global__ void gelu_vec4(const float4* __restrict__ in, float4* __restrict__ out, int64_t n4) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride) {
     float4 v = in[i];
     v.x = gelu(v.x);
     v.y = gelu(v.y);
@@ -54,8 +55,8 @@ extern "C" int kevin_forward(const kevin_args* args) {
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   const float* in = static_cast<const float*>(x.data);
   float* out = static_cast<float*>(y.data);
-  const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0) &&
-                       (reinterpret_cast<uintptr_t>(out) % 16 == 0);
+  const bool aligned =
+      (reinterpret_cast<uintptr_t>(in) % 16 == 0) && (reinterpret_cast<uintptr_t>(out) % 16 == 0);
   const int threads = 256;
   const int64_t max_blocks = 8192;
   const int64_t n4 = aligned ? n / 4 : 0;

@@ -19,11 +19,9 @@ static inline bool is_contiguous(const kevin_tensor& t) {
 constexpr int kWarpsPerBlock = 8;
 
 template <bool kVec>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32) rms_norm(const float* __restrict__ x,
-                                                                const float* __restrict__ w,
-                                                                float* __restrict__ y,
-                                                                int64_t rows, int64_t d,
-                                                                float eps) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    rms_norm(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+             int64_t rows, int64_t d, float eps) {
   const int lane = threadIdx.x % 32;
   const int64_t warp_global = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
@@ -73,13 +71,16 @@ extern "C" int kevin_forward(const kevin_args* args) {
   const float* wp = static_cast<const float*>(w.data);
   float* yp = static_cast<float*>(y.data);
   const bool vec = d % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(wp) % 16 == 0 && reinterpret_cast<uintptr_t>(yp) % 16 == 0;
+                   reinterpret_cast<uintptr_t>(wp) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(yp) % 16 == 0;
   int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > 65535) blocks = 65535;
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   if (vec)
-    rms_norm<true><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(xp, wp, yp, rows, d, eps);
+    rms_norm<true><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(xp, wp, yp,
+                                                                                      rows, d, eps);
   else
-    rms_norm<false><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(xp, wp, yp, rows, d, eps);
+    rms_norm<false><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(
+        xp, wp, yp, rows, d, eps);
   return cudaGetLastError() == cudaSuccess ? 0 : 4;
 }

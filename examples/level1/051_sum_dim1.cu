@@ -19,9 +19,9 @@ static inline bool is_contiguous(const kevin_tensor& t) {
 constexpr int kCols = 32;
 constexpr int kRows = 16;
 
-__global__ void __launch_bounds__(kCols * kRows) sum_dim1(const float* __restrict__ x,
-                                                          float* __restrict__ y, int64_t nb,
-                                                          int64_t nd, int64_t nn) {
+__global__ void __launch_bounds__(kCols* kRows)
+    sum_dim1(const float* __restrict__ x, float* __restrict__ y, int64_t nb, int64_t nd,
+             int64_t nn) {
   __shared__ float part[kRows][kCols + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t col = static_cast<int64_t>(blockIdx.x) * kCols + tx;

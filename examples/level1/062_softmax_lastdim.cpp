@@ -38,8 +38,8 @@ static inline float exp_nonpos(float y) {
 
 static inline __m128 exp_nonpos4(__m128 y) {
   y = _mm_max_ps(y, _mm_set1_ps(-87.0f));
-  const __m128i ni = _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(y, _mm_set1_ps(1.44269504089f)),
-                                                 _mm_set1_ps(0.5f)));
+  const __m128i ni =
+      _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(y, _mm_set1_ps(1.44269504089f)), _mm_set1_ps(0.5f)));
   const __m128 n = _mm_cvtepi32_ps(ni);
   __m128 r = _mm_sub_ps(y, _mm_mul_ps(n, _mm_set1_ps(0.693359375f)));
   r = _mm_add_ps(r, _mm_mul_ps(n, _mm_set1_ps(2.12194440e-4f)));

@@ -33,9 +33,8 @@ __device__ __forceinline__ void merge(float& m, float& s, float om, float os) {
   m = nm;
 }
 
-__global__ void __launch_bounds__(kThreads) softmax_rows(const float* __restrict__ x,
-                                                         float* __restrict__ y, int64_t rows,
-                                                         int64_t d) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_rows(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t d) {
   __shared__ float sm_m[kThreads / 32];
   __shared__ float sm_s[kThreads / 32];
   __shared__ float row_m, row_inv;
@@ -93,7 +92,8 @@ extern "C" int kevin_forward(const kevin_args* args) {
   for (int i = 0; i + 1 < x.ndim; ++i) rows *= x.shape[i];
   if (rows == 0 || d == 0) return 0;
   const int64_t blocks = rows < 65535 ? rows : 65535;
-  softmax_rows<<<static_cast<unsigned>(blocks), kThreads, 0, static_cast<cudaStream_t>(args->stream)>>>(
-      static_cast<const float*>(x.data), static_cast<float*>(y.data), rows, d);
+  softmax_rows<<<static_cast<unsigned>(blocks), kThreads, 0,
+                 static_cast<cudaStream_t>(args->stream)>>>(static_cast<const float*>(x.data),
+                                                            static_cast<float*>(y.data), rows, d);
   return cudaGetLastError() == cudaSuccess ? 0 : 4;
 }

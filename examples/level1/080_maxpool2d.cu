@@ -20,7 +20,8 @@ static inline bool is_contiguous(const kevin_tensor& t) {
 __global__ void maxpool3s2p1(const float* __restrict__ x, float* __restrict__ y, int64_t total,
                              int h, int w, int oh_n, int ow_n) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
     const int ow = static_cast<int>(i % ow_n);
     const int oh = static_cast<int>((i / ow_n) % oh_n);
     const int64_t p = i / (static_cast<int64_t>(ow_n) * oh_n);
@@ -49,7 +50,8 @@ extern "C" int kevin_forward(const kevin_args* args) {
   const int threads = 256;
   int64_t blocks = (total + threads - 1) / threads;
   if (blocks > 65535 * 4) blocks = 65535 * 4;
-  maxpool3s2p1<<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(args->stream)>>>(
+  maxpool3s2p1<<<static_cast<unsigned>(blocks), threads, 0,
+                 static_cast<cudaStream_t>(args->stream)>>>(
       static_cast<const float*>(x.data), static_cast<float*>(y.data), total, static_cast<int>(h),
       static_cast<int>(w), static_cast<int>(oh_n), static_cast<int>(ow_n));
   return cudaGetLastError() == cudaSuccess ? 0 : 4;

@@ -7,12 +7,12 @@
 #include "kevin_abi.h"
 
 namespace {
-constexpr int kK = 5;           // init arg kernel_size
+constexpr int kK = 5;  // init arg kernel_size
 constexpr int kPad = kK / 2;
 constexpr float kScale = 1.5f;  // init arg scale
 
 inline float mish(float v) { return v * std::tanh(std::log1p(std::exp(v))); }
-}
+}  // namespace
 
 // Inputs (state_dict order after x): bias (C,1,1), conv.weight (C,Cin,5,5), conv.bias (C).
 extern "C" int kevin_forward(const kevin_args* args) {

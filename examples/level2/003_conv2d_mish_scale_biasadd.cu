@@ -7,22 +7,22 @@
 #include "kevin_abi.h"
 
 namespace {
-constexpr int KS = 5;            // init arg kernel_size
+constexpr int KS = 5;  // init arg kernel_size
 constexpr int PAD = KS / 2;
-constexpr float kScale = 1.5f;   // init arg scale
-constexpr int TILE = 16;         // output tile edge (blockDim = TILE x TILE)
+constexpr float kScale = 1.5f;  // init arg scale
+constexpr int TILE = 16;        // output tile edge (blockDim = TILE x TILE)
 constexpr int IT = TILE + KS - 1;
-constexpr int COB = 8;           // output channels per block
-constexpr int CIB = 8;           // input channels staged per step
+constexpr int COB = 8;  // output channels per block
+constexpr int CIB = 8;  // input channels staged per step
 constexpr int THREADS = TILE * TILE;
 
 __device__ __forceinline__ float mish(float v) { return v * tanhf(log1pf(expf(v))); }
 
 // x: [N][Ci][H][W] contiguous, w: [Co][Ci][KS][KS], out: [N][Co][H][W].
 __global__ void __launch_bounds__(THREADS)
-conv5x5_mish_kernel(const float* __restrict__ x, const float* __restrict__ w,
-                    const float* __restrict__ conv_bias, const float* __restrict__ bias2,
-                    float* __restrict__ out, int Ci, int Co, int H, int W, int tiles_w) {
+    conv5x5_mish_kernel(const float* __restrict__ x, const float* __restrict__ w,
+                        const float* __restrict__ conv_bias, const float* __restrict__ bias2,
+                        float* __restrict__ out, int Ci, int Co, int H, int W, int tiles_w) {
   __shared__ float xs[CIB][IT][IT];
   __shared__ float ws[COB][CIB][KS * KS];
   const int tx = threadIdx.x % TILE, ty = threadIdx.x / TILE;

@@ -8,7 +8,7 @@
 namespace {
 constexpr float kEps = 1e-5f;   // nn.LayerNorm default
 constexpr float kScale = 0.5f;  // init arg "scale"
-}
+}  // namespace
 
 // Inputs: x, linear.weight (OUT, IN), linear.bias, norm.weight, norm.bias.
 extern "C" int kevin_forward(const kevin_args* args) {

@@ -12,9 +12,9 @@ constexpr float kEps = 1e-5f;   // nn.LayerNorm default
 constexpr float kScale = 0.5f;  // init arg "scale"
 
 __global__ void __launch_bounds__(THREADS)
-linear_bias_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
-                   int64_t ldw, const float* __restrict__ bias, float* __restrict__ out, int M,
-                   int N, int K) {
+    linear_bias_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
+                       int64_t ldw, const float* __restrict__ bias, float* __restrict__ out, int M,
+                       int N, int K) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -83,8 +83,8 @@ __device__ float block_sum(float v, float* red) {
 }
 
 __global__ void __launch_bounds__(ROW_THREADS)
-layernorm_gelu_kernel(float* __restrict__ y, const float* __restrict__ gamma,
-                      const float* __restrict__ beta, int N) {
+    layernorm_gelu_kernel(float* __restrict__ y, const float* __restrict__ gamma,
+                          const float* __restrict__ beta, int N) {
   __shared__ float red[ROW_THREADS / 32];
   float* row = y + (int64_t)blockIdx.x * N;
   float s = 0.0f;

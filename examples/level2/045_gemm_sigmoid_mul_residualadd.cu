@@ -10,10 +10,10 @@ constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4, THREADS = 256;
 
 // x: B x K (row stride ldx); W: N x K (row stride ldw); out: B x N contiguous.
 __global__ void __launch_bounds__(THREADS)
-linear_sigmoid_gate_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
-                           int64_t ldw, const float* __restrict__ bias,
-                           const float* __restrict__ gate_w, float* __restrict__ out, int M,
-                           int N, int K) {
+    linear_sigmoid_gate_kernel(const float* __restrict__ x, int64_t ldx,
+                               const float* __restrict__ W, int64_t ldw,
+                               const float* __restrict__ bias, const float* __restrict__ gate_w,
+                               float* __restrict__ out, int M, int N, int K) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;

@@ -11,10 +11,10 @@ constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4, THREADS = 256;
 
 // x: M x K (row stride ldx), W: N x K (row stride ldw); partial: [M][tiles_n].
 __global__ void __launch_bounds__(THREADS)
-linear_clip_rowsum_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
-                          int64_t ldw, const float* __restrict__ bias,
-                          const float* __restrict__ bias2, float* __restrict__ partial, int M,
-                          int N, int K, int tiles_n) {
+    linear_clip_rowsum_kernel(const float* __restrict__ x, int64_t ldx, const float* __restrict__ W,
+                              int64_t ldw, const float* __restrict__ bias,
+                              const float* __restrict__ bias2, float* __restrict__ partial, int M,
+                              int N, int K, int tiles_n) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;

@@ -11,9 +11,9 @@ constexpr float kScale = 0.02f;  // init arg "scale"
 
 // a: M x K (row stride lda), b: K x N (row stride ldb), out: M x N contiguous.
 __global__ void __launch_bounds__(THREADS)
-matmul_tanh_bias_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict__ b,
-                        int64_t ldb, const float* __restrict__ bias, float* __restrict__ out,
-                        int M, int N, int K) {
+    matmul_tanh_bias_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict__ b,
+                            int64_t ldb, const float* __restrict__ bias, float* __restrict__ out,
+                            int M, int N, int K) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -87,7 +87,7 @@ extern "C" int kevin_forward(const kevin_args* args) {
   dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((M + BM - 1) / BM));
   matmul_tanh_bias_kernel<<<grid, THREADS, 0, stream>>>(
       static_cast<const float*>(ta.data), ta.strides[0], static_cast<const float*>(tb.data),
-      tb.strides[0], static_cast<const float*>(tbias.data), static_cast<float*>(to.data),
-      (int)M, (int)N, (int)K);
+      tb.strides[0], static_cast<const float*>(tbias.data), static_cast<float*>(to.data), (int)M,
+      (int)N, (int)K);
   return cudaGetLastError() == cudaSuccess ? 0 : 7;
 }

@@ -13,10 +13,10 @@ constexpr float kScale = 2.0f;  // init arg "scale"
 
 // partial: [B][M][tiles_n][3] = (tile max, sum exp(x - max), sum exp(x - max) * v)
 __global__ void __launch_bounds__(THREADS)
-bmm_softmax_partial_kernel(const float* __restrict__ a, int64_t sab, int64_t sam,
-                           const float* __restrict__ b, int64_t sbb, int64_t sbk,
-                           const float* __restrict__ v, float* __restrict__ partial, int M,
-                           int N, int K, int tiles_n) {
+    bmm_softmax_partial_kernel(const float* __restrict__ a, int64_t sab, int64_t sam,
+                               const float* __restrict__ b, int64_t sbb, int64_t sbk,
+                               const float* __restrict__ v, float* __restrict__ partial, int M,
+                               int N, int K, int tiles_n) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;

@@ -11,10 +11,10 @@ constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4, THREADS = 256;
 
 // a: [B][M][K], b: [B][K][N] (row-major, given strides); partial: [B][M][tiles_n].
 __global__ void __launch_bounds__(THREADS)
-bmm_tanh_dot_kernel(const float* __restrict__ a, int64_t sab, int64_t sam,
-                    const float* __restrict__ b, int64_t sbb, int64_t sbk,
-                    const float* __restrict__ w, float* __restrict__ partial, int M, int N,
-                    int K, int tiles_n) {
+    bmm_tanh_dot_kernel(const float* __restrict__ a, int64_t sab, int64_t sam,
+                        const float* __restrict__ b, int64_t sbb, int64_t sbk,
+                        const float* __restrict__ w, float* __restrict__ partial, int M, int N,
+                        int K, int tiles_n) {
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -72,8 +72,7 @@ bmm_tanh_dot_kernel(const float* __restrict__ a, int64_t sab, int64_t sam,
 #pragma unroll
     for (int off = 8; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
     const int row = row0 + ty + 16 * i;
-    if (tx == 0 && row < M)
-      partial[((int64_t)batch * M + row) * tiles_n + blockIdx.x] = s;
+    if (tx == 0 && row < M) partial[((int64_t)batch * M + row) * tiles_n + blockIdx.x] = s;
   }
 }
 

@@ -60,7 +60,8 @@ std::vector<std::string> long_flags(const CLI::App& app) {
 
 const CLI::App& deepest_chosen(const CLI::App& app) {
   const CLI::App* chosen = &app;
-  for (auto subs = app.get_subcommands(); !subs.empty(); subs = chosen->get_subcommands()) chosen = subs.front();
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = chosen->get_subcommands())
+    chosen = subs.front();
   return *chosen;
 }
 
@@ -122,7 +123,9 @@ int parse(CLI::App& app, int argc, const char* const* argv, std::ostream& out, s
       out << chosen->help();
       return kExitOk;
     }
-    const std::string hint = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ? flag_suggestions(app, argc, argv) : "";
+    const std::string hint = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr
+                                 ? flag_suggestions(app, argc, argv)
+                                 : "";
     err << "kevin: error: " << e.what() << hint << " (see kevin --help)\n";
     return kExitUsage;
   }

@@ -6,7 +6,9 @@
 #include <functional>
 #include <iosfwd>
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace kevin::cli {
 

@@ -41,8 +41,9 @@ TEST(Cli, HelpListsEveryJob) {
 TEST(Cli, HelpShowsEveryOptionsDefault) {
   Outcome r = run({"eval", "--help"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* expected : {"--seeds INT:INT in [1 - 64]=5", "--tolerance TEXT=default", "--timeout FLOAT:POSITIVE=20",
-                                "--timed-calls INT:INT in [1 - 10000]=100", "--backend TEXT:{auto,cuda,cpu}=auto"}) {
+  for (const char* expected :
+       {"--seeds INT:INT in [1 - 64]=5", "--tolerance TEXT=default", "--timeout FLOAT:POSITIVE=20",
+        "--timed-calls INT:INT in [1 - 10000]=100", "--backend TEXT:{auto,cuda,cpu}=auto"}) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
   }
 }
@@ -88,15 +89,19 @@ TEST(Cli, UnknownSubcommandIsOneLineUsageError) {
 TEST(Cli, MisspeltCommandsAndFlagsGetASuggestion) {
   Outcome command = run({"evl", "--task", "t.py"});
   EXPECT_EQ(command.code, kExitUsage);
-  EXPECT_NE(command.err.find("unknown command 'evl' (did you mean 'eval'?)"), std::string::npos) << command.err;
+  EXPECT_NE(command.err.find("unknown command 'evl' (did you mean 'eval'?)"), std::string::npos)
+      << command.err;
   Outcome flag = run({"tasks", "list", "--jsn"});
   EXPECT_EQ(flag.code, kExitUsage);
   EXPECT_EQ(line_count(flag.err), 1u) << flag.err;
   EXPECT_NE(flag.err.find("(did you mean '--json'?)"), std::string::npos) << flag.err;
   Outcome parent_flag = run({"tasks", "list", "--taks", "x"});
-  EXPECT_NE(parent_flag.err.find("(did you mean '--tasks'?)"), std::string::npos) << parent_flag.err;
+  EXPECT_NE(parent_flag.err.find("(did you mean '--tasks'?)"), std::string::npos)
+      << parent_flag.err;
   Outcome far = run({"zzzzzzzz"});
-  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << "no suggestion when nothing is near\n" << far.err;
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos)
+      << "no suggestion when nothing is near\n"
+      << far.err;
 }
 
 TEST(Cli, BadGlobalFlagIsUsageError) {

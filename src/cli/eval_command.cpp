@@ -33,7 +33,8 @@ struct EvalArgs {
   std::string queue, queue_model;  // judge on remote workers instead
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
-  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false, no_sandbox = false, allow_degenerate = false;
+  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false,
+       no_sandbox = false, allow_degenerate = false;
   bool fail_unless_correct = false;
 };
 
@@ -48,15 +49,19 @@ engine::Backend local_backend(const EvalArgs& a) {
 
 // A CUDA source given to the CPU backend, said plainly instead of as g++'s errors.
 Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate) {
-  if (!a.queue.empty() || candidate.extension() != ".cu" || local_backend(a) != engine::Backend::kCpu) {
+  if (!a.queue.empty() || candidate.extension() != ".cu" ||
+      local_backend(a) != engine::Backend::kCpu) {
     return Status::ok();
   }
   if (a.backend == "auto") {
-    return failed_precondition(candidate.string() + " is a CUDA candidate and this machine has no GPU CUDA can use: "
-                               "the CPU backend takes C++ (.cpp) candidates. Run it on a GPU machine, or on GPU "
-                               "workers with --queue (docs/distributed.md)");
+    return failed_precondition(
+        candidate.string() +
+        " is a CUDA candidate and this machine has no GPU CUDA can use: "
+        "the CPU backend takes C++ (.cpp) candidates. Run it on a GPU machine, or on GPU "
+        "workers with --queue (docs/distributed.md)");
   }
-  return invalid_argument(candidate.string() + " is a CUDA candidate; --backend cpu takes C++ (.cpp) candidates");
+  return invalid_argument(candidate.string() +
+                          " is a CUDA candidate; --backend cpu takes C++ (.cpp) candidates");
 }
 
 // The engine for this command's flags.
@@ -111,38 +116,43 @@ std::string baseline_origin(const engine::EvalResult& r) {
   if (r.baseline_source == "interleaved") return "re-timed around the candidate";
   if (r.baseline->measured_at <= 0) return "cached";
   const std::string when = age(r.baseline->measured_at, static_cast<int64_t>(std::time(nullptr)));
-  return when == "just now" ? "measured just now" : "measured " + when + "; --fresh-baseline re-times it";
+  return when == "just now" ? "measured just now"
+                            : "measured " + when + "; --fresh-baseline re-times it";
 }
 
 void print_human(std::ostream& out, const std::string& task, const engine::EvalResult& r) {
   out << "task         " << task << (r.device_name.empty() ? "" : " on " + r.device_name) << "\n";
-  out << "verdict      " << verdict_name(r.verdict) << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n";
-  out << "compile      " << ms(r.compile_ms, 5) << " ms" << (r.cache_hit ? " (cache hit)" : "") << "\n";
+  out << "verdict      " << verdict_name(r.verdict)
+      << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n";
+  out << "compile      " << ms(r.compile_ms, 5) << " ms" << (r.cache_hit ? " (cache hit)" : "")
+      << "\n";
   if (r.max_abs_error) {
-    out << "correctness  max abs error " << ms(r.max_abs_error) << ", max rel error " << ms(r.max_rel_error) << "\n";
+    out << "correctness  max abs error " << ms(r.max_abs_error) << ", max rel error "
+        << ms(r.max_rel_error) << "\n";
   }
   if (r.timing) {
-    out << "candidate    " << ms(r.timing->median_ms) << " ms median (min " << ms(r.timing->min_ms) << ", p90 "
-        << ms(r.timing->p90_ms) << ", " << r.timing->calls << " timed calls)\n";
+    out << "candidate    " << ms(r.timing->median_ms) << " ms median (min " << ms(r.timing->min_ms)
+        << ", p90 " << ms(r.timing->p90_ms) << ", " << r.timing->calls << " timed calls)\n";
   }
   if (r.baseline) {
-    out << "baseline     " << ms(r.baseline->median_ms) << " ms median (PyTorch eager, " << r.baseline->calls
-        << " timed calls, " << baseline_origin(r) << ")\n";
+    out << "baseline     " << ms(r.baseline->median_ms) << " ms median (PyTorch eager, "
+        << r.baseline->calls << " timed calls, " << baseline_origin(r) << ")\n";
   }
   if (r.speedup) out << "speedup      " << ms(r.speedup, 3) << "x\n";
-  out << "sandbox      "
-      << (r.sandbox_enforced.empty() ? std::string("none") : [&] {
-           std::string s;
-           for (const auto& e : r.sandbox_enforced) s += (s.empty() ? "" : ", ") + e;
-           return s;
-         }()) << "\n";
+  out << "sandbox      " << (r.sandbox_enforced.empty() ? std::string("none") : [&] {
+    std::string s;
+    for (const auto& e : r.sandbox_enforced) s += (s.empty() ? "" : ", ") + e;
+    return s;
+  }()) << "\n";
   out << "total        " << ms(r.total_ms, 5) << " ms\n";
   out << "feedback (as the model receives it):\n";
   std::istringstream lines(r.feedback);
   for (std::string line; std::getline(lines, line);) out << "  | " << line << "\n";
 }
 
-Result<std::string> read_candidate(const fs::path& path) { return read_file(path, size_t{64} << 20); }
+Result<std::string> read_candidate(const fs::path& path) {
+  return read_file(path, size_t{64} << 20);
+}
 
 // How this command judges a (task file, source) pair: on this machine's engine, reference data
 // prepared once per task, or on remote workers, which prepare their own. Thread-safe.
@@ -162,7 +172,9 @@ class LocalJudge final : public PairJudge {
   // `seeds` and `full_size` decide whether a task at full size may run on the CPU.
   LocalJudge(std::unique_ptr<env::EngineEvaluator> ev, int seeds, bool full_size)
       : ev_(std::move(ev)), seeds_(seeds), full_size_(full_size) {}
-  Status admit(const fs::path& task) override { return check_cpu_call_size(ev_.get(), task, seeds_, full_size_); }
+  Status admit(const fs::path& task) override {
+    return check_cpu_call_size(ev_.get(), task, seeds_, full_size_);
+  }
   Status prepare(const fs::path& task) override {
     std::lock_guard lock(mu_);
     if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
@@ -199,17 +211,19 @@ class RemoteJudge final : public PairJudge {
 Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
   if (a.queue.empty()) {
     KEVIN_ASSIGN_OR_RETURN(auto local, make_evaluator(a));
-    return std::unique_ptr<PairJudge>(std::make_unique<LocalJudge>(std::move(local), a.seeds, a.full_size));
+    return std::unique_ptr<PairJudge>(
+        std::make_unique<LocalJudge>(std::move(local), a.seeds, a.full_size));
   }
   // The judging settings travel with every job (workers judging otherwise refuse it).
-  KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json({{"backend", a.backend},
-                                                           {"queue", a.queue},
-                                                           {"queue_model", a.queue_model},
-                                                           {"seeds", a.seeds},
-                                                           {"tolerance", a.tolerance},
-                                                           {"call_timeout_s", a.call_timeout_s},
-                                                           {"allow_degenerate_tasks", a.allow_degenerate},
-                                                           {"format", a.format}}));
+  KEVIN_ASSIGN_OR_RETURN(Json engine,
+                         resolve_engine_json({{"backend", a.backend},
+                                              {"queue", a.queue},
+                                              {"queue_model", a.queue_model},
+                                              {"seeds", a.seeds},
+                                              {"tolerance", a.tolerance},
+                                              {"call_timeout_s", a.call_timeout_s},
+                                              {"allow_degenerate_tasks", a.allow_degenerate},
+                                              {"format", a.format}}));
   KEVIN_ASSIGN_OR_RETURN(auto remote, cli::make_evaluator(engine));
   return std::unique_ptr<PairJudge>(std::make_unique<RemoteJudge>(std::move(remote)));
 }
@@ -264,7 +278,8 @@ Result<std::vector<Pair>> read_pairs(const fs::path& file) {
     auto task = json_get<std::string>(docs[i], "task");
     auto cand = json_get<std::string>(docs[i], "candidate");
     if (!task.is_ok() || !cand.is_ok()) {
-      p.error = "entry " + std::to_string(i + 1) + ": needs string fields \"task\" and \"candidate\"";
+      p.error =
+          "entry " + std::to_string(i + 1) + ": needs string fields \"task\" and \"candidate\"";
     } else {
       p.task = fs::path(*task).is_absolute() ? fs::path(*task) : base / *task;
       p.candidate = fs::path(*cand).is_absolute() ? fs::path(*cand) : base / *cand;
@@ -276,10 +291,13 @@ Result<std::vector<Pair>> read_pairs(const fs::path& file) {
   return pairs;
 }
 
-void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::vector<std::optional<engine::EvalResult>>& results,
+void print_table(std::ostream& out, const std::vector<Pair>& pairs,
+                 const std::vector<std::optional<engine::EvalResult>>& results,
                  const std::vector<std::string>& errors) {
-  out << std::left << std::setw(44) << "task" << std::setw(16) << "verdict" << std::right << std::setw(13)
-      << "baseline ms" << std::setw(14) << "candidate ms" << std::setw(10) << "speedup" << "\n";
+  out << std::left << std::setw(44) << "task" << std::setw(16) << "verdict" << std::right
+      << std::setw(13) << "baseline ms" << std::setw(14) << "candidate ms" << std::setw(10)
+      << "speedup"
+      << "\n";
   for (const auto& p : pairs) {
     std::string name = p.task.stem().string();
     if (p.candidate.stem() != p.task.stem()) name += " <- " + p.candidate.filename().string();
@@ -289,8 +307,9 @@ void print_table(std::ostream& out, const std::vector<Pair>& pairs, const std::v
       continue;
     }
     const auto& r = *results[p.index];
-    out << std::setw(16) << verdict_name(r.verdict) << std::right << std::setw(13) << ms(r.baseline_ms)
-        << std::setw(14) << ms(r.candidate_ms) << std::setw(10) << (r.speedup ? ms(r.speedup, 3) + "x" : "-") << "\n";
+    out << std::setw(16) << verdict_name(r.verdict) << std::right << std::setw(13)
+        << ms(r.baseline_ms) << std::setw(14) << ms(r.candidate_ms) << std::setw(10)
+        << (r.speedup ? ms(r.speedup, 3) + "x" : "-") << "\n";
   }
 }
 
@@ -320,13 +339,16 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
     std::lock_guard<std::mutex> lock(out_mu);
     ++done;
     if (results[p.index]) {
-      KEVIN_LOG(info) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string() << " <- "
-                      << p.candidate.filename().string() << ": " << verdict_name(results[p.index]->verdict);
+      KEVIN_LOG(info) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string()
+                      << " <- " << p.candidate.filename().string() << ": "
+                      << verdict_name(results[p.index]->verdict);
     } else {
-      KEVIN_LOG(warn) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string() << ": " << errors[p.index];
+      KEVIN_LOG(warn) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string()
+                      << ": " << errors[p.index];
     }
     if (a.table) return;
-    Json j = results[p.index] ? engine::to_json(*results[p.index]) : Json{{"error", errors[p.index]}};
+    Json j =
+        results[p.index] ? engine::to_json(*results[p.index]) : Json{{"error", errors[p.index]}};
     j["index"] = p.index;
     j["task"] = p.task.string();
     j["candidate"] = p.candidate.string();
@@ -352,13 +374,16 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
       emit(p);
     }
   };
-  const unsigned jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs)
+                                   : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < std::min<size_t>(jobs, pairs.size()); ++t) threads.emplace_back(work);
   for (auto& t : threads) t.join();
   if (a.table) print_table(out, pairs, results, errors);
-  const bool any_error = std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
-  const bool all_correct = std::all_of(results.begin(), results.end(), [](const auto& r) { return r && r->correct(); });
+  const bool any_error =
+      std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+  const bool all_correct =
+      std::all_of(results.begin(), results.end(), [](const auto& r) { return r && r->correct(); });
   if (any_error) return kExitFailure;
   return a.fail_unless_correct && !all_correct ? kExitNotCorrect : kExitOk;
 }
@@ -367,43 +392,64 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
 
 void add_eval_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* sub = app.add_subcommand("eval", "evaluate a candidate kernel against a task: verdict, feedback, timings, speedup");
-  sub->footer("Examples:\n"
-              "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cu\n"
-              "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cpp --backend cpu --json\n"
-              "  kevin eval --batch examples/demo-cuda.jsonl --table --fail-unless-correct");
-  auto* task = sub->add_option("--task", args->task, "task file (KernelBench format .py)")->check(CLI::ExistingFile);
-  auto* cand = sub->add_option("--candidate", args->candidate, "candidate source (.cu for cuda, .cpp for cpu)")->check(CLI::ExistingFile);
-  auto* batch = sub->add_option("--batch", args->batch, "JSONL file of {\"task\":..., \"candidate\":...} pairs")->check(CLI::ExistingFile);
+  CLI::App* sub = app.add_subcommand(
+      "eval", "evaluate a candidate kernel against a task: verdict, feedback, timings, speedup");
+  sub->footer(
+      "Examples:\n"
+      "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cu\n"
+      "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cpp --backend cpu --json\n"
+      "  kevin eval --batch examples/demo-cuda.jsonl --table --fail-unless-correct");
+  auto* task = sub->add_option("--task", args->task, "task file (KernelBench format .py)")
+                   ->check(CLI::ExistingFile);
+  auto* cand = sub->add_option("--candidate", args->candidate,
+                               "candidate source (.cu for cuda, .cpp for cpu)")
+                   ->check(CLI::ExistingFile);
+  auto* batch = sub->add_option("--batch", args->batch,
+                                "JSONL file of {\"task\":..., \"candidate\":...} pairs")
+                    ->check(CLI::ExistingFile);
   task->needs(cand);
   cand->needs(task);
   batch->excludes(task)->excludes(cand);
   sub->add_option("--format", args->format,
-                  "candidate format: kevin (C ABI), kernelbench (ModelNew + load_inline), auto (by the file's text)")
+                  "candidate format: kevin (C ABI), kernelbench (ModelNew + load_inline), auto (by "
+                  "the file's text)")
       ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
   sub->add_option("--backend", args->backend, "cuda, cpu or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_device_options(sub, &args->devices);
-  sub->add_option("--seeds", args->seeds, "number of secret input sets checked (K)")->check(CLI::Range(1, 64));
-  sub->add_option("--tolerance", args->tolerance, "default, kevin (1e-2, the paper's) or ATOL,RTOL");
+  sub->add_option("--seeds", args->seeds, "number of secret input sets checked (K)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--tolerance", args->tolerance,
+                  "default, kevin (1e-2, the paper's) or ATOL,RTOL");
   sub->add_flag("--json", args->json, "print one JSON object");
   sub->add_flag("--table", args->table, "batch: print a table instead of JSON lines");
-  sub->add_option("--jobs", args->jobs, "batch: concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--python", args->python, "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", args->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_flag("--fresh-seeds", args->fresh_seeds, "draw a new secret seed set instead of reusing the cached one");
+  sub->add_option("--jobs", args->jobs, "batch: concurrent evaluations (default: CPU cores)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--python", args->python,
+                  "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
+  sub->add_option("--cache-dir", args->cache,
+                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--fresh-seeds", args->fresh_seeds,
+                "draw a new secret seed set instead of reusing the cached one");
   sub->add_flag("--full-size", args->full_size,
-                "on the CPU backend, run a task without reduced CPU sizes (a KernelBench file) at full size even when large");
+                "on the CPU backend, run a task without reduced CPU sizes (a KernelBench file) at "
+                "full size even when large");
   sub->add_flag("--fresh-baseline", args->fresh_baseline,
-                "time the PyTorch baseline again instead of using the cached one (cached for 6 h per task and GPU model)");
+                "time the PyTorch baseline again instead of using the cached one (cached for 6 h "
+                "per task and GPU model)");
   sub->add_flag("--no-sandbox", args->no_sandbox,
-                "compile and run candidates without namespaces, seccomp, rlimits or the compiler sandbox (debugging only)");
+                "compile and run candidates without namespaces, seccomp, rlimits or the compiler "
+                "sandbox (debugging only)");
   sub->add_flag("--allow-degenerate-tasks", args->allow_degenerate,
-                "evaluate even when an all-zero, constant or input-copy output passes the task's reference data");
-  sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
-  sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")->check(CLI::Range(1, 10000));
-  sub->add_flag("--fail-unless-correct", args->fail_unless_correct,
-                "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");
+                "evaluate even when an all-zero, constant or input-copy output passes the task's "
+                "reference data");
+  sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")
+      ->check(CLI::Range(1, 10000));
+  sub->add_flag(
+      "--fail-unless-correct", args->fail_unless_correct,
+      "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");
   add_queue_options(sub, &args->queue, &args->queue_model);
   sub->callback([args, sub, &action] {
     action = [args, sub](std::ostream& out, std::ostream& err) {
@@ -417,7 +463,8 @@ void add_eval_command(CLI::App& app, Action& action) {
         err << "kevin eval: " << judge.status().message() << "\n";
         return judge.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
       }
-      return args->batch.empty() ? eval_single(*args, **judge, out, err) : eval_batch(*args, **judge, out, err);
+      return args->batch.empty() ? eval_single(*args, **judge, out, err)
+                                 : eval_batch(*args, **judge, out, err);
     };
   });
 }

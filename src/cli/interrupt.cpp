@@ -44,11 +44,14 @@ size_t keep(const std::string& text, char* buf, size_t size) {
 
 }  // namespace
 
-const std::atomic<bool>* watch_interrupts(const std::string& command, const std::string& first_message) {
+const std::atomic<bool>* watch_interrupts(const std::string& command,
+                                          const std::string& first_message) {
   static std::once_flag once;
   std::call_once(once, [&] {
     // "\r\033[K" first: the signal may arrive while a progress line is drawn.
-    g_first_len = keep("\r\033[K" + command + ": " + first_message + " (Ctrl-C again to exit at once)\n", g_first, sizeof g_first);
+    g_first_len =
+        keep("\r\033[K" + command + ": " + first_message + " (Ctrl-C again to exit at once)\n",
+             g_first, sizeof g_first);
     g_second_len = keep("\r\033[K" + command + ": exiting now\n", g_second, sizeof g_second);
     struct sigaction action {};
     action.sa_handler = on_signal;

@@ -15,6 +15,7 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, what shells expec
 // and sets the returned flag; on the second it prints "<command>: exiting now" and calls
 // _exit(130). One watch per process: a later call returns the same flag. Messages longer than
 // a few hundred bytes are cut.
-const std::atomic<bool>* watch_interrupts(const std::string& command, const std::string& first_message);
+const std::atomic<bool>* watch_interrupts(const std::string& command,
+                                          const std::string& first_message);
 
 }  // namespace kevin::cli

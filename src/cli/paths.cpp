@@ -16,7 +16,8 @@ fs::path cache_dir(const std::string& flag) {
   if (!flag.empty()) return fs::absolute(flag);
   if (const char* env = std::getenv("KEVIN_CACHE_DIR"); env && *env) return fs::absolute(env);
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "kevin";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "kevin";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "kevin";
   return fs::temp_directory_path() / "kevin-cache";
 }
 

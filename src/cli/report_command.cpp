@@ -27,8 +27,8 @@ struct ReportArgs {
 
 // Writes the page through `write` to --out or DIR/report.html and says where: on stdout, or on
 // stderr with --json (stdout then carries only the JSON document). Failure → exit 1.
-int write_report(const ReportArgs& a, const std::function<Status(const fs::path&)>& write, std::ostream& out,
-                 std::ostream& err) {
+int write_report(const ReportArgs& a, const std::function<Status(const fs::path&)>& write,
+                 std::ostream& out, std::ostream& err) {
   const fs::path html = a.out.empty() ? fs::path(a.dir) / "report.html" : fs::path(a.out);
   const Status written = write(html);
   if (!written.is_ok()) {
@@ -49,8 +49,11 @@ int run_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
   const fs::path run_dir = a.dir;
   auto metrics = report::metrics_of_run(run_dir);
   if (!metrics.is_ok()) return read_failure(metrics.status(), err);
-  out << (a.json ? dump_json(report::to_json(*metrics), 1) + "\n" : report::render_tables(*metrics));
-  return write_report(a, [&](const fs::path& html) { return report::write_html_report(run_dir, *metrics, html); }, out, err);
+  out << (a.json ? dump_json(report::to_json(*metrics), 1) + "\n"
+                 : report::render_tables(*metrics));
+  return write_report(
+      a, [&](const fs::path& html) { return report::write_html_report(run_dir, *metrics, html); },
+      out, err);
 }
 
 int train_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
@@ -59,8 +62,12 @@ int train_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
   if (!lines.is_ok()) return read_failure(lines.status(), err);
   out << (a.json ? dump_json(report::to_json(report::summarize_train_log(*lines)), 1) + "\n"
                  : report::render_train_tables(*lines));
-  return write_report(a, [&](const fs::path& html) { return report::write_train_html_report(train_dir, *lines, html); },
-                      out, err);
+  return write_report(
+      a,
+      [&](const fs::path& html) {
+        return report::write_train_html_report(train_dir, *lines, html);
+      },
+      out, err);
 }
 
 // A run folder (trajectories.jsonl) gets the run report; a training folder (train_log.jsonl and
@@ -72,9 +79,11 @@ int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
     err << "kevin report: no run folder " << dir.string() << "\n";
     return kExitUsage;
   }
-  const bool has_records = fs::exists(dir / kRecords, ec), has_train_log = fs::exists(dir / kTrainLog, ec);
+  const bool has_records = fs::exists(dir / kRecords, ec),
+             has_train_log = fs::exists(dir / kTrainLog, ec);
   if (!has_records && !has_train_log) {
-    err << "kevin report: " << dir.string() << " holds neither " << kRecords << " nor " << kTrainLog << "\n";
+    err << "kevin report: " << dir.string() << " holds neither " << kRecords << " nor " << kTrainLog
+        << "\n";
     return kExitUsage;
   }
   return has_records ? run_report(a, out, err) : train_report(a, out, err);
@@ -84,17 +93,21 @@ int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
 
 void add_report_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* sub = app.add_subcommand("report", "tables and an HTML report of a run or a training folder");
-  sub->footer("Examples:\n"
-              "  kevin report runs/20261204-101500\n"
-              "  kevin report runs/20261204-101500 --json > metrics.json\n"
-              "  kevin report runs/train-smoke --out smoke.html   (a training folder)");
-  sub->add_option("dir", args->dir,
-                  "run folder (holds trajectories.jsonl) or training folder (holds train_log.jsonl and no "
-                  "trajectories.jsonl)")
+  CLI::App* sub =
+      app.add_subcommand("report", "tables and an HTML report of a run or a training folder");
+  sub->footer(
+      "Examples:\n"
+      "  kevin report runs/20261204-101500\n"
+      "  kevin report runs/20261204-101500 --json > metrics.json\n"
+      "  kevin report runs/train-smoke --out smoke.html   (a training folder)");
+  sub->add_option(
+         "dir", args->dir,
+         "run folder (holds trajectories.jsonl) or training folder (holds train_log.jsonl and no "
+         "trajectories.jsonl)")
       ->required();
   sub->add_option("--out", args->out, "HTML file to write (default DIR/report.html)");
-  sub->add_flag("--json", args->json, "print the metrics (or the training summary) as JSON instead of tables");
+  sub->add_flag("--json", args->json,
+                "print the metrics (or the training summary) as JSON instead of tables");
   sub->callback([args, &action] {
     action = [args](std::ostream& out, std::ostream& err) { return report(*args, out, err); };
   });

@@ -40,9 +40,11 @@ size_t line_count(const std::string& s) {
 }
 
 std::string record(int trajectory, int turn, bool correct, double speedup) {
-  Json r = {{"task", "level1/001_x"}, {"trajectory", trajectory}, {"turn", turn}, {"allocation", "2x2"},
-            {"parent", nullptr}, {"verdict", correct ? "correct" : "wrong_answer"}, {"correct", correct},
-            {"speedup", correct ? Json(speedup) : Json(nullptr)}, {"generation_ms", 10.0}};
+  Json r = {{"task", "level1/001_x"}, {"trajectory", trajectory},
+            {"turn", turn},           {"allocation", "2x2"},
+            {"parent", nullptr},      {"verdict", correct ? "correct" : "wrong_answer"},
+            {"correct", correct},     {"speedup", correct ? Json(speedup) : Json(nullptr)},
+            {"generation_ms", 10.0}};
   return dump_json(r) + "\n";
 }
 
@@ -53,7 +55,8 @@ class ReportCommand : public ::testing::Test {
     ASSERT_TRUE(dir.is_ok()) << dir.status().to_string();
     dir_ = std::move(dir).value();
     run_ = dir_.path() / "run";
-    const std::string records = record(0, 0, false, 0) + record(0, 1, true, 1.5) + record(1, 0, true, 0.5) + record(1, 1, false, 0);
+    const std::string records = record(0, 0, false, 0) + record(0, 1, true, 1.5) +
+                                record(1, 0, true, 0.5) + record(1, 1, false, 0);
     ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", records).is_ok());
   }
   sys::TempDir dir_;
@@ -93,7 +96,9 @@ TEST_F(ReportCommand, MissingRunOrRecordsIsUsageError) {
 }
 
 TEST_F(ReportCommand, MalformedRecordsFailNamingTheLine) {
-  ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", record(0, 0, true, 1.0) + "{\"task\": 3}\n").is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(run_ / "trajectories.jsonl", record(0, 0, true, 1.0) + "{\"task\": 3}\n")
+          .is_ok());
   const Outcome r = run({"report", run_.string()});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_EQ(line_count(r.err), 1u) << r.err;
@@ -116,7 +121,9 @@ class TrainReportCommand : public ::testing::Test {
     train_ = dir_.path() / "train";
     write_log(report::testing::jsonl_of(report::testing::train_log_lines(12)));
   }
-  void write_log(const std::string& text) { ASSERT_TRUE(write_file_atomic(train_ / "train_log.jsonl", text).is_ok()); }
+  void write_log(const std::string& text) {
+    ASSERT_TRUE(write_file_atomic(train_ / "train_log.jsonl", text).is_ok());
+  }
   sys::TempDir dir_;
   fs::path train_;
 };
@@ -124,8 +131,9 @@ class TrainReportCommand : public ::testing::Test {
 TEST_F(TrainReportCommand, PrintsTablesAndWritesReport) {
   const Outcome r = run({"report", train_.string()});
   EXPECT_EQ(r.code, kExitOk) << r.err;
-  for (const char* expected : {"12 train steps (last step 11), 4 holdout evaluations", "train steps (last 10 of 12):",
-                               "holdout evaluations (4):", "grad norm"}) {
+  for (const char* expected :
+       {"12 train steps (last step 11), 4 holdout evaluations",
+        "train steps (last 10 of 12):", "holdout evaluations (4):", "grad norm"}) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("wrote " + (train_ / "report.html").string()), std::string::npos) << r.out;
@@ -149,11 +157,14 @@ TEST_F(TrainReportCommand, JsonSummaryOnStdoutAndOutFlag) {
 }
 
 TEST_F(TrainReportCommand, MalformedLineFailsNamingTheLine) {
-  write_log(dump_json(report::testing::train_line(0, 0.1)) + "\n{\"kind\": \"train\", \"step\": \"one\"}\n");
+  write_log(dump_json(report::testing::train_line(0, 0.1)) +
+            "\n{\"kind\": \"train\", \"step\": \"one\"}\n");
   const Outcome r = run({"report", train_.string()});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_EQ(line_count(r.err), 1u) << r.err;
-  EXPECT_NE(r.err.find("train_log.jsonl line 2: field \"step\" must be an integer"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("train_log.jsonl line 2: field \"step\" must be an integer"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(train_ / "report.html"));
 }
 
@@ -165,7 +176,9 @@ TEST_F(TrainReportCommand, RecordsTakePrecedenceAndAnEmptyFolderIsUsageError) {
   const Outcome empty = run({"report", dir_.path().string()});
   EXPECT_EQ(empty.code, kExitUsage);
   EXPECT_EQ(line_count(empty.err), 1u) << empty.err;
-  EXPECT_NE(empty.err.find("holds neither trajectories.jsonl nor train_log.jsonl"), std::string::npos) << empty.err;
+  EXPECT_NE(empty.err.find("holds neither trajectories.jsonl nor train_log.jsonl"),
+            std::string::npos)
+      << empty.err;
 }
 
 }  // namespace

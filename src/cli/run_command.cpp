@@ -73,7 +73,11 @@ Failure failure(const std::string& m) { return {kExitFailure, m}; }
 
 Json task_list_json(const std::vector<tasks::TaskInfo>& list) {
   Json j = Json::array();
-  for (const auto& t : list) j.push_back({{"id", t.id}, {"suite", t.suite}, {"family", t.family}, {"path", fs::absolute(t.path).string()}});
+  for (const auto& t : list)
+    j.push_back({{"id", t.id},
+                 {"suite", t.suite},
+                 {"family", t.family},
+                 {"path", fs::absolute(t.path).string()}});
   return j;
 }
 
@@ -95,7 +99,8 @@ Result<std::vector<tasks::TaskInfo>> task_list_from_json(const Json& j) {
 
 Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
   rollout::RolloutConfig c;
-  if (!a.allocations.empty() && a.budget == 0) return invalid_argument("--allocations needs --budget");
+  if (!a.allocations.empty() && a.budget == 0)
+    return invalid_argument("--allocations needs --budget");
   if (a.budget > 0) {
     if (a.search == "beam") return invalid_argument("--budget and --search beam do not combine");
     c.allocations.clear();
@@ -105,7 +110,8 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
       for (const auto& label : split_list({a.allocations})) {
         KEVIN_ASSIGN_OR_RETURN(rollout::Allocation al, rollout::parse_allocation(label));
         if (al.trajectories * al.turns != a.budget) {
-          return invalid_argument("allocation " + label + " does not spend the budget of " + std::to_string(a.budget));
+          return invalid_argument("allocation " + label + " does not spend the budget of " +
+                                  std::to_string(a.budget));
         }
         c.allocations.push_back(al);
       }
@@ -115,7 +121,8 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
   }
   c.beam = a.search == "beam";
   c.beam_config = {a.beam_width, a.beam_rounds};
-  if (c.beam && a.beam_width > a.trajectories) return invalid_argument("--beam-width exceeds --trajectories");
+  if (c.beam && a.beam_width > a.trajectories)
+    return invalid_argument("--beam-width exceeds --trajectories");
   c.generation.temperature = a.temperature;
   c.generation.top_p = a.top_p;
   c.generation.max_tokens = a.max_tokens;
@@ -137,20 +144,31 @@ Result<Json> policy_json(const RunArgs& a) {
       return invalid_argument("--policy: expected scripted:FILE or local:MODEL_DIR");
     }
     const fs::path target = a.policy.substr(colon + 1);
-    if (!fs::exists(target)) return not_found("--policy: no such " + std::string(kind == "local" ? "folder" : "file") + ": " + target.string());
+    if (!fs::exists(target))
+      return not_found("--policy: no such " + std::string(kind == "local" ? "folder" : "file") +
+                       ": " + target.string());
     if (kind == "local") {
-      const bool cuda = a.backend == "cuda" || (a.backend == "auto" && sys::cuda_device_count() > 0);
-      return Json{{"kind", "local"}, {"dir", fs::absolute(target).string()}, {"cuda", cuda}, {"open_think", a.open_think}};
+      const bool cuda =
+          a.backend == "cuda" || (a.backend == "auto" && sys::cuda_device_count() > 0);
+      return Json{{"kind", "local"},
+                  {"dir", fs::absolute(target).string()},
+                  {"cuda", cuda},
+                  {"open_think", a.open_think}};
     }
     return Json{{"kind", "scripted"}, {"file", fs::absolute(target).string()}};
   }
-  if (a.llm.empty()) return invalid_argument("give --llm URL (and --model NAME), or --policy scripted:FILE or local:DIR");
+  if (a.llm.empty())
+    return invalid_argument(
+        "give --llm URL (and --model NAME), or --policy scripted:FILE or local:DIR");
   // Asked before anything is created, so a wrong URL or model name is one line, not a run
   // that fails on its first turn.
   KEVIN_ASSIGN_OR_RETURN(std::string model, check_served_model(a.llm, a.model, a.api_key_env));
-  return Json{{"kind", "openai"},           {"url", a.llm},
-              {"model", model},             {"api_key_env", a.api_key_env},
-              {"timeout_s", a.request_timeout_s}, {"max_concurrency", a.max_concurrency}};
+  return Json{{"kind", "openai"},
+              {"url", a.llm},
+              {"model", model},
+              {"api_key_env", a.api_key_env},
+              {"timeout_s", a.request_timeout_s},
+              {"max_concurrency", a.max_concurrency}};
 }
 
 Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
@@ -188,10 +206,18 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
 }
 
 Result<Json> engine_json(const RunArgs& a) {
-  return resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},   {"seeds", a.seeds},
-                              {"tolerance", a.tolerance}, {"jobs", a.jobs},       {"python", a.python},
-                              {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                     {"queue", a.queue},         {"queue_model", a.queue_model}, {"format", a.format}});
+  return resolve_engine_json({{"backend", a.backend},
+                              {"devices", a.devices},
+                              {"seeds", a.seeds},
+                              {"tolerance", a.tolerance},
+                              {"jobs", a.jobs},
+                              {"python", a.python},
+                              {"cache_dir", a.cache},
+                              {"sandbox", !a.no_sandbox},
+                              {"call_timeout_s", a.call_timeout_s},
+                              {"queue", a.queue},
+                              {"queue_model", a.queue_model},
+                              {"format", a.format}});
 }
 
 std::string default_run_dir() {
@@ -208,10 +234,12 @@ constexpr size_t kLargeRunGenerations = 1000;
 
 void warn_if_large(size_t tasks, const rollout::RolloutConfig& c) {
   size_t per_task = 0;
-  for (const auto& al : c.allocations) per_task += static_cast<size_t>(al.trajectories) * static_cast<size_t>(al.turns);
+  for (const auto& al : c.allocations)
+    per_task += static_cast<size_t>(al.trajectories) * static_cast<size_t>(al.turns);
   if (tasks * per_task <= kLargeRunGenerations) return;
-  KEVIN_LOG(warn) << "this run asks for up to " << tasks * per_task << " generations (" << tasks << " tasks x "
-                  << per_task << " per task); Ctrl-C stops it and kevin run --resume DIR continues it";
+  KEVIN_LOG(warn) << "this run asks for up to " << tasks * per_task << " generations (" << tasks
+                  << " tasks x " << per_task
+                  << " per task); Ctrl-C stops it and kevin run --resume DIR continues it";
 }
 
 // A new run: resolves the arguments into RUN_DIR/config.json (what --resume reads back).
@@ -223,14 +251,18 @@ Result<fs::path> create_run(const RunArgs& a) {
   warn_if_large(selected.size(), rollout);
   const fs::path dir = a.out.empty() ? fs::path(default_run_dir()) : fs::path(a.out);
   if (fs::exists(dir / "run.db")) {
-    return already_exists(dir.string() + " already holds a run; continue it with kevin run --resume " + dir.string());
+    return already_exists(
+        dir.string() + " already holds a run; continue it with kevin run --resume " + dir.string());
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
-  const Json config = {{"kevin_version", version_string()}, {"created_at", static_cast<int64_t>(std::time(nullptr))},
+  const Json config = {{"kevin_version", version_string()},
+                       {"created_at", static_cast<int64_t>(std::time(nullptr))},
                        {"tasks", task_list_json(selected)},
-                       {"policy", policy}, {"engine", engine}, {"rollout", rollout::to_json(rollout)}};
+                       {"policy", policy},
+                       {"engine", engine},
+                       {"rollout", rollout::to_json(rollout)}};
   KEVIN_RETURN_IF_ERROR(write_file_atomic(dir / "config.json", dump_json(config, 1) + "\n"));
   return dir;
 }
@@ -246,9 +278,10 @@ constexpr size_t kSummaryTasks = 20;
 
 // "solved 1/2 tasks" and the best speedup of each task, after a run or an interruption.
 void print_summary(const std::vector<rollout::TaskOutcome>& outcomes, std::ostream& out) {
-  const size_t solved = static_cast<size_t>(
-      std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.best_speedup.has_value(); }));
-  out << "solved " << solved << "/" << outcomes.size() << " tasks (a correct kernel); best speedup per task:\n";
+  const size_t solved = static_cast<size_t>(std::count_if(
+      outcomes.begin(), outcomes.end(), [](const auto& o) { return o.best_speedup.has_value(); }));
+  out << "solved " << solved << "/" << outcomes.size()
+      << " tasks (a correct kernel); best speedup per task:\n";
   size_t width = 0;
   for (const auto& o : outcomes) width = std::max(width, o.task.size());
   for (size_t i = 0; i < outcomes.size() && i < kSummaryTasks; ++i) {
@@ -261,7 +294,8 @@ void print_summary(const std::vector<rollout::TaskOutcome>& outcomes, std::ostre
     }
     out << "\n";
   }
-  if (outcomes.size() > kSummaryTasks) out << "  ... and " << outcomes.size() - kSummaryTasks << " more (see the report)\n";
+  if (outcomes.size() > kSummaryTasks)
+    out << "  ... and " << outcomes.size() - kSummaryTasks << " more (see the report)\n";
 }
 
 // What a run left: its turns written out (trajectories.jsonl, best/) and each task's outcome.
@@ -270,8 +304,10 @@ struct RunOutputs {
   std::vector<rollout::TaskOutcome> outcomes;
 };
 
-Result<RunOutputs> write_outputs(const rollout::RunStore& store, const rollout::RolloutConfig& config,
-                                 const std::vector<tasks::TaskInfo>& selected, const fs::path& dir, const std::string& ext) {
+Result<RunOutputs> write_outputs(const rollout::RunStore& store,
+                                 const rollout::RolloutConfig& config,
+                                 const std::vector<tasks::TaskInfo>& selected, const fs::path& dir,
+                                 const std::string& ext) {
   KEVIN_ASSIGN_OR_RETURN(auto scored, rollout::scored_turns(store, config));
   KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(scored, dir, ext));
   std::vector<std::string> ids;
@@ -290,12 +326,14 @@ std::function<int()> running_evaluations(env::Evaluator* evaluator) {
 // writes its outputs from every stored turn. An interrupted run exits 130.
 // `check_sizes`: a new run refuses CPU tasks at full size unless `full_size` (a resumed run
 // was checked when it started).
-std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* interrupt, bool check_sizes, bool full_size,
-                               std::ostream& out) {
+std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* interrupt,
+                               bool check_sizes, bool full_size, std::ostream& out) {
   auto text = read_file(dir / "config.json");
-  if (!text.is_ok()) return usage(dir.string() + " is not a run directory (no readable config.json)");
+  if (!text.is_ok())
+    return usage(dir.string() + " is not a run directory (no readable config.json)");
   auto config = parse_json(*text);
-  if (!config.is_ok() || !config->is_object()) return failure(dir.string() + "/config.json is not valid JSON");
+  if (!config.is_ok() || !config->is_object())
+    return failure(dir.string() + "/config.json is not valid JSON");
   auto selected = task_list_from_json(config->value("tasks", Json()));
   if (!selected.is_ok()) return as_failure(selected.status());
   auto rollout_cfg = rollout::rollout_config_from_json(config->value("rollout", Json::object()));
@@ -307,7 +345,8 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
   if (check_sizes) {
     const int seeds = config->value("engine", Json::object()).value("seeds", 5);
     for (const auto& t : *selected) {
-      if (Status s = check_cpu_call_size(evaluator->get(), t.path, seeds, full_size); !s.is_ok()) return as_failure(s);
+      if (Status s = check_cpu_call_size(evaluator->get(), t.path, seeds, full_size); !s.is_ok())
+        return as_failure(s);
     }
   }
   auto store = rollout::RunStore::open(dir / "run.db");
@@ -318,10 +357,12 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
   rollout_cfg->prompt.format = (*evaluator)->answer_format();
   rollout::Progress progress;
   Status status;
-  KEVIN_LOG(info) << "run " << dir.string() << ": " << selected->size() << " tasks, policy " << (*policy)->name()
-                  << ", " << (*evaluator)->backend() << " on " << (*evaluator)->device_name();
+  KEVIN_LOG(info) << "run " << dir.string() << ": " << selected->size() << " tasks, policy "
+                  << (*policy)->name() << ", " << (*evaluator)->backend() << " on "
+                  << (*evaluator)->device_name();
   {
-    rollout::ProgressDisplay display(&progress, ::isatty(STDERR_FILENO) == 1, std::chrono::seconds(30),
+    rollout::ProgressDisplay display(&progress, ::isatty(STDERR_FILENO) == 1,
+                                     std::chrono::seconds(30),
                                      running_evaluations(evaluator->get()));
     rollout::Rollout rollout(*rollout_cfg, policy->get(), evaluator->get(), &*store, &progress);
     status = rollout.run(*selected, interrupt);
@@ -331,20 +372,24 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
   Status outputs = written.is_ok() ? report::write_metrics_file(dir) : written.status();
   if (status.code() == StatusCode::kCancelled && written.is_ok()) {
     print_summary(written->outcomes, out);
-    out << "interrupted: " << written->turns << " turns kept in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
-        << "resume with: kevin run --resume " << dir.string() << "\nreport: kevin report " << dir.string() << "\n";
+    out << "interrupted: " << written->turns << " turns kept in " << dir.string()
+        << " (trajectories.jsonl, best/, metrics.json)\n"
+        << "resume with: kevin run --resume " << dir.string() << "\nreport: kevin report "
+        << dir.string() << "\n";
     return Failure{kExitInterrupted, ""};
   }
   if (!status.is_ok()) {
     // The run's own failure comes first; the finished turns stay in run.db either way.
     std::string message = status.message() + "\n";
     if (written.is_ok()) message += std::to_string(written->turns) + " finished turns are kept; ";
-    if (!outputs.is_ok() && written.is_ok() && written->turns > 0) message += "(metrics not written: " + outputs.message() + ") ";
+    if (!outputs.is_ok() && written.is_ok() && written->turns > 0)
+      message += "(metrics not written: " + outputs.message() + ") ";
     return failure(message + "continue with: kevin run --resume " + dir.string());
   }
   if (!outputs.is_ok()) return failure("writing outputs: " + outputs.message());
   print_summary(written->outcomes, out);
-  out << "run complete: " << written->turns << " turns in " << dir.string() << " (trajectories.jsonl, best/, metrics.json)\n"
+  out << "run complete: " << written->turns << " turns in " << dir.string()
+      << " (trajectories.jsonl, best/, metrics.json)\n"
       << "report: kevin report " << dir.string() << "\n";
   return std::nullopt;
 }
@@ -353,70 +398,103 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
 
 void add_run_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* sub = app.add_subcommand("run", "optimise tasks with a model over several turns (multi-turn rollouts)");
-  sub->footer("Examples:\n"
-              "  kevin run --tasks level1/028_gelu,level1/051_sum_dim1 --llm http://127.0.0.1:8000/v1 -m 4 -n 4\n"
-              "  kevin run --tasks level1 --split holdout --llm http://127.0.0.1:8000/v1 --budget 128\n"
-              "  kevin run --resume runs/20261204-101500   (after Ctrl-C or a crash)");
-  sub->add_option("--tasks", a->tasks, "tasks: suite names, task ids, .py files or task folders (comma-separated or repeated)");
-  sub->add_option("--tasks-dir", a->tasks_dir, "folder of suites that names refer to (default: the shipped tasks/)");
-  sub->add_option("--split", a->split, "keep only the train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));
-  sub->add_option("--trajectories,-m", a->trajectories, "parallel trajectories per task")->check(CLI::Range(1, 4096));
+  CLI::App* sub = app.add_subcommand(
+      "run", "optimise tasks with a model over several turns (multi-turn rollouts)");
+  sub->footer(
+      "Examples:\n"
+      "  kevin run --tasks level1/028_gelu,level1/051_sum_dim1 --llm http://127.0.0.1:8000/v1 -m 4 "
+      "-n 4\n"
+      "  kevin run --tasks level1 --split holdout --llm http://127.0.0.1:8000/v1 --budget 128\n"
+      "  kevin run --resume runs/20261204-101500   (after Ctrl-C or a crash)");
+  sub->add_option(
+      "--tasks", a->tasks,
+      "tasks: suite names, task ids, .py files or task folders (comma-separated or repeated)");
+  sub->add_option("--tasks-dir", a->tasks_dir,
+                  "folder of suites that names refer to (default: the shipped tasks/)");
+  sub->add_option("--split", a->split, "keep only the train or holdout tasks")
+      ->check(CLI::IsMember({"train", "holdout"}));
+  sub->add_option("--trajectories,-m", a->trajectories, "parallel trajectories per task")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--turns,-n", a->turns, "turns per trajectory")->check(CLI::Range(1, 256));
-  sub->add_option("--budget", a->budget, "compare allocations of this many kernels per task (16x8, 32x4, 128x1 for 128)")
+  sub->add_option("--budget", a->budget,
+                  "compare allocations of this many kernels per task (16x8, 32x4, 128x1 for 128)")
       ->check(CLI::Range(1, 100000));
-  sub->add_option("--allocations", a->allocations, "with --budget: the allocations to compare, e.g. 16x8,32x4,128x1");
-  sub->add_option("--search", a->search, "none, or beam (keep the best trajectories after each round of turns)")
+  sub->add_option("--allocations", a->allocations,
+                  "with --budget: the allocations to compare, e.g. 16x8,32x4,128x1");
+  sub->add_option("--search", a->search,
+                  "none, or beam (keep the best trajectories after each round of turns)")
       ->check(CLI::IsMember({"none", "beam"}));
-  sub->add_option("--beam-width", a->beam_width, "beam: trajectories kept after each round")->check(CLI::Range(1, 4096));
-  sub->add_option("--beam-rounds", a->beam_rounds, "beam: rounds of --turns turns")->check(CLI::Range(1, 1000));
+  sub->add_option("--beam-width", a->beam_width, "beam: trajectories kept after each round")
+      ->check(CLI::Range(1, 4096));
+  sub->add_option("--beam-rounds", a->beam_rounds, "beam: rounds of --turns turns")
+      ->check(CLI::Range(1, 1000));
   sub->add_option("--llm", a->llm, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1");
-  sub->add_option("--model", a->model, "model name sent to the server (default: the only model the server lists)");
+  sub->add_option("--model", a->model,
+                  "model name sent to the server (default: the only model the server lists)");
   sub->add_option("--api-key-env", a->api_key_env, "environment variable holding the API key");
   sub->add_option("--policy", a->policy,
-                  "instead of --llm: scripted:FILE (answers from a JSONL script) or local:MODEL_DIR (an HF Qwen2 folder run in-process)");
-  sub->add_flag("--open-think", a->open_think, "local model: open the answer inside <think> (QwQ's chat template)");
-  sub->add_option("--temperature", a->temperature, "sampling temperature")->check(CLI::Range(0.0, 5.0));
+                  "instead of --llm: scripted:FILE (answers from a JSONL script) or "
+                  "local:MODEL_DIR (an HF Qwen2 folder run in-process)");
+  sub->add_flag("--open-think", a->open_think,
+                "local model: open the answer inside <think> (QwQ's chat template)");
+  sub->add_option("--temperature", a->temperature, "sampling temperature")
+      ->check(CLI::Range(0.0, 5.0));
   sub->add_option("--top-p", a->top_p, "nucleus sampling")->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--max-tokens", a->max_tokens, "tokens per response")->check(CLI::Range(1, 1 << 22));
+  sub->add_option("--max-tokens", a->max_tokens, "tokens per response")
+      ->check(CLI::Range(1, 1 << 22));
   sub->add_option("--stop", a->stop, "stop sequence (repeatable)");
-  sub->add_option("--request-timeout", a->request_timeout_s, "seconds one generation may take")->check(CLI::PositiveNumber);
-  sub->add_option("--max-concurrency", a->max_concurrency, "generation requests in flight")->check(CLI::Range(1, 4096));
-  sub->add_option("--context-tokens", a->context_tokens, "prompt budget; oldest turns are dropped beyond it")
+  sub->add_option("--request-timeout", a->request_timeout_s, "seconds one generation may take")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-concurrency", a->max_concurrency, "generation requests in flight")
+      ->check(CLI::Range(1, 4096));
+  sub->add_option("--context-tokens", a->context_tokens,
+                  "prompt budget; oldest turns are dropped beyond it")
       ->check(CLI::Range(1000, 1 << 22));
-  sub->add_option("--parallel", a->parallel, "trajectories advancing at once")->check(CLI::Range(1, 4096));
+  sub->add_option("--parallel", a->parallel, "trajectories advancing at once")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--gamma", a->gamma, "discount of the returns")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--returns", a->returns, "sum or max")->check(CLI::IsMember({"sum", "max"}));
   sub->add_option("--advantages", a->advantages, "group, per_turn or leave_one_out")
       ->check(CLI::IsMember({"group", "per_turn", "leave_one_out"}));
-  sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--format", a->format,
-                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, KernelBench's prompt style), "
+                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
+                  "KernelBench's prompt style), "
                   "auto (kevin's prompts, either format judged)")
       ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_device_options(sub, &a->devices);
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64));
+  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
+      ->check(CLI::Range(1, 64));
   sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL");
-  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  sub->add_option("--cache-dir", a->cache,
+                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--no-sandbox", a->no_sandbox,
+                "run candidates without the sandbox (debugging only)");
   sub->add_flag("--full-size", a->full_size,
-                "on the CPU backend, run tasks without reduced CPU sizes (KernelBench files) at full size even when large");
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber);
+                "on the CPU backend, run tasks without reduced CPU sizes (KernelBench files) at "
+                "full size even when large");
+  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
+      ->check(CLI::PositiveNumber);
   add_queue_options(sub, &a->queue, &a->queue_model);
   sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
-  sub->add_option("--resume", a->resume, "continue the run in this directory (its config.json decides everything)");
+  sub->add_option("--resume", a->resume,
+                  "continue the run in this directory (its config.json decides everything)");
   sub->callback([a, sub, &action] {
     action = [a, sub](std::ostream& out, std::ostream& err) {
-          const std::atomic<bool>* interrupt =
-          watch_interrupts("kevin run", "interrupted: stopping; turns being judged are finished and stored");
+      const std::atomic<bool>* interrupt = watch_interrupts(
+          "kevin run", "interrupted: stopping; turns being judged are finished and stored");
       fs::path dir;
       if (!a->resume.empty()) {
         for (const CLI::Option* o : sub->get_options()) {
           if (o->count() > 0 && o->get_name() != "--resume") {
-            err << "kevin run: --resume takes every setting from the run's config.json; drop " << o->get_name() << "\n";
+            err << "kevin run: --resume takes every setting from the run's config.json; drop "
+                << o->get_name() << "\n";
             return kExitUsage;
           }
         }

@@ -35,7 +35,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
   return out;
 }
 
-Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs, const std::string& tasks_dir_flag,
+Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs,
+                                                  const std::string& tasks_dir_flag,
                                                   const std::string& split) {
   const fs::path root = tasks_dir(tasks_dir_flag);
   std::vector<tasks::TaskInfo> out;
@@ -86,16 +87,19 @@ Result<std::vector<int>> parse_devices(const std::string& text) {
     int ordinal = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
     if (ec != std::errc() || end != item.data() + item.size() || ordinal < 0) {
-      return invalid_argument("devices: \"" + text + "\" is not \"all\" or a list of GPU ordinals like 0,2");
+      return invalid_argument("devices: \"" + text +
+                              "\" is not \"all\" or a list of GPU ordinals like 0,2");
     }
     out.push_back(ordinal);
   }
-  if (out.empty()) return invalid_argument("devices: empty list (use \"all\" or ordinals like 0,2)");
+  if (out.empty())
+    return invalid_argument("devices: empty list (use \"all\" or ordinals like 0,2)");
   return out;
 }
 
 void add_device_options(CLI::App* command, std::string* devices) {
-  auto* list = command->add_option("--devices", *devices, "GPUs to evaluate on: all, or ordinals like 0,2 (default: all)");
+  auto* list = command->add_option("--devices", *devices,
+                                   "GPUs to evaluate on: all, or ordinals like 0,2 (default: all)");
   command->add_option("--device", *devices, "one GPU to evaluate on (the same as --devices N)")
       ->check(CLI::NonNegativeNumber)
       ->excludes(list);
@@ -103,8 +107,11 @@ void add_device_options(CLI::App* command, std::string* devices) {
 
 void add_queue_options(CLI::App* command, std::string* queue, std::string* model) {
   command->add_option("--queue", *queue,
-                      "evaluate on `kevin worker`s behind this Redis queue: redis://[:PASSWORD@]HOST[:PORT][/PREFIX]");
-  command->add_option("--queue-model", *model, "with --queue: only workers of this GPU model, e.g. \"NVIDIA H200\" (default: any)");
+                      "evaluate on `kevin worker`s behind this Redis queue: "
+                      "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]");
+  command->add_option(
+      "--queue-model", *model,
+      "with --queue: only workers of this GPU model, e.g. \"NVIDIA H200\" (default: any)");
 }
 
 namespace {
@@ -112,11 +119,13 @@ namespace {
 // The "devices" setting as a list of ordinals ({} = all).
 Result<std::vector<int>> devices_of(const Json& value) {
   if (value.is_string()) return parse_devices(value.get<std::string>());
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) return std::vector<int>{value.get<int>()};
+  if (value.is_number_integer() && value.get<int64_t>() >= 0)
+    return std::vector<int>{value.get<int>()};
   if (value.is_array()) {
     std::vector<int> out;
     for (const Json& d : value) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0) return invalid_argument("devices: list entries must be GPU ordinals");
+      if (!d.is_number_integer() || d.get<int64_t>() < 0)
+        return invalid_argument("devices: list entries must be GPU ordinals");
       out.push_back(d.get<int>());
     }
     if (!out.empty()) return out;
@@ -127,7 +136,8 @@ Result<std::vector<int>> devices_of(const Json& value) {
 // "CPU", "cpu": the stream of CPU workers (queue::model_key of their device name).
 bool queue_model_is_cpu(const std::string& model) {
   std::string lower;
-  for (const char c : model) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (const char c : model)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   return lower == "cpu";
 }
 
@@ -146,7 +156,8 @@ Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
   return std::unique_ptr<env::Evaluator>(std::move(remote));
 #else
   (void)e;
-  return failed_precondition("this kevin was built without hiredis: no --queue (install libhiredis-dev and rebuild)");
+  return failed_precondition(
+      "this kevin was built without hiredis: no --queue (install libhiredis-dev and rebuild)");
 #endif
 }
 
@@ -155,10 +166,21 @@ Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
 Result<Json> resolve_engine_json(const Json& given) {
   if (!given.is_object()) return invalid_argument("engine settings must be an object");
   if (given.value("fake", false)) return Json{{"fake", true}};
-  Json e = {{"backend", "auto"}, {"devices", "all"},     {"seeds", 5},         {"tolerance", "default"}, {"jobs", 0},
-            {"python", ""},      {"cache_dir", ""},      {"sandbox", true},    {"call_timeout_s", 20.0},
-            {"allow_degenerate_tasks", false}, {"queue", ""}, {"queue_model", ""}, {"format", "kevin"}};
-  if (given.contains("device") && given.contains("devices")) return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
+  Json e = {{"backend", "auto"},
+            {"devices", "all"},
+            {"seeds", 5},
+            {"tolerance", "default"},
+            {"jobs", 0},
+            {"python", ""},
+            {"cache_dir", ""},
+            {"sandbox", true},
+            {"call_timeout_s", 20.0},
+            {"allow_degenerate_tasks", false},
+            {"queue", ""},
+            {"queue_model", ""},
+            {"format", "kevin"}};
+  if (given.contains("device") && given.contains("devices"))
+    return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
   for (const auto& item : given.items()) {
     const std::string key = item.key() == "device" ? "devices" : item.key();
     if (!e.contains(key)) return invalid_argument("unknown engine setting \"" + item.key() + "\"");
@@ -168,10 +190,13 @@ Result<Json> resolve_engine_json(const Json& given) {
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
   KEVIN_ASSIGN_OR_RETURN(std::string queue, json_get<std::string>(e, "queue"));
   KEVIN_ASSIGN_OR_RETURN(std::string queue_model, json_get<std::string>(e, "queue_model"));
-  if (queue.empty() && !queue_model.empty()) return invalid_argument("queue_model needs queue (--queue-model needs --queue)");
+  if (queue.empty() && !queue_model.empty())
+    return invalid_argument("queue_model needs queue (--queue-model needs --queue)");
   const bool cpu_model = !queue_model.empty() && queue_model_is_cpu(queue_model);
-  if ((backend == "cpu" && !queue_model.empty() && !cpu_model) || (backend == "cuda" && cpu_model)) {
-    return invalid_argument("backend " + backend + " does not match queue_model \"" + queue_model + "\"");
+  if ((backend == "cpu" && !queue_model.empty() && !cpu_model) ||
+      (backend == "cuda" && cpu_model)) {
+    return invalid_argument("backend " + backend + " does not match queue_model \"" + queue_model +
+                            "\"");
   }
   if (backend == "auto" && !queue.empty()) {
     // The workers judge, not this machine: its own GPUs do not decide the backend.
@@ -179,10 +204,12 @@ Result<Json> resolve_engine_json(const Json& given) {
   } else if (backend == "auto") {
     e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
   }
-  if (!engine::backend_from_name(e["backend"].get<std::string>())) return invalid_argument("engine backend must be auto, cuda or cpu");
+  if (!engine::backend_from_name(e["backend"].get<std::string>()))
+    return invalid_argument("engine backend must be auto, cuda or cpu");
   KEVIN_ASSIGN_OR_RETURN(std::string format, json_get<std::string>(e, "format"));
   if (format != "auto" && !engine::format_from_name(format)) {
-    return invalid_argument("engine format must be kevin, kernelbench or auto (got \"" + format + "\")");
+    return invalid_argument("engine format must be kevin, kernelbench or auto (got \"" + format +
+                            "\")");
   }
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
@@ -199,7 +226,8 @@ std::string listed(const std::vector<std::string>& models) {
 
 }  // namespace
 
-Result<std::string> check_served_model(const std::string& url, const std::string& model, const std::string& api_key_env) {
+Result<std::string> check_served_model(const std::string& url, const std::string& model,
+                                       const std::string& api_key_env) {
 #if defined(KEVIN_HAVE_CURL)
   policy::OpenAIConfig c;
   c.base_url = url;
@@ -214,7 +242,8 @@ Result<std::string> check_served_model(const std::string& url, const std::string
     if (served.status().code() == StatusCode::kUnavailable) {
       return unavailable(served.status().message() + " (is the server running? check --llm)");
     }
-    return invalid_argument(served.status().message() + (model.empty() ? "; give --model NAME" : ""));
+    return invalid_argument(served.status().message() +
+                            (model.empty() ? "; give --model NAME" : ""));
   }
   if (model.empty()) {
     if (served->size() == 1) {
@@ -224,7 +253,8 @@ Result<std::string> check_served_model(const std::string& url, const std::string
     return invalid_argument(url + " serves " + listed(*served) + ": choose one with --model");
   }
   if (std::find(served->begin(), served->end(), model) == served->end()) {
-    return invalid_argument(url + " does not serve model '" + model + "'; it serves " + listed(*served));
+    return invalid_argument(url + " does not serve model '" + model + "'; it serves " +
+                            listed(*served));
   }
   return model;
 #else
@@ -234,23 +264,30 @@ Result<std::string> check_served_model(const std::string& url, const std::string
 #endif
 }
 
-Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds, bool full_size) {
+Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds,
+                           bool full_size) {
   auto* engine = dynamic_cast<env::EngineEvaluator*>(evaluator);
   if (engine == nullptr || engine->backend() != "cpu") return Status::ok();
   auto measured = engine->call_size(task);
-  if (!measured.is_ok()) return Status::ok();  // the task's own error surfaces, with its exit code, when it is prepared
+  if (!measured.is_ok())
+    return Status::ok();  // the task's own error surfaces, with its exit code, when it is prepared
   const env::EngineEvaluator::CallSize size = *measured;
   const uint64_t call = size.input_bytes + size.output_bytes;
   if (size.reduced_for_cpu || call <= kCpuFullSizeBytes) return Status::ok();
   constexpr double kGiB = double(uint64_t{1} << 30);
   std::ostringstream o;
   o << std::fixed << std::setprecision(2) << task.filename().string()
-    << " has no reduced CPU sizes (KEVIN_CPU_SIZES), so the CPU backend runs it at full size: one call moves "
-    << static_cast<double>(call) / kGiB << " GiB (inputs, parameters and outputs), reference preparation writes about "
+    << " has no reduced CPU sizes (KEVIN_CPU_SIZES), so the CPU backend runs it at full size: one "
+       "call moves "
+    << static_cast<double>(call) / kGiB
+    << " GiB (inputs, parameters and outputs), reference preparation writes about "
     << static_cast<double>(call) * (seeds + tasks::kDefaultMinTimingSets) / kGiB
-    << " GiB of sets, and every reference, baseline and candidate call computes at that size (minutes each for a large "
+    << " GiB of sets, and every reference, baseline and candidate call computes at that size "
+       "(minutes each for a large "
        "GPU problem)";
-  if (!full_size) return invalid_argument(o.str() + "; pass --full-size to run it anyway, or run it on a GPU machine");
+  if (!full_size)
+    return invalid_argument(o.str() +
+                            "; pass --full-size to run it anyway, or run it on a GPU machine");
   KEVIN_LOG(warn) << o.str();
   return Status::ok();
 }
@@ -270,7 +307,8 @@ Result<std::string> judging_of(const Json& e) {
 }
 
 Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
-  if (e.value("fake", false)) return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
+  if (e.value("fake", false))
+    return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
   if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
   env::EngineOptions o;
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
@@ -282,7 +320,8 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(o.python, json_get<std::string>(e, "python"));
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));
-  KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks, json_get_or<bool>(e, "allow_degenerate_tasks", false));
+  KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks,
+                         json_get_or<bool>(e, "allow_degenerate_tasks", false));
   KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
   KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
   o.cache_dir = cache;

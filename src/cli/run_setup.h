@@ -12,7 +12,9 @@
 #include "env/evaluator.h"
 #include "tasks/suite.h"
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace kevin::cli {
 
@@ -23,7 +25,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& values);
 // tasks folder (`tasks_dir`, see paths.h), or task ids / file stems / .py paths; with a
 // non-empty `split` ("train" / "holdout") only the tasks of that split. Duplicates are kept
 // once. kNotFound when nothing is selected or a name matches no task.
-Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs, const std::string& tasks_dir,
+Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>& specs,
+                                                  const std::string& tasks_dir,
                                                   const std::string& split);
 
 // The CUDA devices a --devices value names: "all" (every visible GPU: an empty list) or
@@ -40,9 +43,9 @@ void add_queue_options(CLI::App* command, std::string* queue, std::string* model
 // The engine settings with every default filled in ("backend": "auto" becomes cuda when a
 // device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
 // kInvalidArgument. "devices" is "all", an ordinal, or a list of ordinals ("device", one
-// ordinal, is its older spelling). {"fake": true} is kept as it is: a FakeEvaluator (dry runs, tests).
-// "queue" (a redis:// URL) puts the engine on remote workers; then "backend" "auto" means cuda
-// unless "queue_model" is "cpu".
+// ordinal, is its older spelling). {"fake": true} is kept as it is: a FakeEvaluator (dry runs,
+// tests). "queue" (a redis:// URL) puts the engine on remote workers; then "backend" "auto" means
+// cuda unless "queue_model" is "cpu".
 Result<Json> resolve_engine_json(const Json& given);
 
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.
@@ -53,7 +56,8 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine);
 // Errors: kUnavailable (unreachable, or failing), kInvalidArgument (`model` not served, or none
 // given and several served; both name the served ones). A server without a model list (404)
 // is taken at its word when `model` is given.
-Result<std::string> check_served_model(const std::string& url, const std::string& model, const std::string& api_key_env);
+Result<std::string> check_served_model(const std::string& url, const std::string& model,
+                                       const std::string& api_key_env);
 
 // The judging settings of resolved engine settings as queue::judging_key text (sent with
 // queued jobs, compared by workers); "" for the fake engine. Errors: a mistyped setting.
@@ -67,6 +71,7 @@ inline constexpr uint64_t kCpuFullSizeBytes = uint64_t{256} << 20;
 // preparation needs and --full-size) unless `full_size`; with it, the same estimate is logged
 // as a warning. Other engines, smaller tasks and tasks that do not load (their error is
 // reported when they are prepared) pass.
-Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds, bool full_size);
+Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds,
+                           bool full_size);
 
 }  // namespace kevin::cli

@@ -59,18 +59,28 @@ TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {
   auto cpu = resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}, {"queue_model", "CPU"}});
   ASSERT_TRUE(cpu.is_ok());
   EXPECT_EQ((*cpu)["backend"], "cpu");
-  EXPECT_EQ(resolve_engine_json({{"queue_model", "cpu"}}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(resolve_engine_json({{"queue", "redis://h"}, {"backend", "cpu"}, {"queue_model", "NVIDIA H200"}}).status().code(),
+  EXPECT_EQ(resolve_engine_json({{"queue_model", "cpu"}}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(resolve_engine_json({{"queue", "redis://h"}, {"backend", "cuda"}, {"queue_model", "cpu"}}).status().code(),
+  EXPECT_EQ(resolve_engine_json(
+                {{"queue", "redis://h"}, {"backend", "cpu"}, {"queue_model", "NVIDIA H200"}})
+                .status()
+                .code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      resolve_engine_json({{"queue", "redis://h"}, {"backend", "cuda"}, {"queue_model", "cpu"}})
+          .status()
+          .code(),
+      StatusCode::kInvalidArgument);
 }
 
 #if defined(KEVIN_HAVE_CURL)
 // A server that lists `models` at /models (and answers 404 to everything else).
-std::unique_ptr<testing::FakeHttpServer> model_server(const std::vector<std::string>& models, int status = 200) {
-  return std::make_unique<testing::FakeHttpServer>([models, status](const testing::RecordedRequest& r) {
-    if (r.method != "GET" || r.path != "/v1/models" || status != 200) return testing::FakeReply{status == 200 ? 404 : status, "{}", 0, false};
+std::unique_ptr<testing::FakeHttpServer> model_server(const std::vector<std::string>& models,
+                                                      int status = 200) {
+  return std::make_unique<testing::FakeHttpServer>([models,
+                                                    status](const testing::RecordedRequest& r) {
+    if (r.method != "GET" || r.path != "/v1/models" || status != 200)
+      return testing::FakeReply{status == 200 ? 404 : status, "{}", 0, false};
     Json data = Json::array();
     for (const auto& m : models) data.push_back({{"id", m}, {"object", "model"}});
     return testing::FakeReply{200, dump_json(Json{{"object", "list"}, {"data", data}}), 0, false};
@@ -90,23 +100,31 @@ TEST(CheckServedModelTest, AModelTheServerDoesNotServeIsRefusedNamingTheServedOn
   auto server = model_server({"a-model", "b-model"});
   auto wrong = check_served_model(server->base_url() + "/v1", "c-model", "");
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(wrong.status().message().find("does not serve model 'c-model'; it serves a-model, b-model"), std::string::npos)
+  EXPECT_NE(
+      wrong.status().message().find("does not serve model 'c-model'; it serves a-model, b-model"),
+      std::string::npos)
       << wrong.status().to_string();
   auto none = check_served_model(server->base_url() + "/v1", "", "");
   EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(none.status().message().find("choose one with --model"), std::string::npos) << none.status().to_string();
+  EXPECT_NE(none.status().message().find("choose one with --model"), std::string::npos)
+      << none.status().to_string();
 }
 
 TEST(CheckServedModelTest, AnUnreachableServerIsUnavailableAndAnUnlistingOneIsBelieved) {
-  auto down = check_served_model("http://127.0.0.1:9/v1", "m", "");  // discard port: nothing listens
+  auto down =
+      check_served_model("http://127.0.0.1:9/v1", "m", "");  // discard port: nothing listens
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(down.status().message().find("cannot reach the model server at http://127.0.0.1:9/v1/models"), std::string::npos)
+  EXPECT_NE(
+      down.status().message().find("cannot reach the model server at http://127.0.0.1:9/v1/models"),
+      std::string::npos)
       << down.status().to_string();
   auto unlisting = model_server({}, 404);
   EXPECT_EQ(*check_served_model(unlisting->base_url() + "/v1", "m", ""), "m");
-  EXPECT_EQ(check_served_model(unlisting->base_url() + "/v1", "", "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(check_served_model(unlisting->base_url() + "/v1", "", "").status().code(),
+            StatusCode::kInvalidArgument);
   auto failing = model_server({}, 503);
-  EXPECT_EQ(check_served_model(failing->base_url() + "/v1", "m", "").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(check_served_model(failing->base_url() + "/v1", "m", "").status().code(),
+            StatusCode::kUnavailable);
 }
 #endif
 

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ServeArgs {
-  std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", format = "kevin", tasks_dir, split;
+  std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", format = "kevin",
+              tasks_dir, split;
   std::vector<std::string> tasks;
   int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
   std::string python, cache, tolerance = "default", queue, queue_model;
@@ -36,21 +37,33 @@ Result<std::string> read_token(const std::string& file) {
 int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   auto fail = [&](const Status& s) {
     err << "kevin serve: " << s.message() << "\n";
-    return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ? kExitUsage : kExitFailure;
+    return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
+               ? kExitUsage
+               : kExitFailure;
   };
   auto token = read_token(a.token_file);
   if (!token.is_ok()) return fail(token.status());
-  const std::vector<std::string> specs = a.tasks.empty() ? std::vector<std::string>{tasks_dir(a.tasks_dir).string()} : a.tasks;
+  const std::vector<std::string> specs =
+      a.tasks.empty() ? std::vector<std::string>{tasks_dir(a.tasks_dir).string()} : a.tasks;
   auto selected = select_tasks(specs, a.tasks_dir, a.split);
   if (!selected.is_ok()) return fail(selected.status());
-  auto engine = resolve_engine_json({{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
-                                     {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-                                     {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                     {"queue", a.queue},         {"queue_model", a.queue_model}, {"format", a.format}});
+  auto engine = resolve_engine_json({{"backend", a.backend},
+                                     {"devices", a.devices},
+                                     {"seeds", a.seeds},
+                                     {"tolerance", a.tolerance},
+                                     {"jobs", a.jobs},
+                                     {"python", a.python},
+                                     {"cache_dir", a.cache},
+                                     {"sandbox", !a.no_sandbox},
+                                     {"call_timeout_s", a.call_timeout_s},
+                                     {"queue", a.queue},
+                                     {"queue_model", a.queue_model},
+                                     {"format", a.format}});
   if (!engine.is_ok()) return fail(engine.status());
   // Before binding: a bad host or a missing token is reported without starting the engine.
   if (!server::is_loopback_host(a.host) && token->empty()) {
-    return fail(invalid_argument("--host " + a.host + " is reachable from other machines: give --token-file"));
+    return fail(invalid_argument("--host " + a.host +
+                                 " is reachable from other machines: give --token-file"));
   }
   auto evaluator = make_evaluator(*engine);
   if (!evaluator.is_ok()) return fail(evaluator.status());
@@ -70,13 +83,15 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));
   auto srv = server::Server::create(&service, options);
   if (!srv.is_ok()) return fail(srv.status());
-  out << "kevin serve: listening on http://" << a.host << ":" << (*srv)->port() << " (OpenEnv /ws, KernelGYM /evaluate; "
-      << service.tasks().size() << " tasks, " << (*evaluator)->backend() << " on " << (*evaluator)->device_name()
-      << ", up to " << a.max_sessions << " sessions" << (token->empty() ? "" : ", bearer token required") << ")"
+  out << "kevin serve: listening on http://" << a.host << ":" << (*srv)->port()
+      << " (OpenEnv /ws, KernelGYM /evaluate; " << service.tasks().size() << " tasks, "
+      << (*evaluator)->backend() << " on " << (*evaluator)->device_name() << ", up to "
+      << a.max_sessions << " sessions" << (token->empty() ? "" : ", bearer token required") << ")"
       << std::endl;
   const Status ran = (*srv)->run(/*handle_signals=*/true);
   if (!ran.is_ok()) return fail(ran);
-  out << "kevin serve: stopped after " << service.metrics().evaluations_total() << " evaluations" << std::endl;
+  out << "kevin serve: stopped after " << service.metrics().evaluations_total() << " evaluations"
+      << std::endl;
   return kExitOk;
 }
 
@@ -84,39 +99,74 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
 
 void add_serve_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<ServeArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "serve",
-      "serve the environment to RL stacks: OpenEnv (WebSocket /ws, HTTP /reset /step /state /schema /metadata /health), "
-      "KernelGYM's REST API (/evaluate, /evaluate/batch, /status/ID, /results/ID) and Prometheus /metrics");
-  sub->add_option("--host", a->host, "address to listen on; anything but loopback needs --token-file")->capture_default_str();
-  sub->add_option("--port", a->port, "port (0: any free port, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
-  sub->add_option("--token-file", a->token_file, "file holding the bearer token every route but /health requires");
-  sub->add_option("--tasks", a->tasks, "tasks served: suite names, task ids, .py files or folders (default: every shipped task)");
-  sub->add_option("--tasks-dir", a->tasks_dir, "folder of suites that names refer to (default: the shipped tasks/)");
-  sub->add_option("--split", a->split, "serve only the train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));
-  sub->add_option("--max-sessions", a->max_sessions, "open WebSocket sessions at once; more get CAPACITY_REACHED")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
-  sub->add_option("--max-turns", a->max_turns, "most steps an episode may ask for in reset")->check(CLI::Range(1, 256))->capture_default_str();
-  sub->add_option("--turns", a->turns, "steps of an episode whose reset does not say")->check(CLI::Range(1, 256))->capture_default_str();
-  sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in rewards (0: off)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  CLI::App* sub = app.add_subcommand("serve",
+                                     "serve the environment to RL stacks: OpenEnv (WebSocket /ws, "
+                                     "HTTP /reset /step /state /schema /metadata /health), "
+                                     "KernelGYM's REST API (/evaluate, /evaluate/batch, "
+                                     "/status/ID, /results/ID) and Prometheus /metrics");
+  sub->add_option("--host", a->host,
+                  "address to listen on; anything but loopback needs --token-file")
+      ->capture_default_str();
+  sub->add_option("--port", a->port, "port (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  sub->add_option("--token-file", a->token_file,
+                  "file holding the bearer token every route but /health requires");
+  sub->add_option(
+      "--tasks", a->tasks,
+      "tasks served: suite names, task ids, .py files or folders (default: every shipped task)");
+  sub->add_option("--tasks-dir", a->tasks_dir,
+                  "folder of suites that names refer to (default: the shipped tasks/)");
+  sub->add_option("--split", a->split, "serve only the train or holdout tasks")
+      ->check(CLI::IsMember({"train", "holdout"}));
+  sub->add_option("--max-sessions", a->max_sessions,
+                  "open WebSocket sessions at once; more get CAPACITY_REACHED")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sub->add_option("--max-turns", a->max_turns, "most steps an episode may ask for in reset")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  sub->add_option("--turns", a->turns, "steps of an episode whose reset does not say")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in rewards (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   sub->add_option("--format", a->format,
-                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, KernelBench's prompt style), "
+                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
+                  "KernelBench's prompt style), "
                   "auto (kevin's prompts, either format judged)")
       ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
+  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
+      ->capture_default_str();
   add_device_options(sub, &a->devices);
-  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")->capture_default_str();
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")
+      ->capture_default_str();
+  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_option("--io-threads", a->io_threads, "network threads")->check(CLI::Range(1, 256))->capture_default_str();
-  sub->add_option("--max-body-mb", a->max_body_mb, "largest HTTP request body (MiB)")->check(CLI::Range(0.001, 4096.0))->capture_default_str();
+  sub->add_option("--cache-dir", a->cache,
+                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_option("--io-threads", a->io_threads, "network threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  sub->add_option("--max-body-mb", a->max_body_mb, "largest HTTP request body (MiB)")
+      ->check(CLI::Range(0.001, 4096.0))
+      ->capture_default_str();
   sub->add_flag("--accept-reference-code", a->accept_reference_code,
-                "evaluate against reference_code sent to /evaluate: it runs unsandboxed in the reference worker, so only "
-                "where every client is trusted (default: refused; clients name served tasks with problem_id)");
-  sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+                "evaluate against reference_code sent to /evaluate: it runs unsandboxed in the "
+                "reference worker, so only "
+                "where every client is trusted (default: refused; clients name served tasks with "
+                "problem_id)");
+  sub->add_flag("--no-sandbox", a->no_sandbox,
+                "run candidates without the sandbox (debugging only)");
   add_queue_options(sub, &a->queue, &a->queue_model);
   sub->footer(
       "Examples:\n"

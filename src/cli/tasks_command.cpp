@@ -23,8 +23,9 @@ namespace {
 
 struct TasksArgs {
   std::string dir, suite, split, python;
-  std::string backend;  // set by the chosen subcommand's --backend (show: this machine's, check: cpu)
-  std::string template_path;  // show --template: where the skeleton goes ("-": stdout)
+  std::string
+      backend;  // set by the chosen subcommand's --backend (show: this machine's, check: cpu)
+  std::string template_path;     // show --template: where the skeleton goes ("-": stdout)
   std::string format = "kevin";  // show --prompt: the answers asked for (kevin or kernelbench)
   std::vector<std::string> names;
   bool prompt = false;
@@ -40,7 +41,8 @@ Result<tasks::ReferenceWorker> start_worker(const TasksArgs& a) {
 }
 
 // The tasks the command applies to: named ones, else the suite filter, else all.
-Result<std::vector<tasks::TaskInfo>> selected(const TasksArgs& a, const std::vector<tasks::TaskInfo>& all) {
+Result<std::vector<tasks::TaskInfo>> selected(const TasksArgs& a,
+                                              const std::vector<tasks::TaskInfo>& all) {
   std::vector<tasks::TaskInfo> out;
   if (!a.names.empty()) {
     for (const auto& n : a.names) {
@@ -58,7 +60,9 @@ Result<std::vector<tasks::TaskInfo>> selected(const TasksArgs& a, const std::vec
 
 int fail(std::ostream& err, const char* what, const Status& s) {
   err << "kevin tasks " << what << ": " << s.message() << "\n";
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument
+             ? kExitUsage
+             : kExitFailure;
 }
 
 int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
@@ -74,9 +78,14 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
     const std::string split = splits->split_of(t.id);
     if (!a.split.empty() && split != a.split) continue;
     if (a.json) {
-      rows.push_back({{"id", t.id}, {"suite", t.suite}, {"family", t.family}, {"split", split}, {"path", t.path.string()}});
+      rows.push_back({{"id", t.id},
+                      {"suite", t.suite},
+                      {"family", t.family},
+                      {"split", split},
+                      {"path", t.path.string()}});
     } else {
-      out << std::left << std::setw(52) << t.id << std::setw(18) << t.family << (split.empty() ? "-" : split) << "\n";
+      out << std::left << std::setw(52) << t.id << std::setw(18) << t.family
+          << (split.empty() ? "-" : split) << "\n";
     }
   }
   if (a.json) out << dump_json(rows, 1) << "\n";
@@ -95,7 +104,8 @@ void print_prompt(const TasksArgs& a, const std::string& problem, std::ostream& 
   }
   const policy::Prompt prompt = policy::build_prompt(problem, {}, config);
   for (const auto& m : prompt.messages) out << "=== " << m.role << " ===\n" << m.content << "\n";
-  out << "=== (about " << prompt.estimated_tokens << " tokens; device " << config.device_name << ") ===\n";
+  out << "=== (about " << prompt.estimated_tokens << " tokens; device " << config.device_name
+      << ") ===\n";
 }
 
 // Writes the candidate skeleton; an existing file is never replaced.
@@ -108,12 +118,14 @@ int write_template(const TasksArgs& a, const tasks::TaskInfo& task, const tasks:
   }
   std::error_code ec;
   if (fs::exists(a.template_path, ec)) {
-    err << "kevin tasks show: " << a.template_path << " exists; not replacing it (give another path, or - for stdout)\n";
+    err << "kevin tasks show: " << a.template_path
+        << " exists; not replacing it (give another path, or - for stdout)\n";
     return kExitUsage;
   }
-  if (Status s = write_file_atomic(a.template_path, source); !s.is_ok()) return fail(err, "show", s);
-  out << "wrote " << a.template_path << "; judge it with: kevin eval --task " << task.path.string() << " --backend " << a.backend
-      << " --candidate " << a.template_path << "\n";
+  if (Status s = write_file_atomic(a.template_path, source); !s.is_ok())
+    return fail(err, "show", s);
+  out << "wrote " << a.template_path << "; judge it with: kevin eval --task " << task.path.string()
+      << " --backend " << a.backend << " --candidate " << a.template_path << "\n";
   return kExitOk;
 }
 
@@ -135,8 +147,8 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto args = tasks::argument_list_from_json(*reply);
   if (!args.is_ok()) return fail(err, "show", args.status());
   if (!a.template_path.empty()) return write_template(a, *task, *args, out, err);
-  const std::string problem =
-      tasks::problem_statement(*task, *source, *args, a.backend, *engine::format_from_name(a.format));
+  const std::string problem = tasks::problem_statement(*task, *source, *args, a.backend,
+                                                       *engine::format_from_name(a.format));
   if (a.prompt) {
     print_prompt(a, problem, out);
   } else if (a.json) {
@@ -154,8 +166,8 @@ int run_show(const TasksArgs& a, std::ostream& out, std::ostream& err) {
 
 // One checked task as text, flushed at once: a long check cut short (a device lease, Ctrl-C)
 // keeps every line it printed, even with its output in a file.
-void print_check_row(const std::string& id, const Result<std::vector<std::string>>& flags, const Json& row,
-                     std::ostream& out) {
+void print_check_row(const std::string& id, const Result<std::vector<std::string>>& flags,
+                     const Json& row, std::ostream& out) {
   if (!flags.is_ok()) {
     out << "ERROR " << id << ": " << row["error"].get<std::string>() << "\n";
   } else if (flags->empty()) {
@@ -187,13 +199,16 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
     Json row = {{"id", t.id}};
     if (!flags.is_ok()) {
       ++broken;
-      row["error"] = flags.status().message() + (worker->alive() ? "" : " (a fresh reference worker checks the next task)");
+      row["error"] = flags.status().message() +
+                     (worker->alive() ? "" : " (a fresh reference worker checks the next task)");
     } else {
       row["flags"] = *flags;
       flagged += !flags->empty();
     }
-    err << "[check " << ++done << "/" << chosen->size() << "] " << t.id << " (" << std::fixed << std::setprecision(1)
-        << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s)\n";
+    err << "[check " << ++done << "/" << chosen->size() << "] " << t.id << " (" << std::fixed
+        << std::setprecision(1)
+        << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
+        << " s)\n";
     if (a.json) {
       rows.push_back(row);
     } else {
@@ -201,8 +216,8 @@ int run_check(const TasksArgs& a, std::ostream& out, std::ostream& err) {
     }
   }
   if (a.json) out << dump_json(rows, 1) << "\n";
-  err << "kevin tasks check: " << chosen->size() << " tasks on " << a.backend << ", " << flagged << " flagged, "
-      << broken << " broken\n";
+  err << "kevin tasks check: " << chosen->size() << " tasks on " << a.backend << ", " << flagged
+      << " flagged, " << broken << " broken\n";
   return flagged + broken == 0 ? kExitOk : kExitFailure;
 }
 
@@ -211,10 +226,12 @@ int run_split(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto all = tasks::discover_tasks(root);
   if (!all.is_ok()) return fail(err, "split", all.status());
   const tasks::Splits s = tasks::make_splits(*all, a.holdout);
-  out << s.train.size() << " train, " << s.holdout.size() << " holdout (stratified by suite and family)\n";
+  out << s.train.size() << " train, " << s.holdout.size()
+      << " holdout (stratified by suite and family)\n";
   for (const auto& id : s.holdout) out << "  holdout " << id << "\n";
   if (a.write) {
-    const Status st = write_file_atomic(root / "splits.json", dump_json(tasks::to_json(s), 1) + "\n");
+    const Status st =
+        write_file_atomic(root / "splits.json", dump_json(tasks::to_json(s), 1) + "\n");
     if (!st.is_ok()) return fail(err, "split", st);
     out << "wrote " << (root / "splits.json").string() << "\n";
   }
@@ -226,13 +243,16 @@ int run_split(const TasksArgs& a, std::ostream& out, std::ostream& err) {
 void add_tasks_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<TasksArgs>();
   CLI::App* tasks = app.add_subcommand("tasks", "list, show, check and split the task suite");
-  tasks->footer("Examples:\n"
-                "  kevin tasks list --suite level1\n"
-                "  kevin tasks show level1/028_gelu --template my_gelu.cu\n"
-                "  kevin tasks check --tasks ~/KernelBench/KernelBench --suite level1");
+  tasks->footer(
+      "Examples:\n"
+      "  kevin tasks list --suite level1\n"
+      "  kevin tasks show level1/028_gelu --template my_gelu.cu\n"
+      "  kevin tasks check --tasks ~/KernelBench/KernelBench --suite level1");
   tasks->require_subcommand(1);
-  tasks->add_option("--tasks", args->dir, "task folder: suites of .py files (default: the shipped tasks/)");
-  tasks->add_option("--python", args->python, "Python interpreter with PyTorch (also KEVIN_PYTHON)");
+  tasks->add_option("--tasks", args->dir,
+                    "task folder: suites of .py files (default: the shipped tasks/)");
+  tasks->add_option("--python", args->python,
+                    "Python interpreter with PyTorch (also KEVIN_PYTHON)");
   // --tasks and --python may also follow the action: `kevin tasks list --tasks DIR`.
   tasks->fallthrough();
   const auto backend_option = [](CLI::App* sub, std::shared_ptr<std::string> value) {
@@ -243,28 +263,41 @@ void add_tasks_command(CLI::App& app, Action& action) {
   // `show` defaults to what this machine would evaluate on.
   auto show_backend = std::make_shared<std::string>(sys::cuda_device_count() > 0 ? "cuda" : "cpu");
   auto check_backend = std::make_shared<std::string>("cpu");
-  CLI::App* list = tasks->add_subcommand("list", "list task ids with family and split")->fallthrough();
+  CLI::App* list =
+      tasks->add_subcommand("list", "list task ids with family and split")->fallthrough();
   list->add_option("--suite", args->suite, "only this suite (e.g. level1)");
-  list->add_option("--split", args->split, "only train or holdout tasks")->check(CLI::IsMember({"train", "holdout"}));
+  list->add_option("--split", args->split, "only train or holdout tasks")
+      ->check(CLI::IsMember({"train", "holdout"}));
   list->add_flag("--json", args->json, "JSON output");
-  list->callback([args, &action] { action = [args](std::ostream& o, std::ostream& e) { return run_list(*args, o, e); }; });
+  list->callback([args, &action] {
+    action = [args](std::ostream& o, std::ostream& e) { return run_list(*args, o, e); };
+  });
 
-  CLI::App* show = tasks->add_subcommand("show", "print a task as the model sees it, with its ABI argument list")->fallthrough();
+  CLI::App* show =
+      tasks->add_subcommand("show", "print a task as the model sees it, with its ABI argument list")
+          ->fallthrough();
   show->add_option("id", args->names, "task id, file stem or path")->required();
   show->add_flag("--json", args->json, "JSON output");
-  show->add_flag("--prompt", args->prompt, "print the first prompt of `kevin run` for this task (system and user messages)");
+  show->add_flag("--prompt", args->prompt,
+                 "print the first prompt of `kevin run` for this task (system and user messages)");
   show->add_option("--format", args->format,
-                   "--prompt: the prompt of `kevin run --format kernelbench` (ModelNew answers) or of kevin's ABI")
+                   "--prompt: the prompt of `kevin run --format kernelbench` (ModelNew answers) or "
+                   "of kevin's ABI")
       ->check(CLI::IsMember({"kevin", "kernelbench"}));
-  show->add_option("--template", args->template_path,
-                   "write a compilable kevin_forward skeleton for the task to this file (- for stdout)");
+  show->add_option(
+      "--template", args->template_path,
+      "write a compilable kevin_forward skeleton for the task to this file (- for stdout)");
   backend_option(show, show_backend);
   show->callback([args, show_backend, &action] {
     args->backend = *show_backend;
     action = [args](std::ostream& o, std::ostream& e) { return run_show(*args, o, e); };
   });
 
-  CLI::App* check = tasks->add_subcommand("check", "flag degenerate tasks (constant/zero/identity/bf16 outputs pass, ignored inputs, NaN)")->fallthrough();
+  CLI::App* check = tasks
+                        ->add_subcommand("check",
+                                         "flag degenerate tasks (constant/zero/identity/bf16 "
+                                         "outputs pass, ignored inputs, NaN)")
+                        ->fallthrough();
   check->add_option("ids", args->names, "task ids (default: all, or --suite)");
   check->add_option("--suite", args->suite, "only this suite");
   check->add_flag("--json", args->json, "JSON output");
@@ -274,10 +307,14 @@ void add_tasks_command(CLI::App& app, Action& action) {
     action = [args](std::ostream& o, std::ostream& e) { return run_check(*args, o, e); };
   });
 
-  CLI::App* split = tasks->add_subcommand("split", "compute the stratified train/holdout split")->fallthrough();
-  split->add_option("--holdout", args->holdout, "holdout fraction per (suite, family)")->check(CLI::Range(0.0, 1.0));
+  CLI::App* split =
+      tasks->add_subcommand("split", "compute the stratified train/holdout split")->fallthrough();
+  split->add_option("--holdout", args->holdout, "holdout fraction per (suite, family)")
+      ->check(CLI::Range(0.0, 1.0));
   split->add_flag("--write", args->write, "write <tasks>/splits.json");
-  split->callback([args, &action] { action = [args](std::ostream& o, std::ostream& e) { return run_split(*args, o, e); }; });
+  split->callback([args, &action] {
+    action = [args](std::ostream& o, std::ostream& e) { return run_split(*args, o, e); };
+  });
 }
 
 }  // namespace kevin::cli

@@ -34,25 +34,31 @@ struct TrainArgs {
 Result<std::vector<std::string>> task_specs(const Json& j, const char* key, const Json& fallback) {
   const Json& value = j.contains(key) ? j[key] : fallback;
   if (value.is_string()) return std::vector<std::string>{value.get<std::string>()};
-  if (value.is_array() && !value.empty() && std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); })) {
+  if (value.is_array() && !value.empty() &&
+      std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); })) {
     return value.get<std::vector<std::string>>();
   }
-  return invalid_argument(std::string("\"") + key + "\" must be a task selection: a string or a list of strings");
+  return invalid_argument(std::string("\"") + key +
+                          "\" must be a task selection: a string or a list of strings");
 }
 
 Status resolve_tasks(const Json& j, train::TrainerOptions& o) {
-  if (!j.contains("tasks")) return invalid_argument("missing field \"tasks\" (suites, task ids, files or folders)");
+  if (!j.contains("tasks"))
+    return invalid_argument("missing field \"tasks\" (suites, task ids, files or folders)");
   KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> specs, task_specs(j, "tasks", Json()));
   KEVIN_ASSIGN_OR_RETURN(std::string dir, json_get_or<std::string>(j, "tasks_dir", ""));
   KEVIN_ASSIGN_OR_RETURN(std::string split, json_get_or<std::string>(j, "split", "train"));
   auto train = select_tasks(specs, dir, split);
-  if (!train.is_ok()) return Status(train.status().code(), "training tasks: " + train.status().message());
+  if (!train.is_ok())
+    return Status(train.status().code(), "training tasks: " + train.status().message());
   o.train_tasks = *train;
   if (o.holdout_every == 0) return Status::ok();
   KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> held, task_specs(j, "holdout_tasks", j["tasks"]));
-  KEVIN_ASSIGN_OR_RETURN(std::string held_split, json_get_or<std::string>(j, "holdout_split", "holdout"));
+  KEVIN_ASSIGN_OR_RETURN(std::string held_split,
+                         json_get_or<std::string>(j, "holdout_split", "holdout"));
   auto holdout = select_tasks(held, dir, held_split);
-  if (!holdout.is_ok()) return Status(holdout.status().code(), "holdout tasks: " + holdout.status().message());
+  if (!holdout.is_ok())
+    return Status(holdout.status().code(), "holdout tasks: " + holdout.status().message());
   o.holdout_tasks = *holdout;
   return Status::ok();
 }
@@ -77,7 +83,8 @@ Result<ResolvedConfig> resolve_config(const TrainArgs& a) {
   if (!text.is_ok()) return not_found("cannot read the config: " + text.status().message());
   auto config = parse_json(*text);
   if (!config.is_ok()) return invalid_argument(a.config + ": " + config.status().message());
-  if (!config->is_object()) return invalid_argument(a.config + ": expected a JSON object (docs/trainer.md lists its keys)");
+  if (!config->is_object())
+    return invalid_argument(a.config + ": expected a JSON object (docs/trainer.md lists its keys)");
   if (a.steps > 0) (*config)["steps"] = a.steps;
   auto options = train::trainer_options_from_json(*config);
   if (!options.is_ok()) return invalid_argument(a.config + ": " + options.status().message());
@@ -105,12 +112,17 @@ std::string gib(double v) {
 
 // The model folder as the trainer will load it: a Qwen2 config, weights and a tokenizer.
 Result<train::Qwen2Config> check_model_folder(const fs::path& dir) {
-  if (!fs::is_directory(dir)) return not_found("model folder " + dir.string() + " does not exist (an HF folder: config.json, *.safetensors, tokenizer.json)");
+  if (!fs::is_directory(dir))
+    return not_found("model folder " + dir.string() +
+                     " does not exist (an HF folder: config.json, *.safetensors, tokenizer.json)");
   auto config = train::load_qwen2_config(dir);
-  if (!config.is_ok()) return Status(config.status().code(), dir.string() + ": " + config.status().message());
-  if (!fs::exists(dir / "tokenizer.json")) return not_found(dir.string() + " has no tokenizer.json");
+  if (!config.is_ok())
+    return Status(config.status().code(), dir.string() + ": " + config.status().message());
+  if (!fs::exists(dir / "tokenizer.json"))
+    return not_found(dir.string() + " has no tokenizer.json");
   bool weights = false;
-  for (const auto& entry : fs::directory_iterator(dir)) weights |= entry.path().extension() == ".safetensors";
+  for (const auto& entry : fs::directory_iterator(dir))
+    weights |= entry.path().extension() == ".safetensors";
   if (!weights) return not_found(dir.string() + " has no *.safetensors weights");
   return config;
 }
@@ -119,7 +131,8 @@ Result<train::Qwen2Config> check_model_folder(const fs::path& dir) {
 std::string engine_line(const Json& engine) {
   if (engine.value("fake", false)) return "fake (no kernels are run)";
   const std::string backend = engine.value("backend", std::string("?"));
-  if (backend == "cuda" && sys::cuda_device_count() == 0) return "cuda (this machine has no CUDA device: training here would fail)";
+  if (backend == "cuda" && sys::cuda_device_count() == 0)
+    return "cuda (this machine has no CUDA device: training here would fail)";
   return backend;
 }
 
@@ -131,25 +144,33 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
   const train::MemoryEstimate m = train::estimate_memory(*model, o.lora);
   const auto& al = o.rollout.allocations.front();
   out << "model:   " << o.model_dir.string() << " (Qwen2, " << std::fixed << std::setprecision(2)
-      << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model->num_hidden_layers << " layers, hidden "
-      << model->hidden_size << ", vocab " << model->vocab_size << ")\n"
-      << "tasks:   " << o.train_tasks.size() << " for training, " << o.holdout_tasks.size() << " held out\n"
-      << "step:    " << o.tasks_per_step << " tasks x " << al.label() << " (trajectories x turns) = "
-      << o.tasks_per_step * al.trajectories * al.turns << " generations, then " << o.update.optimizer_steps
-      << " optimizer step(s); " << o.steps << " steps\n"
+      << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model->num_hidden_layers
+      << " layers, hidden " << model->hidden_size << ", vocab " << model->vocab_size << ")\n"
+      << "tasks:   " << o.train_tasks.size() << " for training, " << o.holdout_tasks.size()
+      << " held out\n"
+      << "step:    " << o.tasks_per_step << " tasks x " << al.label()
+      << " (trajectories x turns) = " << o.tasks_per_step * al.trajectories * al.turns
+      << " generations, then " << o.update.optimizer_steps << " optimizer step(s); " << o.steps
+      << " steps\n"
       << "engine:  " << engine_line(c.engine) << "\n"
-      << "memory:  per replica, model state before activations and the KV cache: weights " << gib(m.weights_gib)
-      << ", gradients " << gib(m.gradients_gib) << ", AdamW " << gib(m.optimizer_gib) << " = " << gib(m.total_gib()) << " ("
-      << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank) + ", " : std::string("full fine-tuning, "))
+      << "memory:  per replica, model state before activations and the KV cache: weights "
+      << gib(m.weights_gib) << ", gradients " << gib(m.gradients_gib) << ", AdamW "
+      << gib(m.optimizer_gib) << " = " << gib(m.total_gib()) << " ("
+      << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank) + ", "
+                          : std::string("full fine-tuning, "))
       << std::setprecision(1) << static_cast<double>(m.trainable) / 1e6 << "M trainable)\n"
-      << "out:     " << o.out_dir.string() << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)" : " (new)") << "\n"
+      << "out:     " << o.out_dir.string()
+      << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)"
+                                                      : " (new)")
+      << "\n"
       << "dry run: the config, model folder and tasks are usable; nothing was trained\n";
   return kExitOk;
 }
 
 int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
-  const std::atomic<bool>* interrupt =
-      watch_interrupts("kevin train", "interrupted: stopping after the turns being judged; the last finished step is kept");
+  const std::atomic<bool>* interrupt = watch_interrupts(
+      "kevin train",
+      "interrupted: stopping after the turns being judged; the last finished step is kept");
   auto resolved = resolve_config(a);
   if (!resolved.is_ok()) return report(err, resolved.status());
   if (a.print_config) {
@@ -163,17 +184,23 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
   const int steps = resolved->options.steps;
   auto trainer = train::Trainer::create(std::move(resolved->options), evaluator->get());
   if (!trainer.is_ok()) return report(err, trainer.status());
-  if ((*trainer)->next_step() > 0) err << "kevin train: resuming " << out_dir << " at step " << (*trainer)->next_step() + 1 << "\n";
+  if ((*trainer)->next_step() > 0)
+    err << "kevin train: resuming " << out_dir << " at step " << (*trainer)->next_step() + 1
+        << "\n";
   const Status ran = (*trainer)->run(err, interrupt);
   if (ran.code() == StatusCode::kCancelled) {
-    err << "kevin train: " << ran.message() << "\nresume with: kevin train --config " << a.config << "\n";
+    err << "kevin train: " << ran.message() << "\nresume with: kevin train --config " << a.config
+        << "\n";
     return kExitInterrupted;
   }
   if (!ran.is_ok()) {
-    err << "kevin train: " << ran.message() << "\nthe last checkpoint is kept; continue with: kevin train --config " << a.config << "\n";
+    err << "kevin train: " << ran.message()
+        << "\nthe last checkpoint is kept; continue with: kevin train --config " << a.config
+        << "\n";
     return kExitFailure;
   }
-  out << "training complete: " << steps << " steps in " << out_dir << " (train_log.jsonl, checkpoints/, export/)\n"
+  out << "training complete: " << steps << " steps in " << out_dir
+      << " (train_log.jsonl, checkpoints/, export/)\n"
       << "report: kevin report " << out_dir << "\n";
   return kExitOk;
 }
@@ -182,24 +209,33 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
 
 void add_train_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<TrainArgs>();
-  CLI::App* sub = app.add_subcommand("train", "train a policy with multi-turn GRPO (in-process Qwen2 model)");
-  sub->footer("Examples:\n"
-              "  kevin train --config examples/train/cpu-smoke.json   (after build/bench/tiny_model build/tiny-model)\n"
-              "  kevin train --config examples/train/qwen2.5-coder-7b-lora-h200.json --dry-run\n"
-              "  kevin train --config train.json --steps 300   (extends a finished run; the same command resumes)");
-  sub->add_option("--config", a->config, "training config (JSON; docs/trainer.md lists its keys)")->required();
-  sub->add_option("--steps", a->steps, "override the config's step count (also when resuming)")->check(CLI::Range(1, 1 << 24));
-  sub->add_flag("--print-config", a->print_config, "print the config with every default filled in, then exit");
+  CLI::App* sub =
+      app.add_subcommand("train", "train a policy with multi-turn GRPO (in-process Qwen2 model)");
+  sub->footer(
+      "Examples:\n"
+      "  kevin train --config examples/train/cpu-smoke.json   (after build/bench/tiny_model "
+      "build/tiny-model)\n"
+      "  kevin train --config examples/train/qwen2.5-coder-7b-lora-h200.json --dry-run\n"
+      "  kevin train --config train.json --steps 300   (extends a finished run; the same command "
+      "resumes)");
+  sub->add_option("--config", a->config, "training config (JSON; docs/trainer.md lists its keys)")
+      ->required();
+  sub->add_option("--steps", a->steps, "override the config's step count (also when resuming)")
+      ->check(CLI::Range(1, 1 << 24));
+  sub->add_flag("--print-config", a->print_config,
+                "print the config with every default filled in, then exit");
   sub->add_flag("--dry-run", a->dry_run,
-                "check the model folder (Qwen2 architecture, weights, tokenizer), resolve the tasks, estimate memory; train nothing");
+                "check the model folder (Qwen2 architecture, weights, tokenizer), resolve the "
+                "tasks, estimate memory; train nothing");
   sub->callback([a, &action] {
     action = [a](std::ostream& out, std::ostream& err) { return run_train(*a, out, err); };
   });
 }
 #else
 void add_train_command(CLI::App& app, Action& action) {
-  add_unavailable_command(app, action, "train", "train a policy with multi-turn GRPO",
-                          "this kevin was built without libtorch; configure with PyTorch's CMake prefix");
+  add_unavailable_command(
+      app, action, "train", "train a policy with multi-turn GRPO",
+      "this kevin was built without libtorch; configure with PyTorch's CMake prefix");
 }
 #endif
 

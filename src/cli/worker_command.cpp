@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct WorkerArgs {
-  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default", format = "auto";
+  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default",
+                     format = "auto";
   int jobs = 0, seeds = 5, max_deliveries = 3;
   double lease_s = 120, call_timeout_s = 20;
   bool no_sandbox = false, fake_engine = false, allow_degenerate = false;
@@ -43,10 +44,17 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   auto address = queue::parse_redis_url(a.queue);
   if (!address.is_ok()) return fail(address.status());
   const Json given = a.fake_engine ? Json{{"fake", true}}
-                                   : Json{{"backend", a.backend},     {"devices", a.devices},     {"seeds", a.seeds},
-                                          {"tolerance", a.tolerance}, {"jobs", a.jobs},         {"python", a.python},
-                                          {"cache_dir", a.cache},     {"sandbox", !a.no_sandbox}, {"call_timeout_s", a.call_timeout_s},
-                                          {"allow_degenerate_tasks", a.allow_degenerate}, {"format", a.format}};
+                                   : Json{{"backend", a.backend},
+                                          {"devices", a.devices},
+                                          {"seeds", a.seeds},
+                                          {"tolerance", a.tolerance},
+                                          {"jobs", a.jobs},
+                                          {"python", a.python},
+                                          {"cache_dir", a.cache},
+                                          {"sandbox", !a.no_sandbox},
+                                          {"call_timeout_s", a.call_timeout_s},
+                                          {"allow_degenerate_tasks", a.allow_degenerate},
+                                          {"format", a.format}};
   auto engine = resolve_engine_json(given);
   if (!engine.is_ok()) return fail(engine.status());
   auto evaluator = make_evaluator(*engine);
@@ -55,20 +63,26 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   o.address = *address;
   o.name = a.name.empty() ? default_name() : a.name;
   o.model = queue::model_key((*evaluator)->device_name());
-  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.jobs =
+      a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
   o.max_deliveries = a.max_deliveries;
-  if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get())) o.gpus = local->devices();
+  if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get()))
+    o.gpus = local->devices();
   auto judging = judging_of(*engine);
   if (!judging.is_ok()) return fail(judging.status());
   o.judging = *judging;
-  o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string() : (*engine)["cache_dir"].get<std::string>()) / "queued-tasks";
-  out << "kevin worker " << o.name << ": " << (*evaluator)->backend() << " on " << (*evaluator)->device_name()
-      << ", taking jobs from " << o.address.url() << " (model " << o.model << ", " << o.jobs << " at once)" << std::endl;
+  o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string()
+                                      : (*engine)["cache_dir"].get<std::string>()) /
+               "queued-tasks";
+  out << "kevin worker " << o.name << ": " << (*evaluator)->backend() << " on "
+      << (*evaluator)->device_name() << ", taking jobs from " << o.address.url() << " (model "
+      << o.model << ", " << o.jobs << " at once)" << std::endl;
   queue::Worker worker(evaluator->get(), o);
   const Status ran = worker.run(*stop);
   if (!ran.is_ok()) return fail(ran);
-  out << "kevin worker " << o.name << ": stopped after " << worker.finished() << " jobs" << std::endl;
+  out << "kevin worker " << o.name << ": stopped after " << worker.finished() << " jobs"
+      << std::endl;
   return kExitOk;
 }
 
@@ -96,22 +110,28 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
   auto names = queue::scan_keys(**c, keys.worker_pattern());
   auto streams = queue::scan_keys(**c, address->prefix + ":jobs:*");
   if (!names.is_ok() || !streams.is_ok()) {
-    err << "kevin workers: " << (names.is_ok() ? streams.status() : names.status()).message() << "\n";
+    err << "kevin workers: " << (names.is_ok() ? streams.status() : names.status()).message()
+        << "\n";
     return kExitFailure;
   }
-  out << std::left << std::setw(28) << "worker" << std::setw(22) << "device" << std::setw(10) << "gpus" << std::setw(6)
-      << "jobs" << std::setw(11) << "in flight" << std::setw(10) << "finished" << "per min\n";
+  out << std::left << std::setw(28) << "worker" << std::setw(22) << "device" << std::setw(10)
+      << "gpus" << std::setw(6) << "jobs" << std::setw(11) << "in flight" << std::setw(10)
+      << "finished"
+      << "per min\n";
   for (const std::string& key : *names) {
     auto value = (*c)->command({"GET", key});
     if (!value.is_ok() || value->is_nil()) continue;
     auto j = parse_json(value->str);
     if (!j.is_ok() || !j->is_object()) continue;
-    out << std::left << std::setw(28) << j->value("name", "?") << std::setw(22) << j->value("device", "?") << std::setw(10)
-        << gpu_list(j->value("gpus", Json::array())) << std::setw(6) << j->value("jobs", 0) << std::setw(11)
-        << j->value("in_flight", 0) << std::setw(10) << j->value("finished", 0) << std::fixed << std::setprecision(1)
+    out << std::left << std::setw(28) << j->value("name", "?") << std::setw(22)
+        << j->value("device", "?") << std::setw(10) << gpu_list(j->value("gpus", Json::array()))
+        << std::setw(6) << j->value("jobs", 0) << std::setw(11) << j->value("in_flight", 0)
+        << std::setw(10) << j->value("finished", 0) << std::fixed << std::setprecision(1)
         << j->value("per_minute", 0.0) << "\n";
   }
-  out << "\n" << std::left << std::setw(40) << "stream" << std::setw(10) << "length" << std::setw(10) << "waiting"
+  out << "\n"
+      << std::left << std::setw(40) << "stream" << std::setw(10) << "length" << std::setw(10)
+      << "waiting"
       << "pending\n";
   for (const std::string& stream : *streams) {
     auto length = (*c)->command({"XLEN", stream});
@@ -125,8 +145,8 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
         }
       }
     }
-    out << std::left << std::setw(40) << stream << std::setw(10) << (length.is_ok() ? length->integer : 0)
-        << std::setw(10) << lag << pending << "\n";
+    out << std::left << std::setw(40) << stream << std::setw(10)
+        << (length.is_ok() ? length->integer : 0) << std::setw(10) << lag << pending << "\n";
   }
   return kExitOk;
 }
@@ -135,37 +155,62 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
 
 void add_worker_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<WorkerArgs>();
-  CLI::App* sub = app.add_subcommand("worker", "judge evaluation jobs from a Redis queue on this machine's engine (docs/distributed.md)");
+  CLI::App* sub = app.add_subcommand(
+      "worker",
+      "judge evaluation jobs from a Redis queue on this machine's engine (docs/distributed.md)");
   sub->add_option("--queue", a->queue, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cuda", "cpu"}))->capture_default_str();
+  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
+      ->capture_default_str();
   add_device_options(sub, &a->devices);
-  sub->add_option("--jobs", a->jobs, "jobs evaluated at once (default: CPU cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--jobs", a->jobs, "jobs evaluated at once (default: CPU cores)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--name", a->name, "consumer name, unique per worker (default HOST/PID)");
-  sub->add_option("--lease", a->lease_s, "seconds a job may sit idle before another worker takes it")
-      ->check(CLI::Range(1.0, 86400.0))->capture_default_str();
+  sub->add_option("--lease", a->lease_s,
+                  "seconds a job may sit idle before another worker takes it")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   sub->add_option("--max-deliveries", a->max_deliveries, "deliveries before a job is dead-lettered")
-      ->check(CLI::Range(1, 100))->capture_default_str();
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")->capture_default_str();
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")
+      ->capture_default_str();
+  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
   sub->add_option("--format", a->format,
-                  "job formats judged (each job in its producer's): auto = kevin's ABI, and KernelBench answers when "
-                  "this Python has PyTorch's extension headers; kernelbench = both, the headers required; kevin = the "
+                  "job formats judged (each job in its producer's): auto = kevin's ABI, and "
+                  "KernelBench answers when "
+                  "this Python has PyTorch's extension headers; kernelbench = both, the headers "
+                  "required; kevin = the "
                   "ABI only")
       ->check(CLI::IsMember({"auto", "kevin", "kernelbench"}))
       ->capture_default_str();
-  sub->add_option("--cache-dir", a->cache, "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_flag("--allow-degenerate-tasks", a->allow_degenerate, "judge tasks a trivial output passes (producers must ask the same)");
-  sub->add_flag("--no-sandbox", a->no_sandbox, "run candidates without the sandbox (debugging only)");
+  sub->add_option("--cache-dir", a->cache,
+                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  sub->add_flag("--allow-degenerate-tasks", a->allow_degenerate,
+                "judge tasks a trivial output passes (producers must ask the same)");
+  sub->add_flag("--no-sandbox", a->no_sandbox,
+                "run candidates without the sandbox (debugging only)");
   // Tests only: verdicts scripted by `// fake:` lines (env/fake_evaluator.h), no engine.
   sub->add_flag("--fake-engine", a->fake_engine, "")->group("");
-  sub->footer("Examples:\n  kevin worker --queue redis://10.0.0.2:6379\n  kevin worker --queue redis://:$REDIS_PASSWORD@queue:6379/lab --devices 0,1 --jobs 16");
-  sub->callback([a, &action] { action = [a](std::ostream& out, std::ostream& err) { return work(*a, out, err); }; });
+  sub->footer(
+      "Examples:\n  kevin worker --queue redis://10.0.0.2:6379\n  kevin worker --queue "
+      "redis://:$REDIS_PASSWORD@queue:6379/lab --devices 0,1 --jobs 16");
+  sub->callback([a, &action] {
+    action = [a](std::ostream& out, std::ostream& err) { return work(*a, out, err); };
+  });
 
   auto url = std::make_shared<std::string>();
-  CLI::App* list = app.add_subcommand("workers", "list the workers serving a Redis queue and the depth of its streams");
-  list->footer("Examples:\n  kevin workers --queue redis://10.0.0.2:6379\n  kevin workers --queue redis://:$REDIS_PASSWORD@queue:6379/lab");
+  CLI::App* list = app.add_subcommand(
+      "workers", "list the workers serving a Redis queue and the depth of its streams");
+  list->footer(
+      "Examples:\n  kevin workers --queue redis://10.0.0.2:6379\n  kevin workers --queue "
+      "redis://:$REDIS_PASSWORD@queue:6379/lab");
   list->add_option("--queue", *url, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
   list->callback([url, &action] {
     action = [url](std::ostream& out, std::ostream& err) { return list_workers(*url, out, err); };

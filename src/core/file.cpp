@@ -64,7 +64,8 @@ Status write_file_atomic(const fs::path& path, std::string_view data) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
   Status status = write_all(fd, data);
-  if (status.is_ok() && ::fsync(fd) != 0) status = io_error("fsync failed: " + std::string(std::strerror(errno)));
+  if (status.is_ok() && ::fsync(fd) != 0)
+    status = io_error("fsync failed: " + std::string(std::strerror(errno)));
   ::close(fd);
   if (status.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     status = io_error("cannot rename to " + path.string() + ": " + std::strerror(errno));

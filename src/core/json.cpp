@@ -39,11 +39,12 @@ int nesting_depth(std::string_view text, int limit) {
 
 Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return invalid_argument("JSON document of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
-                            std::to_string(limits.max_bytes));
+    return invalid_argument("JSON document of " + std::to_string(text.size()) +
+                            " bytes exceeds the limit of " + std::to_string(limits.max_bytes));
   }
   if (nesting_depth(text, limits.max_depth) > limits.max_depth) {
-    return invalid_argument("JSON nested deeper than " + std::to_string(limits.max_depth) + " levels");
+    return invalid_argument("JSON nested deeper than " + std::to_string(limits.max_depth) +
+                            " levels");
   }
   try {
     return Json::parse(text.begin(), text.end());

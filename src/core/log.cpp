@@ -26,11 +26,16 @@ std::atomic<Level>& current_level() {
 
 char level_letter(Level level) {
   switch (level) {
-    case Level::debug: return 'D';
-    case Level::info: return 'I';
-    case Level::warn: return 'W';
-    case Level::error: return 'E';
-    case Level::off: break;
+    case Level::debug:
+      return 'D';
+    case Level::info:
+      return 'I';
+    case Level::warn:
+      return 'W';
+    case Level::error:
+      return 'E';
+    case Level::off:
+      break;
   }
   return '?';
 }

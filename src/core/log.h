@@ -43,7 +43,7 @@ class Message {
 
 }  // namespace kevin::log
 
-#define KEVIN_LOG(lvl)                                        \
-  if (!::kevin::log::enabled(::kevin::log::Level::lvl)) {     \
-  } else                                                      \
+#define KEVIN_LOG(lvl)                                    \
+  if (!::kevin::log::enabled(::kevin::log::Level::lvl)) { \
+  } else                                                  \
     ::kevin::log::Message(::kevin::log::Level::lvl).stream()

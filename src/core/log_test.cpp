@@ -39,8 +39,10 @@ TEST(Log, MessagesAppearAboveTheStatusLine) {
   // The message erases the line, prints itself with a newline, then redraws the line.
   const size_t message = err.find("slow task\n");
   ASSERT_NE(message, std::string::npos) << err;
-  EXPECT_EQ(err.find("\r\033[K[kevin W"), err.find("\r\033[K", 1)) << "the message must erase the status line first";
-  EXPECT_EQ(err.find("turns 1/4", message), message + 10) << "the status line must be redrawn below the message";
+  EXPECT_EQ(err.find("\r\033[K[kevin W"), err.find("\r\033[K", 1))
+      << "the message must erase the status line first";
+  EXPECT_EQ(err.find("turns 1/4", message), message + 10)
+      << "the status line must be redrawn below the message";
   // Kept, it ends with a newline; later messages are plain lines.
   EXPECT_NE(err.find("turns 1/4\n[kevin W"), std::string::npos) << err;
   EXPECT_EQ(err.find("turns 1/4", err.find("after")), std::string::npos);

@@ -5,17 +5,28 @@ namespace kevin {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kAlreadyExists: return "already_exists";
-    case StatusCode::kFailedPrecondition: return "failed_precondition";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
-    case StatusCode::kIoError: return "io_error";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kInternal: return "internal";
-    case StatusCode::kCancelled: return "cancelled";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kAlreadyExists:
+      return "already_exists";
+    case StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline_exceeded";
+    case StatusCode::kIoError:
+      return "io_error";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kInternal:
+      return "internal";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

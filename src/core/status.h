@@ -12,16 +12,16 @@ namespace kevin {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // the caller passed something malformed
-  kNotFound,           // a file, task, key... does not exist
+  kInvalidArgument,  // the caller passed something malformed
+  kNotFound,         // a file, task, key... does not exist
   kAlreadyExists,
-  kFailedPrecondition, // the system is not in a state to do this (e.g. no torch)
-  kUnavailable,        // a dependency (process, server, device) is not reachable right now
+  kFailedPrecondition,  // the system is not in a state to do this (e.g. no torch)
+  kUnavailable,         // a dependency (process, server, device) is not reachable right now
   kDeadlineExceeded,
   kIoError,
   kUnimplemented,
-  kInternal,           // our own bug or an impossible state
-  kCancelled,          // stopped on request (Ctrl-C) before it finished
+  kInternal,   // our own bug or an impossible state
+  kCancelled,  // stopped on request (Ctrl-C) before it finished
 };
 
 // Human name of a code, e.g. "invalid_argument".
@@ -48,12 +48,18 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status already_exists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
-inline Status failed_precondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+inline Status failed_precondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
 inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+inline Status deadline_exceeded(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
@@ -64,7 +70,7 @@ inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::mo
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).is_ok() && "Result built from an ok Status");
   }
@@ -73,9 +79,18 @@ class [[nodiscard]] Result {
   // The error; an ok Status when a value is held.
   Status status() const { return is_ok() ? Status::ok() : std::get<Status>(data_); }
 
-  T& value() & { assert(is_ok()); return std::get<T>(data_); }
-  const T& value() const& { assert(is_ok()); return std::get<T>(data_); }
-  T&& value() && { assert(is_ok()); return std::get<T>(std::move(data_)); }
+  T& value() & {
+    assert(is_ok());
+    return std::get<T>(data_);
+  }
+  const T& value() const& {
+    assert(is_ok());
+    return std::get<T>(data_);
+  }
+  T&& value() && {
+    assert(is_ok());
+    return std::get<T>(std::move(data_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -94,10 +109,10 @@ class [[nodiscard]] Result {
 #define KEVIN_CONCAT_(a, b) KEVIN_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` from the enclosing function if it is not ok.
-#define KEVIN_RETURN_IF_ERROR(expr)                     \
-  do {                                                  \
-    ::kevin::Status kevin_status_ = (expr);             \
-    if (!kevin_status_.is_ok()) return kevin_status_;   \
+#define KEVIN_RETURN_IF_ERROR(expr)                   \
+  do {                                                \
+    ::kevin::Status kevin_status_ = (expr);           \
+    if (!kevin_status_.is_ok()) return kevin_status_; \
   } while (0)
 
 // `KEVIN_ASSIGN_OR_RETURN(auto x, f());` — declares x from a Result or returns its error.

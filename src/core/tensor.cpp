@@ -13,11 +13,11 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, "float32", 4, true},  {DType::kF16, "float16", 2, true},
+    {DType::kF32, "float32", 4, true},   {DType::kF16, "float16", 2, true},
     {DType::kBF16, "bfloat16", 2, true}, {DType::kF64, "float64", 8, true},
-    {DType::kI8, "int8", 1, false},     {DType::kU8, "uint8", 1, false},
-    {DType::kI16, "int16", 2, false},   {DType::kI32, "int32", 4, false},
-    {DType::kI64, "int64", 8, false},   {DType::kBool, "bool", 1, false},
+    {DType::kI8, "int8", 1, false},      {DType::kU8, "uint8", 1, false},
+    {DType::kI16, "int16", 2, false},    {DType::kI32, "int32", 4, false},
+    {DType::kI64, "int64", 8, false},    {DType::kBool, "bool", 1, false},
 };
 
 const DTypeInfo& info(DType dtype) {

@@ -1,5 +1,6 @@
 // tensor.h — tensor vocabulary shared by the engine, tasks and prompts: dtypes with the
-// candidate ABI's numbering (docs/eval.md, src/engine/abi/kevin_abi.h) and TensorSpec (name, dtype, shape).
+// candidate ABI's numbering (docs/eval.md, src/engine/abi/kevin_abi.h) and TensorSpec (name, dtype,
+// shape).
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,16 @@ namespace kevin {
 
 // Values equal kevin_dtype in kevin_abi.h; never renumber.
 enum class DType : int32_t {
-  kF32 = 0, kF16 = 1, kBF16 = 2, kF64 = 3, kI8 = 4,
-  kU8 = 5, kI16 = 6, kI32 = 7, kI64 = 8, kBool = 9,
+  kF32 = 0,
+  kF16 = 1,
+  kBF16 = 2,
+  kF64 = 3,
+  kI8 = 4,
+  kU8 = 5,
+  kI16 = 6,
+  kI32 = 7,
+  kI64 = 8,
+  kBool = 9,
 };
 
 // Bytes per element.

@@ -28,8 +28,10 @@ TEST(TensorSpec, JsonRoundTripAndErrors) {
   ASSERT_TRUE(back.is_ok());
   EXPECT_EQ(back->shape, spec.shape);
   EXPECT_EQ(back->dtype, DType::kF16);
-  EXPECT_FALSE(tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "cplx"}, {"shape", {1}}}).is_ok());
-  EXPECT_FALSE(tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "float32"}, {"shape", {-1}}}).is_ok());
+  EXPECT_FALSE(
+      tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "cplx"}, {"shape", {1}}}).is_ok());
+  EXPECT_FALSE(
+      tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "float32"}, {"shape", {-1}}}).is_ok());
   EXPECT_EQ(TensorSpec{}.numel(), 1) << "a 0-d tensor holds one element";
 }
 

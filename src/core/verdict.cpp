@@ -11,13 +11,20 @@ constexpr VerdictKind kAll[] = {VerdictKind::kParseError,   VerdictKind::kReject
 
 const char* verdict_name(VerdictKind kind) {
   switch (kind) {
-    case VerdictKind::kParseError: return "parse_error";
-    case VerdictKind::kRejected: return "rejected";
-    case VerdictKind::kCompileError: return "compile_error";
-    case VerdictKind::kRuntimeError: return "runtime_error";
-    case VerdictKind::kTimeout: return "timeout";
-    case VerdictKind::kWrongAnswer: return "wrong_answer";
-    case VerdictKind::kCorrect: return "correct";
+    case VerdictKind::kParseError:
+      return "parse_error";
+    case VerdictKind::kRejected:
+      return "rejected";
+    case VerdictKind::kCompileError:
+      return "compile_error";
+    case VerdictKind::kRuntimeError:
+      return "runtime_error";
+    case VerdictKind::kTimeout:
+      return "timeout";
+    case VerdictKind::kWrongAnswer:
+      return "wrong_answer";
+    case VerdictKind::kCorrect:
+      return "correct";
   }
   return "unknown";
 }

@@ -9,8 +9,8 @@
 namespace kevin {
 
 enum class VerdictKind {
-  kParseError,    // no candidate could be extracted from a model's response
-  kRejected,      // a gate refused it (reason names the rule)
+  kParseError,  // no candidate could be extracted from a model's response
+  kRejected,    // a gate refused it (reason names the rule)
   kCompileError,
   kRuntimeError,  // crashed, returned non-zero, CUDA error, killed by the sandbox
   kTimeout,

@@ -23,7 +23,8 @@ Result<ToleranceProfile> ToleranceProfile::parse(std::string_view text) {
   }
   const size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
-    return invalid_argument("tolerance must be default, kevin or ATOL,RTOL (got '" + std::string(text) + "')");
+    return invalid_argument("tolerance must be default, kevin or ATOL,RTOL (got '" +
+                            std::string(text) + "')");
   }
   const std::string a(text.substr(0, comma)), r(text.substr(comma + 1));
   char* end_a = nullptr;
@@ -32,7 +33,8 @@ Result<ToleranceProfile> ToleranceProfile::parse(std::string_view text) {
   const double rtol = std::strtod(r.c_str(), &end_r);
   if (a.empty() || r.empty() || *end_a != '\0' || *end_r != '\0' || !(atol >= 0) || !(rtol >= 0) ||
       !std::isfinite(atol) || !std::isfinite(rtol)) {
-    return invalid_argument("tolerance ATOL,RTOL needs two non-negative numbers (got '" + std::string(text) + "')");
+    return invalid_argument("tolerance ATOL,RTOL needs two non-negative numbers (got '" +
+                            std::string(text) + "')");
   }
   p.name_ = std::string(text);
   p.fixed_ = Tolerance{atol, rtol};
@@ -58,7 +60,8 @@ void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin
   for (uint64_t i = begin; i < end; ++i) {
     if (exact) {
       // Integers and booleans compare bit for bit (doubles would merge values above 2^53).
-      if (std::memcmp(static_cast<const uint8_t*>(out) + i * elem, static_cast<const uint8_t*>(ref) + i * elem, elem) != 0) {
+      if (std::memcmp(static_cast<const uint8_t*>(out) + i * elem,
+                      static_cast<const uint8_t*>(ref) + i * elem, elem) != 0) {
         if (s->first_bad < 0) {
           s->first_bad = static_cast<int64_t>(i);
           s->first_got = runner::load_as_double(out, d, i);

@@ -38,7 +38,7 @@ struct CompareStats {
   uint64_t nonfinite = 0;    // NaN/Inf in the output where the reference is finite
   double max_abs_error = 0;  // over finite elements
   double max_rel_error = 0;
-  int64_t first_bad = -1;    // flat index of the first mismatch
+  int64_t first_bad = -1;  // flat index of the first mismatch
   double first_got = 0, first_expected = 0;
   bool ok() const { return mismatches == 0; }
 };

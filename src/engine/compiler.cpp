@@ -38,7 +38,8 @@ constexpr const char* kHostSource = "main.cpp";
 constexpr const char* kDeviceSource = "cuda.cu";
 constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed units
 constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
-constexpr int kRescanEvery = 32;  // stores between full scans of the cache (other processes store too)
+constexpr int kRescanEvery =
+    32;  // stores between full scans of the cache (other processes store too)
 
 Result<fs::path> resolve(const fs::path& program, const std::vector<fs::path>& fallbacks) {
   if (program.is_absolute()) {
@@ -67,8 +68,10 @@ std::string first_nonempty_line_with(const std::string& text, const std::string&
 }
 
 std::string human_bytes(uint64_t n) {
-  if (n >= (uint64_t{1} << 30) && n % (uint64_t{1} << 30) == 0) return std::to_string(n >> 30) + " GiB";
-  if (n >= (uint64_t{1} << 20) && n % (uint64_t{1} << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  if (n >= (uint64_t{1} << 30) && n % (uint64_t{1} << 30) == 0)
+    return std::to_string(n >> 30) + " GiB";
+  if (n >= (uint64_t{1} << 20) && n % (uint64_t{1} << 20) == 0)
+    return std::to_string(n >> 20) + " MiB";
   return std::to_string(n) + " bytes";
 }
 
@@ -83,7 +86,8 @@ fs::path bindable(const fs::path& path) {
 // What the compiler needs to run: the system's program and library trees as they exist
 // here, the dynamic loader's cache, and the toolchain root the compiler lives in (the
 // path it was found at and its resolved location, e.g. /usr/local/cuda → cuda-13.0).
-std::vector<fs::path> toolchain_paths(const fs::path& compiler, const std::vector<fs::path>& extra) {
+std::vector<fs::path> toolchain_paths(const fs::path& compiler,
+                                      const std::vector<fs::path>& extra) {
   std::vector<fs::path> paths;
   const auto add = [&](const fs::path& p) {
     std::error_code ec;
@@ -91,7 +95,9 @@ std::vector<fs::path> toolchain_paths(const fs::path& compiler, const std::vecto
     const fs::path b = bindable(p);
     if (std::find(paths.begin(), paths.end(), b) == paths.end()) paths.push_back(b);
   };
-  for (const char* p : {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives"}) add(p);
+  for (const char* p :
+       {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives"})
+    add(p);
   add(compiler.parent_path().parent_path());
   std::error_code ec;
   const fs::path real = fs::canonical(compiler, ec);
@@ -102,14 +108,15 @@ std::vector<fs::path> toolchain_paths(const fs::path& compiler, const std::vecto
 
 // The compiler's whole environment inside the sandbox.
 std::vector<std::string> sandbox_environment(const fs::path& compiler) {
-  return {"PATH=" + compiler.parent_path().string() + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  return {"PATH=" + compiler.parent_path().string() +
+              ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
           "LC_ALL=C", "LANG=C", "TMPDIR=/tmp", "HOME=/tmp"};
 }
 
 // Diagnostics that mean the compiler ran out of address space (g++, cc1plus, cicc, ptxas).
 bool reports_memory_exhaustion(const std::string& output) {
-  for (const char* needle : {"virtual memory exhausted", "out of memory", "Out of memory", "Cannot allocate memory",
-                             "std::bad_alloc", "memory exhausted"}) {
+  for (const char* needle : {"virtual memory exhausted", "out of memory", "Out of memory",
+                             "Cannot allocate memory", "std::bad_alloc", "memory exhausted"}) {
     if (output.find(needle) != std::string::npos) return true;
   }
   return false;
@@ -183,18 +190,19 @@ std::vector<fs::path> translation_units(const fs::path& dir) {
 
 // One compiler run, its outcome, and our explanation when a limit ended it.
 struct CompileDriver::Run {
-  bool ok = false;        // exited 0
+  bool ok = false;  // exited 0
   bool timed_out = false;
   bool file_too_large = false;  // stopped by the file size limit
-  std::string output;     // stdout + stderr, at most max_output_bytes
-  std::string notes;      // lines we put before the output: "the compiler exceeded its memory limit (8 GiB)"
+  std::string output;           // stdout + stderr, at most max_output_bytes
+  std::string
+      notes;  // lines we put before the output: "the compiler exceeded its memory limit (8 GiB)"
   double wall_ms = 0;
 };
 
 struct CompileDriver::Accounting {
   std::mutex mu;
-  bool scanned = false;          // a scan has measured the cache
-  uint64_t bytes = 0;            // at the last scan, plus what this driver stored since
+  bool scanned = false;  // a scan has measured the cache
+  uint64_t bytes = 0;    // at the last scan, plus what this driver stored since
   int stores_since_scan = 0;
 };
 
@@ -213,7 +221,8 @@ uint64_t parse_ptxas_gmem(std::string_view log) {
       size_t digits = at;
       while (digits > 0 && line[digits - 1] >= '0' && line[digits - 1] <= '9') --digits;
       uint64_t value = 0;
-      for (size_t i = digits; i < at; ++i) value = std::min(kMax, value * 10 + static_cast<uint64_t>(line[i] - '0'));
+      for (size_t i = digits; i < at; ++i)
+        value = std::min(kMax, value * 10 + static_cast<uint64_t>(line[i] - '0'));
       total = std::min(kMax, total + value);
     }
     start = end + 1;
@@ -221,8 +230,7 @@ uint64_t parse_ptxas_gmem(std::string_view log) {
   return total;
 }
 
-std::string truncate_compiler_log(std::string log, const std::string& build_dir,
-                                  size_t max_bytes) {
+std::string truncate_compiler_log(std::string log, const std::string& build_dir, size_t max_bytes) {
   if (!build_dir.empty()) {
     const std::string prefix = build_dir + "/";
     for (size_t p = log.find(prefix); p != std::string::npos; p = log.find(prefix, p)) {
@@ -253,7 +261,8 @@ std::string truncate_compiler_log(std::string log, const std::string& build_dir,
   return kept;
 }
 
-CompileDriver::CompileDriver(CompilerConfig config, std::string version, std::vector<fs::path> toolchain)
+CompileDriver::CompileDriver(CompilerConfig config, std::string version,
+                             std::vector<fs::path> toolchain)
     : config_(std::move(config)),
       compiler_version_(std::move(version)),
       toolchain_(std::move(toolchain)),
@@ -261,9 +270,9 @@ CompileDriver::CompileDriver(CompilerConfig config, std::string version, std::ve
 
 Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   const bool cuda = config.backend == Backend::kCuda;
-  KEVIN_ASSIGN_OR_RETURN(
-      fs::path compiler,
-      cuda ? resolve(config.nvcc, {"/usr/local/cuda/bin/nvcc"}) : resolve(config.gxx, {}));
+  KEVIN_ASSIGN_OR_RETURN(fs::path compiler, cuda
+                                                ? resolve(config.nvcc, {"/usr/local/cuda/bin/nvcc"})
+                                                : resolve(config.gxx, {}));
   (cuda ? config.nvcc : config.gxx) = compiler;
   if (config.abi_include_dir.empty() || !fs::exists(config.abi_include_dir / "kevin_abi.h")) {
     return not_found("kevin_abi.h not found in " + config.abi_include_dir.string());
@@ -299,9 +308,11 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   if (cuda && driver.config_.torch) versions.emplace_back(driver.config_.gxx, "g++");
   for (const auto& [program, needle] : versions) {
     // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
-    KEVIN_ASSIGN_OR_RETURN(Run version, driver.run_compiler({program.string(), "--version"}, {}, 0,
-                                                            sys::Deadline::after(driver.config_.timeout)));
-    if (!version.ok) return unavailable(program.string() + " --version failed: " + version.output + version.notes);
+    KEVIN_ASSIGN_OR_RETURN(Run version,
+                           driver.run_compiler({program.string(), "--version"}, {}, 0,
+                                               sys::Deadline::after(driver.config_.timeout)));
+    if (!version.ok)
+      return unavailable(program.string() + " --version failed: " + version.output + version.notes);
     const std::string line = first_nonempty_line_with(version.output, needle);
     driver.compiler_version_ += driver.compiler_version_.empty() ? line : " + " + line;
   }
@@ -323,7 +334,8 @@ Status CompileDriver::find_include_roots() {
   KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(argv, {}, 0, sys::Deadline::after(config_.timeout)));
   include_roots_ = include_search_dirs(run.output);
   if (!run.ok || include_roots_.empty()) {
-    return unavailable("cannot read the include search directories of " + compiler().string() + ": " + run.output + run.notes);
+    return unavailable("cannot read the include search directories of " + compiler().string() +
+                       ": " + run.output + run.notes);
   }
   include_roots_.push_back(config_.abi_include_dir.string());
   return Status::ok();
@@ -337,16 +349,35 @@ std::vector<std::string> CompileDriver::flags() const {
     // front end once; -t 2 runs it beside the host front end.
     const std::string& arch = config_.cuda_arch;
     const std::string virtual_arch = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
-    std::vector<std::string> flags = {"-O3", "-std=c++17", "-gencode", "arch=" + virtual_arch + ",code=" + arch,
-                                      "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr", "-Xptxas", "-v", "-t", "2"};
+    std::vector<std::string> flags = {"-O3",
+                                      "-std=c++17",
+                                      "-gencode",
+                                      "arch=" + virtual_arch + ",code=" + arch,
+                                      "-Xcompiler",
+                                      "-fPIC",
+                                      "--expt-relaxed-constexpr",
+                                      "-Xptxas",
+                                      "-v",
+                                      "-t",
+                                      "2"};
     for (auto& f : torch_unit_flags(true)) flags.push_back(std::move(f));
     return flags;
   }
-  return cuda ? std::vector<std::string>{"-O3", "-std=c++17", "-arch=" + config_.cuda_arch, "-shared", "-Xcompiler",
-                                         "-fPIC", "-cudart", "shared", "--expt-relaxed-constexpr", "-Xptxas", "-v",
-                                         "-Xlinker", "-z,relro,-z,now"}
-              : std::vector<std::string>{"-O3", "-std=c++17", "-march=x86-64-v2", "-shared", "-fPIC", "-fno-fast-math",
-                                         "-Wl,-z,relro,-z,now"};
+  return cuda ? std::vector<std::string>{"-O3",
+                                         "-std=c++17",
+                                         "-arch=" + config_.cuda_arch,
+                                         "-shared",
+                                         "-Xcompiler",
+                                         "-fPIC",
+                                         "-cudart",
+                                         "shared",
+                                         "--expt-relaxed-constexpr",
+                                         "-Xptxas",
+                                         "-v",
+                                         "-Xlinker",
+                                         "-z,relro,-z,now"}
+              : std::vector<std::string>{"-O3",   "-std=c++17",     "-march=x86-64-v2",   "-shared",
+                                         "-fPIC", "-fno-fast-math", "-Wl,-z,relro,-z,now"};
 }
 
 std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit) const {
@@ -360,22 +391,25 @@ std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit) const
     }
   }
   for (const auto& dir : config_.torch->include_dirs) flags.insert(flags.end(), {"-isystem", dir});
-  if (!device_unit && !cuda_include_dir_.empty()) flags.insert(flags.end(), {"-isystem", cuda_include_dir_});
+  if (!device_unit && !cuda_include_dir_.empty())
+    flags.insert(flags.end(), {"-isystem", cuda_include_dir_});
   return flags;
 }
 
 std::vector<std::string> CompileDriver::host_flags() const {
   if (!config_.torch) return {};
-  std::vector<std::string> flags = {"-O3", "-std=c++17", "-march=x86-64-v2", "-fPIC", "-fno-fast-math"};
+  std::vector<std::string> flags = {"-O3", "-std=c++17", "-march=x86-64-v2", "-fPIC",
+                                    "-fno-fast-math"};
   for (auto& f : torch_unit_flags(false)) flags.push_back(std::move(f));
   return flags;
 }
 
 std::vector<std::string> CompileDriver::link_flags() const {
   if (!config_.torch) return {};
-  std::vector<std::string> flags = config_.backend == Backend::kCuda
-                                       ? std::vector<std::string>{"-shared", "-cudart", "shared", "-Xlinker", "-z,relro,-z,now"}
-                                       : std::vector<std::string>{"-shared", "-Wl,-z,relro,-z,now"};
+  std::vector<std::string> flags =
+      config_.backend == Backend::kCuda
+          ? std::vector<std::string>{"-shared", "-cudart", "shared", "-Xlinker", "-z,relro,-z,now"}
+          : std::vector<std::string>{"-shared", "-Wl,-z,relro,-z,now"};
   for (const auto& dir : config_.torch->library_dirs) flags.push_back("-L" + dir);
   return flags;
 }
@@ -399,7 +433,8 @@ std::string CompileDriver::cache_key(std::initializer_list<std::string_view> sou
   }
   h.update_field(config_.backend == Backend::kCuda ? config_.cuda_arch : "host");
   // How an extension is built (two units, the light header first) is part of what it is.
-  if (config_.torch) h.update_field("torch " + config_.torch->torch_version + ", two units, light header first");
+  if (config_.torch)
+    h.update_field("torch " + config_.torch->torch_version + ", two units, light header first");
   return h.hex_digest();
 }
 
@@ -444,7 +479,8 @@ std::vector<std::string> CompileDriver::link_argv(bool with_device) const {
   return argv;
 }
 
-std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>& argv, const fs::path& work,
+std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>& argv,
+                                                  const fs::path& work,
                                                   uint64_t file_size_limit) const {
   sys::JailOptions jail;
   jail.read_only = toolchain_;
@@ -463,13 +499,17 @@ std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>
   return command;
 }
 
-Result<CompileDriver::Run> CompileDriver::run_compiler(const std::vector<std::string>& argv, const fs::path& work,
-                                                       uint64_t file_size_limit, sys::Deadline deadline) const {
-  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers({Job{argv, file_size_limit}}, work, deadline));
+Result<CompileDriver::Run> CompileDriver::run_compiler(const std::vector<std::string>& argv,
+                                                       const fs::path& work,
+                                                       uint64_t file_size_limit,
+                                                       sys::Deadline deadline) const {
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs,
+                         run_compilers({Job{argv, file_size_limit}}, work, deadline));
   return std::move(runs.front());
 }
 
-Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::vector<Job>& jobs, const fs::path& work,
+Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::vector<Job>& jobs,
+                                                                     const fs::path& work,
                                                                      sys::Deadline deadline) const {
   const auto limit_of = [&](const Job& job) {
     return job.file_size_limit == 0 ? config_.file_size_limit_bytes : job.file_size_limit;
@@ -482,7 +522,8 @@ Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::
   } else {
     // Unconfined, the compiler at least gets no secrets: an #include of /proc/self/environ
     // would echo its environment into the feedback.
-    options.env = sys::current_environment({"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
+    options.env = sys::current_environment(
+        {"PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CUDA_HOME", "CUDA_PATH"});
     if (!work.empty()) options.cwd = work;
   }
   const bool lend = config_.sandbox && ::geteuid() == 0 && !work.empty();
@@ -490,7 +531,8 @@ Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::
   if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, sys::kNobodyUid, sys::kNobodyGid, false));
   std::vector<std::optional<Result<sys::CommandResult>>> results(jobs.size());
   const auto run = [&](size_t i) {
-    const auto command = config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i])) : jobs[i].argv;
+    const auto command =
+        config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i])) : jobs[i].argv;
     results[i].emplace(sys::run_command(command, deadline, options));
   };
   std::vector<std::thread> others;
@@ -509,10 +551,12 @@ Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::
   return runs;
 }
 
-Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r, uint64_t file_size_limit) const {
-  const bool sandbox_failed = config_.sandbox && r.exit.exited &&
-                              (r.exit.code == sys::kJailSetupFailedExit || r.exit.code == sys::kJailUsageExit) &&
-                              r.output.find(sys::kJailMessagePrefix) != std::string::npos;
+Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r,
+                                                   uint64_t file_size_limit) const {
+  const bool sandbox_failed =
+      config_.sandbox && r.exit.exited &&
+      (r.exit.code == sys::kJailSetupFailedExit || r.exit.code == sys::kJailUsageExit) &&
+      r.output.find(sys::kJailMessagePrefix) != std::string::npos;
   if (sandbox_failed) {
     const size_t at = r.output.rfind(sys::kJailMessagePrefix);
     const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
@@ -529,15 +573,20 @@ Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r, 
   if (r.timed_out) {
     note("compilation timed out after " + std::to_string(config_.timeout.count()) + " s");
   } else if (r.output_exceeded) {
-    note("the compiler printed more than " + human_bytes(config_.max_output_bytes) + " of diagnostics and was stopped");
-  } else if ((!r.exit.exited && r.exit.signal == SIGXFSZ) || r.output.find("File size limit exceeded") != std::string::npos) {
+    note("the compiler printed more than " + human_bytes(config_.max_output_bytes) +
+         " of diagnostics and was stopped");
+  } else if ((!r.exit.exited && r.exit.signal == SIGXFSZ) ||
+             r.output.find("File size limit exceeded") != std::string::npos) {
     run.file_too_large = true;
     note("the compiler exceeded its output file size limit (" + human_bytes(file_size_limit) + ")");
-  } else if ((!r.exit.exited && r.exit.signal == SIGXCPU) || r.output.find("CPU time limit exceeded") != std::string::npos) {
+  } else if ((!r.exit.exited && r.exit.signal == SIGXCPU) ||
+             r.output.find("CPU time limit exceeded") != std::string::npos) {
     run.timed_out = true;  // its CPU time limit is the timeout; it just got there first
-    note("compilation timed out after " + std::to_string(config_.timeout.count()) + " s (CPU time limit)");
+    note("compilation timed out after " + std::to_string(config_.timeout.count()) +
+         " s (CPU time limit)");
   } else if (config_.sandbox && reports_memory_exhaustion(r.output)) {
-    note("the compiler exceeded its memory limit (" + human_bytes(config_.memory_limit_bytes) + ")");
+    note("the compiler exceeded its memory limit (" + human_bytes(config_.memory_limit_bytes) +
+         ")");
   } else if (!r.exit.exited) {
     note("compiler " + r.exit.describe());
   }
@@ -547,7 +596,8 @@ Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r, 
 namespace {
 
 Rejection preprocessed_too_large() {
-  return {"source_too_large", "the preprocessed candidate is larger than " + human_bytes(kMaxPreprocessedBytes)};
+  return {"source_too_large",
+          "the preprocessed candidate is larger than " + human_bytes(kMaxPreprocessedBytes)};
 }
 
 }  // namespace
@@ -572,7 +622,8 @@ Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) con
   const fs::path object = work / kObjectName;
   std::error_code ec;
   if (fs::file_size(object, ec) > kMaxObjectBytes && !ec) {
-    result->rejection = Rejection{"static_storage_too_large", "the built kernel is larger than 256 MiB (large static data)"};
+    result->rejection = Rejection{"static_storage_too_large",
+                                  "the built kernel is larger than 256 MiB (large static data)"};
     return Status::ok();
   }
   KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(object, kMaxObjectBytes));
@@ -580,15 +631,15 @@ Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) con
   return Status::ok();
 }
 
-Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source, BuildResult* result,
-                                   std::string* log) const {
+Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
+                                   BuildResult* result, std::string* log) const {
   const bool cuda = config_.backend == Backend::kCuda;
   const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
   if (!cuda) {
     // g++ -E with the compile's own flags is exactly what the compile sees, and keeps the
     // compile's diagnostics intact (-save-temps would lose macro-expansion notes).
     KEVIN_ASSIGN_OR_RETURN(Run pre, run_compiler(compiler_argv(source, Step::kPreprocess), work,
-                                                   kMaxPreprocessedBytes + 1, deadline));
+                                                 kMaxPreprocessedBytes + 1, deadline));
     result->timed_out = pre.timed_out;
     if (pre.file_too_large) result->rejection = preprocessed_too_large();
     if (!pre.ok) {
@@ -602,7 +653,8 @@ Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
     // own macros): exactly what it compiled, where `nvcc -E` would show one device view.
     fs::create_directories(work / kKeptDir);
   }
-  KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(compiler_argv(source, Step::kCompile), work, 0, deadline));
+  KEVIN_ASSIGN_OR_RETURN(Run run,
+                         run_compiler(compiler_argv(source, Step::kCompile), work, 0, deadline));
   *log = run.notes + run.output;
   result->timed_out = run.timed_out;
   result->device_global_bytes = cuda ? parse_ptxas_gmem(run.output) : 0;
@@ -613,8 +665,8 @@ Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
   return Status::ok();
 }
 
-Status CompileDriver::run_extension_pipeline(const fs::path& work, const ExtensionUnits& units, BuildResult* result,
-                                             std::string* log) const {
+Status CompileDriver::run_extension_pipeline(const fs::path& work, const ExtensionUnits& units,
+                                             BuildResult* result, std::string* log) const {
   const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
   const bool with_device = !units.device.empty();
   const ExtensionUnits light = {with_light_torch_header(units.host, UnitKind::kHost),
@@ -627,7 +679,8 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work, const Extensi
   KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kHostSource, light.host));
   // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
   // the compile's own flags); nothing built runs before every gate has passed.
-  std::vector<Job> jobs = {{host_argv(Step::kPreprocess), kMaxPreprocessedBytes + 1}, {host_argv(Step::kCompile), 0}};
+  std::vector<Job> jobs = {{host_argv(Step::kPreprocess), kMaxPreprocessedBytes + 1},
+                           {host_argv(Step::kCompile), 0}};
   if (with_device) {
     KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kDeviceSource, light.device));
     reset_kept();
@@ -666,7 +719,8 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work, const Extensi
   if (!all_ok) return Status::ok();
   if (with_device) result->device_global_bytes = parse_ptxas_gmem(runs[2].output);
   KEVIN_RETURN_IF_ERROR(gate_translation_units(work, result));
-  if (with_device && !result->rejection) KEVIN_RETURN_IF_ERROR(gate_translation_units(work / kKeptDir, result));
+  if (with_device && !result->rejection)
+    KEVIN_RETURN_IF_ERROR(gate_translation_units(work / kKeptDir, result));
   if (result->rejection) return Status::ok();
   KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(with_device), work, 0, deadline));
   *log += link.notes + link.output;
@@ -693,10 +747,12 @@ Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs:
   std::string log;
   KEVIN_RETURN_IF_ERROR(pipeline(work.path(), &result, &log));
   result.log = truncate_compiler_log(log, work.path().string(), config_.max_log_bytes);
-  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   keep_only_object(work.path(), result.ok);
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "build.json", dump_json(entry_json(result, compiler_version_), 1)));
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "build.json",
+                                          dump_json(entry_json(result, compiler_version_), 1)));
   ::chmod(work.path().c_str(), 0755);  // runners read objects under another uid
   if (result.ok) ::chmod((work.path() / kObjectName).c_str(), 0755);
   const fs::path staged = work.release();
@@ -712,7 +768,8 @@ Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs:
   return stored;
 }
 
-Result<BuildResult> CompileDriver::cached_or_built(const std::string& key, const Pipeline& pipeline) const {
+Result<BuildResult> CompileDriver::cached_or_built(const std::string& key,
+                                                   const Pipeline& pipeline) const {
   const auto start = std::chrono::steady_clock::now();
   const fs::path entry = config_.cache_dir / "builds" / key.substr(0, 2) / key;
   if (fs::exists(entry / "build.json")) {
@@ -723,7 +780,9 @@ Result<BuildResult> CompileDriver::cached_or_built(const std::string& key, const
       sys::touch_entry(entry);
       if (hit->ok) hit->lease = std::move(lease).value();
       hit->cache_hit = true;
-      hit->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      hit->compile_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
       return hit;
     }
   }
@@ -731,24 +790,28 @@ Result<BuildResult> CompileDriver::cached_or_built(const std::string& key, const
 }
 
 Result<BuildResult> CompileDriver::build(std::string_view source) const {
-  if (config_.torch) return failed_precondition("this compile driver builds PyTorch extensions (build_extension)");
-  return cached_or_built(cache_key({source}), [&](const fs::path& work, BuildResult* result, std::string* log) {
-    const fs::path src = work / (config_.backend == Backend::kCuda ? "candidate.cu" : "candidate.cpp");
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
-    return run_pipeline(work, src, result, log);
-  });
+  if (config_.torch)
+    return failed_precondition("this compile driver builds PyTorch extensions (build_extension)");
+  return cached_or_built(
+      cache_key({source}), [&](const fs::path& work, BuildResult* result, std::string* log) {
+        const fs::path src =
+            work / (config_.backend == Backend::kCuda ? "candidate.cu" : "candidate.cpp");
+        KEVIN_RETURN_IF_ERROR(write_file_atomic(src, source));
+        return run_pipeline(work, src, result, log);
+      });
 }
 
 Result<BuildResult> CompileDriver::build_extension(const ExtensionUnits& units) const {
-  if (!config_.torch) return failed_precondition("this compile driver builds kevin's ABI, not PyTorch extensions");
+  if (!config_.torch)
+    return failed_precondition("this compile driver builds kevin's ABI, not PyTorch extensions");
   const bool with_device = !units.device.empty();
   if (with_device && config_.backend != Backend::kCuda) {
     return invalid_argument("an extension with CUDA sources cannot be built for the CPU backend");
   }
-  return cached_or_built(cache_key({units.host, units.device}), [&](const fs::path& work, BuildResult* result,
-                                                                    std::string* log) {
-    return run_extension_pipeline(work, units, result, log);
-  });
+  return cached_or_built(cache_key({units.host, units.device}),
+                         [&](const fs::path& work, BuildResult* result, std::string* log) {
+                           return run_extension_pipeline(work, units, result, log);
+                         });
 }
 
 void CompileDriver::account_store(uint64_t bytes) const {
@@ -767,15 +830,16 @@ void CompileDriver::account_store(uint64_t bytes) const {
 }
 
 Status CompileDriver::enforce_cache_cap(uint64_t max_bytes) const {
-  KEVIN_ASSIGN_OR_RETURN(sys::EvictionStats stats, sys::evict_to_cap(config_.cache_dir / "builds", max_bytes));
+  KEVIN_ASSIGN_OR_RETURN(sys::EvictionStats stats,
+                         sys::evict_to_cap(config_.cache_dir / "builds", max_bytes));
   if (stats.skipped) return Status::ok();  // another process is evicting right now
   std::lock_guard<std::mutex> lock(accounting_->mu);
   accounting_->scanned = true;
   accounting_->bytes = stats.bytes_after;
   accounting_->stores_since_scan = 0;
   if (stats.evicted > 0) {
-    KEVIN_LOG(debug) << "build cache: evicted " << stats.evicted << " entries, " << stats.bytes_after << " bytes left ("
-                     << stats.in_use << " in use)";
+    KEVIN_LOG(debug) << "build cache: evicted " << stats.evicted << " entries, "
+                     << stats.bytes_after << " bytes left (" << stats.in_use << " in use)";
   }
   return Status::ok();
 }

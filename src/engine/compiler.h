@@ -37,20 +37,20 @@ struct CompilerConfig {
   std::filesystem::path cache_dir;        // entries go under <cache_dir>/builds
   std::filesystem::path abi_include_dir;  // folder holding kevin_abi.h
   std::string cuda_arch = "sm_90a";
-  std::filesystem::path nvcc = "nvcc";    // resolved on PATH or /usr/local/cuda/bin if relative
+  std::filesystem::path nvcc = "nvcc";  // resolved on PATH or /usr/local/cuda/bin if relative
   std::filesystem::path gxx = "g++";
-  std::chrono::seconds timeout{180};      // wall clock, and CPU time of each compiler process
-  size_t max_log_bytes = 6000;            // compiler diagnostics kept for feedback
+  std::chrono::seconds timeout{180};  // wall clock, and CPU time of each compiler process
+  size_t max_log_bytes = 6000;        // compiler diagnostics kept for feedback
 
   // The compiler sandbox. With `sandbox` false the compiler runs unconfined (only its
   // environment is scrubbed): the --no-sandbox debugging path.
   bool sandbox = true;
-  std::filesystem::path sandbox_path;     // kevin-sandbox; empty: beside the running executable
+  std::filesystem::path sandbox_path;  // kevin-sandbox; empty: beside the running executable
   uint64_t memory_limit_bytes = uint64_t{8} << 30;       // address space of each compiler process
   uint64_t file_size_limit_bytes = uint64_t{512} << 20;  // largest file the compiler may write
   uint64_t tmp_bytes = uint64_t{512} << 20;              // the sandbox's private /tmp
-  size_t max_output_bytes = size_t{4} << 20;  // diagnostics beyond this stop the compiler
-  std::vector<std::filesystem::path> extra_read_only;    // more paths the toolchain needs
+  size_t max_output_bytes = size_t{4} << 20;           // diagnostics beyond this stop the compiler
+  std::vector<std::filesystem::path> extra_read_only;  // more paths the toolchain needs
 
   // Cap on the bytes under <cache_dir>/builds; least recently used entries that no
   // BuildResult holds are evicted after a store that goes over it.
@@ -64,17 +64,17 @@ struct CompilerConfig {
 };
 
 struct BuildResult {
-  bool ok = false;                        // true: `object` is built and passed both gates
-  std::string log;                        // compiler diagnostics, truncated, paths scrubbed
-  std::filesystem::path object;           // the shared object when ok
-  std::string key;                        // cache key (hex SHA-256)
-  double compile_ms = 0;                  // time spent now: the build, or the cache lookup on a hit
+  bool ok = false;               // true: `object` is built and passed both gates
+  std::string log;               // compiler diagnostics, truncated, paths scrubbed
+  std::filesystem::path object;  // the shared object when ok
+  std::string key;               // cache key (hex SHA-256)
+  double compile_ms = 0;         // time spent now: the build, or the cache lookup on a hit
   bool cache_hit = false;
-  uint64_t device_global_bytes = 0;       // __device__ storage reported by ptxas
+  uint64_t device_global_bytes = 0;  // __device__ storage reported by ptxas
   // Set when a gate refused the preprocessed source or the built object: ok is false and
   // there is no object (the judge's verdict is `rejected` with this rule).
   std::optional<Rejection> rejection;
-  bool timed_out = false;                 // the compiler ran out of time (ok is false)
+  bool timed_out = false;  // the compiler ran out of time (ok is false)
   // Keeps the cache entry, and so `object`, from being evicted (by any process) while this
   // result is alive; held only when ok. Drop the result (or reset the lease) when done.
   sys::FileLock lease;
@@ -125,9 +125,11 @@ class CompileDriver {
   };
   enum class Step { kPreprocess, kCompile };
   // What a fresh build does in its work folder: writes its sources and runs its pipeline.
-  using Pipeline = std::function<Status(const std::filesystem::path& work, BuildResult*, std::string* log)>;
+  using Pipeline =
+      std::function<Status(const std::filesystem::path& work, BuildResult*, std::string* log)>;
 
-  CompileDriver(CompilerConfig config, std::string version, std::vector<std::filesystem::path> toolchain);
+  CompileDriver(CompilerConfig config, std::string version,
+                std::vector<std::filesystem::path> toolchain);
   std::string cache_key(std::initializer_list<std::string_view> sources) const;
   std::filesystem::path compiler() const;
   std::vector<std::string> compiler_argv(const std::filesystem::path& source, Step step) const;
@@ -136,7 +138,8 @@ class CompileDriver {
   std::vector<std::string> device_argv() const;
   std::vector<std::string> link_argv(bool with_device) const;
   // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
-  std::vector<std::string> sandboxed(const std::vector<std::string>& argv, const std::filesystem::path& work,
+  std::vector<std::string> sandboxed(const std::vector<std::string>& argv,
+                                     const std::filesystem::path& work,
                                      uint64_t file_size_limit) const;
   // Runs `argv` in `work` (empty: no work folder) until `deadline`, sandboxed unless
   // configured otherwise; `file_size_limit` 0 means the configured one. An error only when
@@ -145,7 +148,8 @@ class CompileDriver {
                            uint64_t file_size_limit, sys::Deadline deadline) const;
   // Runs `jobs` at the same time in `work` (lent to the sandbox's user once for all of them);
   // their runs in order. Errors as run_compiler.
-  Result<std::vector<Run>> run_compilers(const std::vector<Job>& jobs, const std::filesystem::path& work,
+  Result<std::vector<Run>> run_compilers(const std::vector<Job>& jobs,
+                                         const std::filesystem::path& work,
                                          sys::Deadline deadline) const;
   Result<Run> classify(const sys::CommandResult& r, uint64_t file_size_limit) const;
   // Preprocess (CPU) → translation-unit gate → compile → (CUDA: unit gate) → object gate,
@@ -155,8 +159,8 @@ class CompileDriver {
   // build_extension's: writes the units, runs g++ -E and g++ -c of main.cpp and nvcc -c of
   // cuda.cu at once (first with the light torch header; a unit whose light form fails is
   // built again as written) → gates → link → object gate.
-  Status run_extension_pipeline(const std::filesystem::path& work, const ExtensionUnits& units, BuildResult* result,
-                                std::string* log) const;
+  Status run_extension_pipeline(const std::filesystem::path& work, const ExtensionUnits& units,
+                                BuildResult* result, std::string* log) const;
   Status find_include_roots();
   Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;
   Status gate_object(const std::filesystem::path& work, BuildResult* result) const;
@@ -169,15 +173,14 @@ class CompileDriver {
   std::string compiler_version_;
   std::vector<std::filesystem::path> toolchain_;  // read-only binds of the sandbox
   std::vector<std::string> include_roots_;        // where included files may come from
-  std::string cuda_include_dir_;                  // torch drivers on CUDA: the toolkit's headers, for g++
+  std::string cuda_include_dir_;  // torch drivers on CUDA: the toolkit's headers, for g++
   std::shared_ptr<Accounting> accounting_;
 };
 
 // Keeps the start of a compiler log (the first errors are the useful ones), at most
 // `max_bytes`, cut at a line boundary, noting how much was dropped. Also replaces
 // `build_dir` paths with nothing so the model sees "candidate.cu:12:3: error ...".
-std::string truncate_compiler_log(std::string log, const std::string& build_dir,
-                                  size_t max_bytes);
+std::string truncate_compiler_log(std::string log, const std::string& build_dir, size_t max_bytes);
 
 // The "N bytes gmem" figure from ptxas -v output (sum over kernels' module lines).
 uint64_t parse_ptxas_gmem(std::string_view log);

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr const char* kSecret = "SECRET-EXPECTED-7731";
-constexpr const char* kEntry = "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args*) { return 0; }\n";
+constexpr const char* kEntry =
+    "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args*) { return 0; }\n";
 
 // A cache folder laid out like the judge's, with "expected outputs" a candidate must not reach.
 class SandboxedCompile : public ::testing::TestWithParam<Backend> {
@@ -34,7 +35,8 @@ class SandboxedCompile : public ::testing::TestWithParam<Backend> {
     std::ofstream(secret_) << kSecret << "\n";
     ::chmod(secret_.c_str(), 0644);  // even readable by nobody, had it been visible
     auto d = CompileDriver::create(config());
-    if (!d.is_ok() && GetParam() == Backend::kCuda) GTEST_SKIP() << "no nvcc: " << d.status().message();
+    if (!d.is_ok() && GetParam() == Backend::kCuda)
+      GTEST_SKIP() << "no nvcc: " << d.status().message();
     ASSERT_TRUE(d.is_ok()) << d.status().to_string();
     driver_.emplace(std::move(d).value());
   }
@@ -73,7 +75,8 @@ class SandboxedCompile : public ::testing::TestWithParam<Backend> {
 
 TEST_P(SandboxedCompile, AbsoluteIncludesOfHostFilesAreNotRead) {
   std::string hostname = read_file("/etc/hostname").value_or("");
-  while (!hostname.empty() && (hostname.back() == '\n' || hostname.back() == ' ')) hostname.pop_back();
+  while (!hostname.empty() && (hostname.back() == '\n' || hostname.back() == ' '))
+    hostname.pop_back();
   auto host = refused(std::string("#include \"/etc/hostname\"\n") + kEntry);
   if (hostname.size() >= 4) {
     EXPECT_EQ(host.log.find(hostname), std::string::npos) << host.log;
@@ -88,8 +91,8 @@ TEST_P(SandboxedCompile, AbsoluteIncludesOfHostFilesAreNotRead) {
 TEST_P(SandboxedCompile, IncbinOfTheJudgesFilesIsNotEmbedded) {
   // Host-side assembly: refused by the gate on the CPU backend; on CUDA the assembler runs
   // and only the sandbox keeps the file out of the object.
-  const std::string source = std::string(kEntry) + "asm(\".section .rodata\\n.incbin \\\"" + secret_.string() +
-                             "\\\"\\n.previous\");\n";
+  const std::string source = std::string(kEntry) + "asm(\".section .rodata\\n.incbin \\\"" +
+                             secret_.string() + "\\\"\\n.previous\");\n";
   auto r = refused(source);
   if (!r.rejection) {
     EXPECT_NE(r.log.find("file not found: " + secret_.string()), std::string::npos) << r.log;
@@ -113,11 +116,13 @@ TEST_P(SandboxedCompile, TemplateExplosionIsBoundedByMemoryOrTime) {
   driver_.emplace(std::move(d).value());
   // 2^40 distinct instantiations.
   const std::string source = std::string(kEntry) +
-                             "template <int N, long M> struct F { static constexpr long v = F<N - 1, 2 * M>::v + F<N - 1, 2 * M + 1>::v; };\n"
+                             "template <int N, long M> struct F { static constexpr long v = F<N - "
+                             "1, 2 * M>::v + F<N - 1, 2 * M + 1>::v; };\n"
                              "template <long M> struct F<0, M> { static constexpr long v = 1; };\n"
                              "long x = F<40, 0>::v;\n";
   auto r = refused(source, 45s);
-  const bool bounded = r.log.find("memory limit") != std::string::npos || r.log.find("timed out") != std::string::npos ||
+  const bool bounded = r.log.find("memory limit") != std::string::npos ||
+                       r.log.find("timed out") != std::string::npos ||
                        r.log.find("depth") != std::string::npos;
   EXPECT_TRUE(bounded) << r.log;
 }
@@ -132,7 +137,8 @@ TEST_P(SandboxedCompile, DiagnosticFloodIsStopped) {
   }
   source += "void flood() { W5 }\n";
   auto r = refused(source, 60s);
-  EXPECT_NE(r.log.find("of diagnostics and was stopped"), std::string::npos) << r.log.substr(0, 2000);
+  EXPECT_NE(r.log.find("of diagnostics and was stopped"), std::string::npos)
+      << r.log.substr(0, 2000);
   EXPECT_LE(r.log.size(), driver_->config().max_log_bytes + 200);
 }
 
@@ -142,20 +148,25 @@ TEST_P(SandboxedCompile, OutputFileSizeIsLimited) {
   auto d = CompileDriver::create(c);
   ASSERT_TRUE(d.is_ok());
   driver_.emplace(std::move(d).value());
-  auto r = refused("#include \"kevin_abi.h\"\nstatic const char big[8 << 20] = {1};\n"
-                   "extern \"C\" int kevin_forward(const kevin_args* a) { return big[a->num_inputs]; }\n");
-  EXPECT_NE(r.log.find("the compiler exceeded its output file size limit (4 MiB)"), std::string::npos) << r.log;
+  auto r = refused(
+      "#include \"kevin_abi.h\"\nstatic const char big[8 << 20] = {1};\n"
+      "extern \"C\" int kevin_forward(const kevin_args* a) { return big[a->num_inputs]; }\n");
+  EXPECT_NE(r.log.find("the compiler exceeded its output file size limit (4 MiB)"),
+            std::string::npos)
+      << r.log;
 }
 
 TEST_P(SandboxedCompile, GoodFixturesStillBuild) {
-  const fs::path dir = fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels" / (cuda() ? "cuda" : "cpu");
+  const fs::path dir =
+      fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels" / (cuda() ? "cuda" : "cpu");
   int seen = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().filename().string().rfind("good_", 0) != 0) continue;
     ++seen;
     auto r = driver_->build(read_file(e.path()).value());
     ASSERT_TRUE(r.is_ok()) << e.path() << ": " << r.status().to_string();
-    EXPECT_TRUE(r->ok) << e.path() << ": " << r->log << (r->rejection ? r->rejection->rule + ": " + r->rejection->detail : "");
+    EXPECT_TRUE(r->ok) << e.path() << ": " << r->log
+                       << (r->rejection ? r->rejection->rule + ": " + r->rejection->detail : "");
   }
   EXPECT_GE(seen, 5);
 }
@@ -175,18 +186,22 @@ TEST_P(SandboxedCompile, DISABLED_MeasureSandboxCost) {
     std::vector<double> ms;
     for (int i = 0; i < 5; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      auto r = d->build(source + "// miss " + std::to_string(sandbox) + " " + std::to_string(i) + " " +
-                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n");
+      auto r = d->build(
+          source + "// miss " + std::to_string(sandbox) + " " + std::to_string(i) + " " +
+          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n");
       ASSERT_TRUE(r.is_ok() && r->ok && !r->cache_hit);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%s sandbox=%s: median %.0f ms, min %.0f ms, max %.0f ms (5 cache misses)\n", cuda() ? "cuda" : "cpu",
-                sandbox ? "on " : "off", ms[2], ms[0], ms[4]);
+    std::printf("%s sandbox=%s: median %.0f ms, min %.0f ms, max %.0f ms (5 cache misses)\n",
+                cuda() ? "cuda" : "cpu", sandbox ? "on " : "off", ms[2], ms[0], ms[4]);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, SandboxedCompile, ::testing::Values(Backend::kCpu, Backend::kCuda),
+INSTANTIATE_TEST_SUITE_P(Backends, SandboxedCompile,
+                         ::testing::Values(Backend::kCpu, Backend::kCuda),
                          [](const auto& p) { return p.param == Backend::kCuda ? "Cuda" : "Cpu"; });
 
 }  // namespace

@@ -42,14 +42,17 @@ class CompilerTest : public ::testing::Test {
     EXPECT_TRUE(d.is_ok()) << d.status().to_string();
     return std::move(d).value();
   }
-  fs::path entry_of(const BuildResult& r) const { return cache_.path() / "builds" / r.key.substr(0, 2) / r.key; }
+  fs::path entry_of(const BuildResult& r) const {
+    return cache_.path() / "builds" / r.key.substr(0, 2) / r.key;
+  }
 
   sys::TempDir cache_;
   std::optional<CompileDriver> driver_;
 };
 
 constexpr const char* kGood =
-    "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return a->num_inputs; }\n";
+    "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return "
+    "a->num_inputs; }\n";
 std::string variant(int i) { return std::string(kGood) + "// variant " + std::to_string(i) + "\n"; }
 
 TEST_F(CompilerTest, BuildsThenHitsCache) {
@@ -68,7 +71,8 @@ TEST_F(CompilerTest, BuildsThenHitsCache) {
   EXPECT_NE(driver_->build(std::string(kGood) + "\n// changed\n")->key, first->key);
   // Only the object and the record are cached: no source, no preprocessed unit.
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(entry_of(*first))) files.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(entry_of(*first)))
+    files.push_back(e.path().filename().string());
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files, (std::vector<std::string>{"build.json", "candidate.so", "lock"}));
 }
@@ -87,23 +91,30 @@ TEST_F(CompilerTest, GoodFixturesBuildAndPassTheGates) {
 }
 
 TEST_F(CompilerTest, CompileErrorsAreResultsWithScrubbedLog) {
-  auto r = driver_->build("#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return undefined_name; }\n");
+  auto r = driver_->build(
+      "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return "
+      "undefined_name; }\n");
   ASSERT_TRUE(r.is_ok());
   EXPECT_FALSE(r->ok);
   EXPECT_FALSE(r->rejection.has_value());
   EXPECT_FALSE(r->lease.held());
   EXPECT_NE(r->log.find("candidate.cpp:2"), std::string::npos) << r->log;
   EXPECT_EQ(r->log.find(cache_.path().string()), std::string::npos) << "paths must be scrubbed";
-  auto again = driver_->build("#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return undefined_name; }\n");
+  auto again = driver_->build(
+      "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return "
+      "undefined_name; }\n");
   EXPECT_TRUE(again->cache_hit) << "failed builds are cached too";
 }
 
 TEST_F(CompilerTest, GateRefusalsAreCachedWithoutTheObject) {
   // The object gate: an import that is not on the list.
-  const std::string imports_malloc = read_file(fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels/cpu/hostile_malloc_huge.cpp").value();
+  const std::string imports_malloc =
+      read_file(fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels/cpu/hostile_malloc_huge.cpp")
+          .value();
   // The translation-unit gate: a constructor that only macro expansion reveals.
-  const std::string hidden_constructor = std::string(kGood) +
-                                         "#define ATTR(x) __attribute__((x))\nATTR(constructor) static void at_load() {}\n";
+  const std::string hidden_constructor =
+      std::string(kGood) +
+      "#define ATTR(x) __attribute__((x))\nATTR(constructor) static void at_load() {}\n";
   for (const std::string& source : {imports_malloc, hidden_constructor}) {
     auto r = driver_->build(source);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -149,7 +160,9 @@ TEST_F(CompilerTest, ConcurrentBuildersOfSameSourceAgree) {
   const CompileDriver other = make_driver(config());  // a second driver on the same cache
   const std::string src = std::string(kGood) + "// concurrent\n";
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] { results[static_cast<size_t>(i)] = (i % 2 ? other : *driver_).build(src).value(); });
+    threads.emplace_back([&, i] {
+      results[static_cast<size_t>(i)] = (i % 2 ? other : *driver_).build(src).value();
+    });
   }
   for (auto& t : threads) t.join();
   for (const auto& r : results) {
@@ -187,7 +200,8 @@ TEST_F(CompilerTest, EvictsLeastRecentlyUsedFirst) {
     auto r = driver_->build(variant(10 + i));
     ASSERT_TRUE(r.is_ok() && r->ok);
     entries.push_back(entry_of(*r));
-    one_entry = std::max<uint64_t>(one_entry, fs::file_size(r->object) + fs::file_size(entries.back() / "build.json"));
+    one_entry = std::max<uint64_t>(
+        one_entry, fs::file_size(r->object) + fs::file_size(entries.back() / "build.json"));
     std::this_thread::sleep_for(20ms);  // distinct last-use times
   }
   ASSERT_TRUE(driver_->build(variant(10))->cache_hit);  // the oldest is used again
@@ -235,26 +249,32 @@ TEST_F(CompilerTest, AMissingOrFailingSandboxIsAnErrorAndNothingIsCached) {
   EXPECT_EQ(CompileDriver::create(c).status().code(), StatusCode::kNotFound);
   // A sandbox that cannot set itself up on this machine: one line, its own exit code.
   const fs::path fake = cache_.path() / "fake-sandbox";
-  std::ofstream(fake) << "#!/bin/sh\necho 'kevin-sandbox: cannot create namespaces (unshare): Operation not permitted' >&2\nexit 111\n";
+  std::ofstream(fake) << "#!/bin/sh\necho 'kevin-sandbox: cannot create namespaces (unshare): "
+                         "Operation not permitted' >&2\nexit 111\n";
   ::chmod(fake.c_str(), 0755);
   c.sandbox_path = fake;
   auto d = CompileDriver::create(c);
   ASSERT_FALSE(d.is_ok());
   EXPECT_EQ(d.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(d.status().message().find("cannot create namespaces"), std::string::npos) << d.status().to_string();
+  EXPECT_NE(d.status().message().find("cannot create namespaces"), std::string::npos)
+      << d.status().to_string();
   // One that works for the version query, then fails: build() errs and caches nothing.
-  std::ofstream(fake) << "#!/bin/sh\ncase \"$*\" in *--version*|*' -v '*) pass=1;; esac\n"
-                      << "if [ -n \"$pass\" ]; then while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"; fi\n"
-                      << "echo 'kevin-sandbox: mount tmpfs on /tmp: Permission denied' >&2\nexit 111\n";
+  std::ofstream(fake)
+      << "#!/bin/sh\ncase \"$*\" in *--version*|*' -v '*) pass=1;; esac\n"
+      << "if [ -n \"$pass\" ]; then while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"; "
+         "fi\n"
+      << "echo 'kevin-sandbox: mount tmpfs on /tmp: Permission denied' >&2\nexit 111\n";
   auto flaky = CompileDriver::create(c);
   ASSERT_TRUE(flaky.is_ok()) << flaky.status().to_string();
   auto r = flaky->build(variant(40));
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(r.status().message().find("mount tmpfs on /tmp"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("mount tmpfs on /tmp"), std::string::npos)
+      << r.status().to_string();
   std::error_code ec;
   size_t entries = 0;
-  for (auto it = fs::recursive_directory_iterator(cache_.path() / "builds", ec); !ec && it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(cache_.path() / "builds", ec);
+       !ec && it != fs::recursive_directory_iterator(); ++it) {
     if (it->path().filename() == "build.json") ++entries;
   }
   EXPECT_EQ(entries, 0u) << "an internal failure is not a verdict";
@@ -268,7 +288,8 @@ TEST(CompilerLog, TruncatesAtLineBoundaryAndDropsPtxasNoise) {
   EXPECT_EQ(t.find("ptxas info"), std::string::npos);
   EXPECT_NE(t.find("more bytes of compiler output omitted"), std::string::npos);
   EXPECT_LT(t.size(), 300u);
-  EXPECT_EQ(parse_ptxas_gmem("ptxas info    : 4 bytes gmem\nptxas info : 1024 bytes gmem\n"), 1028u);
+  EXPECT_EQ(parse_ptxas_gmem("ptxas info    : 4 bytes gmem\nptxas info : 1024 bytes gmem\n"),
+            1028u);
 }
 
 }  // namespace

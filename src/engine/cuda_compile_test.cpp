@@ -14,15 +14,19 @@ namespace kevin::engine {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path fixture(const std::string& name) { return fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels/cuda" / name; }
+fs::path fixture(const std::string& name) {
+  return fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels/cuda" / name;
+}
 
 // The rule that fires for `file`, or "" when it passes both gates.
 std::string gate_rule(const CompileDriver& driver, const std::string& file) {
   const std::string source = read_file(fixture(file)).value();
   if (auto r = check_source(source, Backend::kCuda)) return r->rule;
   auto built = driver.build(source);
-  if (built.is_ok() && built->rejection) return built->rejection->rule;  // the build runs the gates itself
-  EXPECT_TRUE(built.is_ok() && built->ok) << file << ": " << (built.is_ok() ? built->log : built.status().to_string());
+  if (built.is_ok() && built->rejection)
+    return built->rejection->rule;  // the build runs the gates itself
+  EXPECT_TRUE(built.is_ok() && built->ok)
+      << file << ": " << (built.is_ok() ? built->log : built.status().to_string());
   if (!built.is_ok() || !built->ok) return "compile_error";
   auto symbols = read_elf_symbols(read_file(built->object).value());
   EXPECT_TRUE(symbols.is_ok());
@@ -47,7 +51,9 @@ TEST(CudaCompile, GatesOnRealNvccOutput) {
   EXPECT_EQ(gate_rule(*driver, "hostile_private_stream.cu"), "import_not_allowed");
   EXPECT_EQ(gate_rule(*driver, "hostile_timer_import.cu"), "import_not_allowed");
   EXPECT_EQ(gate_rule(*driver, "hostile_device_cache_512mib.cu"), "static_storage_too_large");
-  auto bad = driver->build("#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return nope; }\n");
+  auto bad = driver->build(
+      "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return "
+      "nope; }\n");
   ASSERT_TRUE(bad.is_ok());
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->log.find("candidate.cu"), std::string::npos) << bad->log;

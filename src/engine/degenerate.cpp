@@ -37,11 +37,12 @@ std::optional<std::vector<uint8_t>> encode(double value, DType dtype) {
 }
 
 // True when an output made of `element` repeated passes against `expected` (count elements).
-bool repeated_element_passes(const std::vector<uint8_t>& element, const uint8_t* expected, DType dtype,
-                             uint64_t count, Tolerance tol) {
+bool repeated_element_passes(const std::vector<uint8_t>& element, const uint8_t* expected,
+                             DType dtype, uint64_t count, Tolerance tol) {
   const size_t size = element.size();
   std::vector<uint8_t> chunk(static_cast<size_t>(std::min(count, kChunkElements)) * size);
-  for (size_t i = 0; i < chunk.size(); i += size) std::memcpy(chunk.data() + i, element.data(), size);
+  for (size_t i = 0; i < chunk.size(); i += size)
+    std::memcpy(chunk.data() + i, element.data(), size);
   for (uint64_t begin = 0; begin < count; begin += kChunkElements) {
     const uint64_t n = std::min(kChunkElements, count - begin);
     if (!compare_buffers(chunk.data(), expected + begin * size, dtype, n, tol).ok()) return false;
@@ -51,27 +52,34 @@ bool repeated_element_passes(const std::vector<uint8_t>& element, const uint8_t*
 
 double mean_of(const uint8_t* data, DType dtype, uint64_t count) {
   double sum = 0;
-  for (uint64_t i = 0; i < count; ++i) sum += runner::load_as_double(data, static_cast<int32_t>(dtype), i);
+  for (uint64_t i = 0; i < count; ++i)
+    sum += runner::load_as_double(data, static_cast<int32_t>(dtype), i);
   return count == 0 ? 0 : sum / static_cast<double>(count);
 }
 
 class Checker {
  public:
-  Checker(const ReferenceSet& ref, const ToleranceProfile& tolerance, const uint8_t* inputs, const uint8_t* expected)
-      : ref_(ref), tolerance_(tolerance), inputs_(inputs), expected_(expected),
-        in_layout_(layout_of(ref.input_tensors())), out_layout_(layout_of(ref.outputs)) {}
+  Checker(const ReferenceSet& ref, const ToleranceProfile& tolerance, const uint8_t* inputs,
+          const uint8_t* expected)
+      : ref_(ref),
+        tolerance_(tolerance),
+        inputs_(inputs),
+        expected_(expected),
+        in_layout_(layout_of(ref.input_tensors())),
+        out_layout_(layout_of(ref.outputs)) {}
 
   // The trivial strategies that pass for output `o` on every correctness set.
   std::vector<std::string> passing_strategies(size_t o) const {
     std::vector<std::string> found;
     const TensorSpec& spec = ref_.outputs[o];
     if (on_every_set(o, [&](const uint8_t* want, size_t) {
-          return repeated_element_passes(std::vector<uint8_t>(dtype_size(spec.dtype), 0), want, spec.dtype, count(o),
-                                         tol(o));
+          return repeated_element_passes(std::vector<uint8_t>(dtype_size(spec.dtype), 0), want,
+                                         spec.dtype, count(o), tol(o));
         })) {
       found.push_back("an all-zero " + name(o));
     }
-    if (auto c = constant(o); c && on_every_set(o, [&](const uint8_t* want, size_t) {
+    if (auto c = constant(o);
+        c && on_every_set(o, [&](const uint8_t* want, size_t) {
           return repeated_element_passes(*c, want, spec.dtype, count(o), tol(o));
         })) {
       found.push_back("a constant " + name(o));
@@ -97,7 +105,9 @@ class Checker {
  private:
   uint64_t count(size_t o) const { return static_cast<uint64_t>(ref_.outputs[o].numel()); }
   Tolerance tol(size_t o) const { return tolerance_.for_dtype(ref_.outputs[o].dtype); }
-  std::string name(size_t o) const { return ref_.outputs.size() == 1 ? "output" : "output " + std::to_string(o); }
+  std::string name(size_t o) const {
+    return ref_.outputs.size() == 1 ? "output" : "output " + std::to_string(o);
+  }
   const uint8_t* expected(size_t o, size_t set) const {
     return expected_ + set * out_layout_.set_bytes + out_layout_.offsets[o];
   }
@@ -112,7 +122,8 @@ class Checker {
   std::optional<std::vector<uint8_t>> constant(size_t o) const {
     const TensorSpec& spec = ref_.outputs[o];
     if (count(o) == 0) return std::nullopt;
-    if (is_floating(spec.dtype)) return encode(mean_of(expected(o, 0), spec.dtype, count(o)), spec.dtype);
+    if (is_floating(spec.dtype))
+      return encode(mean_of(expected(o, 0), spec.dtype, count(o)), spec.dtype);
     const uint8_t* first = expected(o, 0);
     return std::vector<uint8_t>(first, first + dtype_size(spec.dtype));
   }
@@ -126,7 +137,8 @@ class Checker {
 
 }  // namespace
 
-Result<std::vector<std::string>> degenerate_outputs(const ReferenceSet& ref, const ToleranceProfile& tolerance) {
+Result<std::vector<std::string>> degenerate_outputs(const ReferenceSet& ref,
+                                                    const ToleranceProfile& tolerance) {
   const uint64_t in_bytes = ref.num_sets * layout_of(ref.input_tensors()).set_bytes;
   const uint64_t out_bytes = ref.num_sets * layout_of(ref.outputs).set_bytes;
   KEVIN_ASSIGN_OR_RETURN(sys::SharedMemory inputs, map_file(ref.inputs_file(), in_bytes));
@@ -137,7 +149,8 @@ Result<std::vector<std::string>> degenerate_outputs(const ReferenceSet& ref, con
     const auto strategies = checker.passing_strategies(o);
     // One output computed honestly is enough to make a trivial answer fail somewhere.
     if (strategies.empty()) return std::vector<std::string>{};
-    for (const auto& s : strategies) reasons.push_back(s + " passes the tolerance on every correctness set");
+    for (const auto& s : strategies)
+      reasons.push_back(s + " passes the tolerance on every correctness set");
   }
   return reasons;
 }

@@ -17,6 +17,7 @@ namespace kevin::engine {
 // One sentence per trivial output that passes on all K correctness sets, e.g. "an all-zero
 // output passes the tolerance"; empty when the data is sound. Reads the reference data files
 // (uses several threads for large outputs). Errors: the data files are missing or short.
-Result<std::vector<std::string>> degenerate_outputs(const ReferenceSet& ref, const ToleranceProfile& tolerance);
+Result<std::vector<std::string>> degenerate_outputs(const ReferenceSet& ref,
+                                                    const ToleranceProfile& tolerance);
 
 }  // namespace kevin::engine

@@ -30,7 +30,9 @@ class Degenerate : public ::testing::Test {
   sys::TempDir dir_;
 };
 
-TEST_F(Degenerate, AnHonestTaskHasNoTrivialAnswer) { EXPECT_TRUE(reasons([](float a, float b) { return a + b; }).empty()); }
+TEST_F(Degenerate, AnHonestTaskHasNoTrivialAnswer) {
+  EXPECT_TRUE(reasons([](float a, float b) { return a + b; }).empty());
+}
 
 TEST_F(Degenerate, ATinyOutputPassesAsZerosAndAsAConstant) {
   const auto r = reasons([](float a, float b) { return (a + b) * 1e-7f; });

@@ -28,8 +28,12 @@ class DeviceGate {
 // RAII holders.
 class SharedDeviceLock {
  public:
-  explicit SharedDeviceLock(DeviceGate* g) : g_(g) { if (g_) g_->lock_shared(); }
-  ~SharedDeviceLock() { if (g_) g_->unlock_shared(); }
+  explicit SharedDeviceLock(DeviceGate* g) : g_(g) {
+    if (g_) g_->lock_shared();
+  }
+  ~SharedDeviceLock() {
+    if (g_) g_->unlock_shared();
+  }
   SharedDeviceLock(const SharedDeviceLock&) = delete;
   SharedDeviceLock& operator=(const SharedDeviceLock&) = delete;
 
@@ -39,8 +43,12 @@ class SharedDeviceLock {
 
 class ExclusiveDeviceLock {
  public:
-  explicit ExclusiveDeviceLock(DeviceGate* g) : g_(g) { if (g_) g_->lock(); }
-  ~ExclusiveDeviceLock() { if (g_) g_->unlock(); }
+  explicit ExclusiveDeviceLock(DeviceGate* g) : g_(g) {
+    if (g_) g_->lock();
+  }
+  ~ExclusiveDeviceLock() {
+    if (g_) g_->unlock();
+  }
   ExclusiveDeviceLock(const ExclusiveDeviceLock&) = delete;
   ExclusiveDeviceLock& operator=(const ExclusiveDeviceLock&) = delete;
 

@@ -29,7 +29,8 @@ bool read_at(std::string_view image, uint64_t offset, T* out) {
 }
 
 // NUL-terminated string at `offset` inside the string table [table, table + size).
-bool string_at(std::string_view image, uint64_t table, uint64_t size, uint64_t offset, std::string_view* out) {
+bool string_at(std::string_view image, uint64_t table, uint64_t size, uint64_t offset,
+               std::string_view* out) {
   if (table > image.size() || size > image.size() - table || offset >= size) return false;
   const std::string_view strtab = image.substr(table, size);
   const size_t end = strtab.find('\0', offset);
@@ -67,8 +68,8 @@ Result<Headers> read_headers(std::string_view image) {
 
 // Calls fn(symbol, name) for every entry after the null one of the symbol table `table`.
 template <typename Fn>
-Status for_each_symbol(std::string_view image, const std::vector<Elf64_Shdr>& sections, const Elf64_Shdr& table,
-                       Fn&& fn) {
+Status for_each_symbol(std::string_view image, const std::vector<Elf64_Shdr>& sections,
+                       const Elf64_Shdr& table, Fn&& fn) {
   if (table.sh_entsize != sizeof(Elf64_Sym) || table.sh_link >= sections.size()) {
     return invalid_argument("malformed symbol table");
   }
@@ -76,7 +77,8 @@ Status for_each_symbol(std::string_view image, const std::vector<Elf64_Shdr>& se
   const uint64_t count = table.sh_size / sizeof(Elf64_Sym);
   for (uint64_t k = 1; k < count; ++k) {
     Elf64_Sym sym;
-    if (!read_at(image, table.sh_offset + k * sizeof(Elf64_Sym), &sym)) return invalid_argument("symbol out of bounds");
+    if (!read_at(image, table.sh_offset + k * sizeof(Elf64_Sym), &sym))
+      return invalid_argument("symbol out of bounds");
     std::string_view name;
     if (!string_at(image, strtab.sh_offset, strtab.sh_size, sym.st_name, &name)) {
       return invalid_argument("symbol name out of bounds");
@@ -125,14 +127,16 @@ class ObjectReader {
  private:
   Status read_sections() {
     const uint16_t names = headers_.eh.e_shstrndx;
-    if (names == SHN_UNDEF || names >= headers_.sections.size()) return invalid_argument("no section name table");
+    if (names == SHN_UNDEF || names >= headers_.sections.size())
+      return invalid_argument("no section name table");
     const Elf64_Shdr& shstrtab = headers_.sections[names];
     for (const auto& sh : headers_.sections) {
       std::string_view name;
       if (!string_at(image_, shstrtab.sh_offset, shstrtab.sh_size, sh.sh_name, &name)) {
         return invalid_argument("section name out of bounds");
       }
-      object_.sections.push_back(ElfSection{std::string(name), sh.sh_type, sh.sh_flags, sh.sh_addr, sh.sh_size});
+      object_.sections.push_back(
+          ElfSection{std::string(name), sh.sh_type, sh.sh_flags, sh.sh_addr, sh.sh_size});
       if (name == ".init") object_.init_code = code_bytes(sh);
       if (name == ".fini") object_.fini_code = code_bytes(sh);
     }
@@ -141,7 +145,8 @@ class ObjectReader {
 
   std::string code_bytes(const Elf64_Shdr& sh) const {
     if (sh.sh_type == SHT_NOBITS || sh.sh_offset > image_.size()) return {};
-    const uint64_t length = std::min<uint64_t>({sh.sh_size, kCodeBytesKept, image_.size() - sh.sh_offset});
+    const uint64_t length =
+        std::min<uint64_t>({sh.sh_size, kCodeBytesKept, image_.size() - sh.sh_offset});
     return std::string(image_.substr(sh.sh_offset, length));
   }
 
@@ -181,7 +186,8 @@ class ObjectReader {
     if (dynamic == program_headers_.end()) return invalid_argument("no dynamic segment");
     for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= dynamic->p_filesz; at += sizeof(Elf64_Dyn)) {
       Elf64_Dyn d;
-      if (!read_at(image_, dynamic->p_offset + at, &d)) return invalid_argument("dynamic entry out of bounds");
+      if (!read_at(image_, dynamic->p_offset + at, &d))
+        return invalid_argument("dynamic entry out of bounds");
       if (d.d_tag == DT_NULL) break;
       dyn_[d.d_tag] = d.d_un.d_val;  // the loader keeps the last of repeated scalar entries too
       if (is_string_entry(d.d_tag)) string_entries_.push_back(d);
@@ -194,8 +200,8 @@ class ObjectReader {
   }
 
   static bool is_string_entry(int64_t tag) {
-    return tag == DT_NEEDED || tag == DT_RPATH || tag == DT_RUNPATH || tag == DT_AUXILIARY || tag == DT_FILTER ||
-           tag == DT_AUDIT || tag == DT_DEPAUDIT;
+    return tag == DT_NEEDED || tag == DT_RPATH || tag == DT_RUNPATH || tag == DT_AUXILIARY ||
+           tag == DT_FILTER || tag == DT_AUDIT || tag == DT_DEPAUDIT;
   }
 
   Status read_dynamic_strings() {
@@ -205,11 +211,13 @@ class ObjectReader {
     if (!table) return invalid_argument("dynamic string table out of bounds");
     for (const auto& d : string_entries_) {
       std::string_view text;
-      if (!string_at(image_, *table, size, d.d_un.d_val, &text)) return invalid_argument("dynamic string out of bounds");
+      if (!string_at(image_, *table, size, d.d_un.d_val, &text))
+        return invalid_argument("dynamic string out of bounds");
       if (d.d_tag == DT_NEEDED) {
         object_.needed.emplace_back(text);
       } else {
-        object_.loader_directives.push_back(std::string(directive_name(d.d_tag)) + "=" + std::string(text));
+        object_.loader_directives.push_back(std::string(directive_name(d.d_tag)) + "=" +
+                                            std::string(text));
       }
     }
     return Status::ok();
@@ -217,12 +225,18 @@ class ObjectReader {
 
   static const char* directive_name(int64_t tag) {
     switch (tag) {
-      case DT_RPATH: return "DT_RPATH";
-      case DT_RUNPATH: return "DT_RUNPATH";
-      case DT_AUXILIARY: return "DT_AUXILIARY";
-      case DT_FILTER: return "DT_FILTER";
-      case DT_AUDIT: return "DT_AUDIT";
-      default: return "DT_DEPAUDIT";
+      case DT_RPATH:
+        return "DT_RPATH";
+      case DT_RUNPATH:
+        return "DT_RUNPATH";
+      case DT_AUXILIARY:
+        return "DT_AUXILIARY";
+      case DT_FILTER:
+        return "DT_FILTER";
+      case DT_AUDIT:
+        return "DT_AUDIT";
+      default:
+        return "DT_DEPAUDIT";
     }
   }
 
@@ -240,9 +254,12 @@ class ObjectReader {
     for (size_t i = 0; i < headers_.sections.size(); ++i) {
       const auto& sh = headers_.sections[i];
       const std::string& label = object_.sections[i].name;
-      if (sh.sh_type == SHT_PREINIT_ARRAY) ranges_.push_back({ElfCallKind::kPreinitArray, label, sh.sh_addr, sh.sh_size});
-      if (sh.sh_type == SHT_INIT_ARRAY) ranges_.push_back({ElfCallKind::kInitArray, label, sh.sh_addr, sh.sh_size});
-      if (sh.sh_type == SHT_FINI_ARRAY) ranges_.push_back({ElfCallKind::kFiniArray, label, sh.sh_addr, sh.sh_size});
+      if (sh.sh_type == SHT_PREINIT_ARRAY)
+        ranges_.push_back({ElfCallKind::kPreinitArray, label, sh.sh_addr, sh.sh_size});
+      if (sh.sh_type == SHT_INIT_ARRAY)
+        ranges_.push_back({ElfCallKind::kInitArray, label, sh.sh_addr, sh.sh_size});
+      if (sh.sh_type == SHT_FINI_ARRAY)
+        ranges_.push_back({ElfCallKind::kFiniArray, label, sh.sh_addr, sh.sh_size});
     }
     // A section and its dynamic entry usually describe the same array: keep it once.
     std::sort(ranges_.begin(), ranges_.end(), [](const ArrayRange& a, const ArrayRange& b) {
@@ -254,9 +271,11 @@ class ObjectReader {
                               }),
                   ranges_.end());
     for (const auto& range : ranges_) {
-      if (range.size % sizeof(uint64_t) != 0) return invalid_argument(range.label + " is not an array of addresses");
+      if (range.size % sizeof(uint64_t) != 0)
+        return invalid_argument(range.label + " is not an array of addresses");
       for (uint64_t slot = 0; slot < range.size / sizeof(uint64_t); ++slot) {
-        if (object_.load_time_calls.size() >= kMaxLoadTimeCalls) return invalid_argument("too many load-time entries");
+        if (object_.load_time_calls.size() >= kMaxLoadTimeCalls)
+          return invalid_argument("too many load-time entries");
         slots_.push_back(range.addr + slot * sizeof(uint64_t));
         add_call(range.kind, range.label + "[" + std::to_string(slot) + "]", 0).resolved = false;
       }
@@ -265,7 +284,8 @@ class ObjectReader {
   }
 
   void add_range(ElfCallKind kind, const char* label, int64_t address_tag, int64_t size_tag) {
-    if (dyn_.count(address_tag)) ranges_.push_back({kind, label, value(address_tag), value(size_tag)});
+    if (dyn_.count(address_tag))
+      ranges_.push_back({kind, label, value(address_tag), value(size_tag)});
   }
 
   ElfLoadTimeCall& add_call(ElfCallKind kind, std::string source, uint64_t target) {
@@ -279,8 +299,10 @@ class ObjectReader {
   }
 
   Status read_relocations() {
-    if (dyn_.count(DT_RELAENT) && value(DT_RELAENT) != sizeof(Elf64_Rela)) return invalid_argument("odd relocation size");
-    if (dyn_.count(DT_RELA)) KEVIN_RETURN_IF_ERROR(read_relocation_table(value(DT_RELA), value(DT_RELASZ)));
+    if (dyn_.count(DT_RELAENT) && value(DT_RELAENT) != sizeof(Elf64_Rela))
+      return invalid_argument("odd relocation size");
+    if (dyn_.count(DT_RELA))
+      KEVIN_RETURN_IF_ERROR(read_relocation_table(value(DT_RELA), value(DT_RELASZ)));
     if (dyn_.count(DT_JMPREL) && value(DT_PLTREL) == DT_RELA) {
       KEVIN_RETURN_IF_ERROR(read_relocation_table(value(DT_JMPREL), value(DT_PLTRELSZ)));
     }
@@ -297,7 +319,8 @@ class ObjectReader {
       Elf64_Rela r;
       if (!read_at(image_, *table + at, &r)) return invalid_argument("relocation out of bounds");
       const auto type = static_cast<uint32_t>(ELF64_R_TYPE(r.r_info));
-      if (type == R_X86_64_IRELATIVE && object_.ifuncs.size() < kMaxIfuncsListed) object_.ifuncs.push_back("R_X86_64_IRELATIVE");
+      if (type == R_X86_64_IRELATIVE && object_.ifuncs.size() < kMaxIfuncsListed)
+        object_.ifuncs.push_back("R_X86_64_IRELATIVE");
       if (!std::binary_search(sorted.begin(), sorted.end(), r.r_offset)) continue;
       SlotRelocation& slot = slot_relocations_[r.r_offset];
       ++slot.count;
@@ -314,7 +337,9 @@ class ObjectReader {
     for (auto& call : object_.load_time_calls) {
       if (call.kind == ElfCallKind::kDtInit || call.kind == ElfCallKind::kDtFini) continue;
       const auto it = slot_relocations_.find(slots_[slot++]);
-      if (it == slot_relocations_.end() || it->second.count != 1 || it->second.type != R_X86_64_RELATIVE) continue;
+      if (it == slot_relocations_.end() || it->second.count != 1 ||
+          it->second.type != R_X86_64_RELATIVE)
+        continue;
       call.resolved = true;
       call.target = static_cast<uint64_t>(it->second.addend);
     }
@@ -332,43 +357,46 @@ class ObjectReader {
   Status read_symbols() {
     std::unordered_map<uint64_t, std::vector<size_t>> calls_at;
     for (size_t i = 0; i < object_.load_time_calls.size(); ++i) {
-      if (object_.load_time_calls[i].resolved) calls_at[object_.load_time_calls[i].target].push_back(i);
+      if (object_.load_time_calls[i].resolved)
+        calls_at[object_.load_time_calls[i].target].push_back(i);
     }
     std::unordered_map<std::string_view, size_t> name_counts;  // views into the image
     for (const auto& sh : headers_.sections) {
       if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) continue;
       const bool symtab = sh.sh_type == SHT_SYMTAB;
       object_.has_symtab = object_.has_symtab || symtab;
-      KEVIN_RETURN_IF_ERROR(for_each_symbol(image_, headers_.sections, sh, [&](const Elf64_Sym& sym, std::string_view name) {
-        const unsigned type = ELF64_ST_TYPE(sym.st_info);
-        if (type == STT_GNU_IFUNC && object_.ifuncs.size() < kMaxIfuncsListed) object_.ifuncs.emplace_back(name);
-        if (symtab && type == STT_OBJECT && in_writable_section(sym) &&
-            object_.writable_data_objects.size() < kMaxDataObjects) {
-          object_.writable_data_objects.push_back(sym.st_value);
-        }
-        if (!symtab || type != STT_FUNC || sym.st_shndx == SHN_UNDEF || name.empty()) return;
-        const auto it = calls_at.find(sym.st_value);
-        if (it == calls_at.end()) return;
-        for (const size_t index : it->second) {
-          auto& names = object_.load_time_calls[index].names;
-          if (names.size() < kMaxNamesPerCall) names.emplace_back(name);
-        }
-        name_counts.emplace(name, 0);
-      }));
+      KEVIN_RETURN_IF_ERROR(for_each_symbol(
+          image_, headers_.sections, sh, [&](const Elf64_Sym& sym, std::string_view name) {
+            const unsigned type = ELF64_ST_TYPE(sym.st_info);
+            if (type == STT_GNU_IFUNC && object_.ifuncs.size() < kMaxIfuncsListed)
+              object_.ifuncs.emplace_back(name);
+            if (symtab && type == STT_OBJECT && in_writable_section(sym) &&
+                object_.writable_data_objects.size() < kMaxDataObjects) {
+              object_.writable_data_objects.push_back(sym.st_value);
+            }
+            if (!symtab || type != STT_FUNC || sym.st_shndx == SHN_UNDEF || name.empty()) return;
+            const auto it = calls_at.find(sym.st_value);
+            if (it == calls_at.end()) return;
+            for (const size_t index : it->second) {
+              auto& names = object_.load_time_calls[index].names;
+              if (names.size() < kMaxNamesPerCall) names.emplace_back(name);
+            }
+            name_counts.emplace(name, 0);
+          }));
     }
     for (const auto& sh : headers_.sections) {
       if (sh.sh_type != SHT_SYMTAB || name_counts.empty()) continue;
-      KEVIN_RETURN_IF_ERROR(for_each_symbol(image_, headers_.sections, sh, [&](const Elf64_Sym&, std::string_view name) {
-        const auto it = name_counts.find(name);
-        if (it != name_counts.end()) ++it->second;
-      }));
+      KEVIN_RETURN_IF_ERROR(for_each_symbol(image_, headers_.sections, sh,
+                                            [&](const Elf64_Sym&, std::string_view name) {
+                                              const auto it = name_counts.find(name);
+                                              if (it != name_counts.end()) ++it->second;
+                                            }));
     }
     for (auto& call : object_.load_time_calls) {
-      call.unique = std::all_of(call.names.begin(), call.names.end(),
-                                [&](const std::string& n) {
-                                  const auto it = name_counts.find(n);
-                                  return it != name_counts.end() && it->second == 1;
-                                });
+      call.unique = std::all_of(call.names.begin(), call.names.end(), [&](const std::string& n) {
+        const auto it = name_counts.find(n);
+        return it != name_counts.end() && it->second == 1;
+      });
     }
     return Status::ok();
   }
@@ -391,18 +419,20 @@ Result<ElfSymbols> read_elf_symbols(std::string_view image) {
   ElfSymbols result;
   for (const auto& sh : headers.sections) {
     // Saturating sums: sizes come from the file, and a wrapped sum would pass any limit.
-    if ((sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_WRITE)) result.writable_bytes = saturating_add(result.writable_bytes, sh.sh_size);
+    if ((sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_WRITE))
+      result.writable_bytes = saturating_add(result.writable_bytes, sh.sh_size);
     if (sh.sh_flags & SHF_TLS) result.tls_bytes = saturating_add(result.tls_bytes, sh.sh_size);
     if (sh.sh_type != SHT_DYNSYM) continue;
-    KEVIN_RETURN_IF_ERROR(for_each_symbol(image, headers.sections, sh, [&](const Elf64_Sym& sym, std::string_view name) {
-      if (name.empty()) return;
-      const unsigned bind = ELF64_ST_BIND(sym.st_info);
-      if (sym.st_shndx == SHN_UNDEF) {
-        result.imports.emplace_back(name);
-      } else if (bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE) {
-        result.exports.emplace_back(name);
-      }
-    }));
+    KEVIN_RETURN_IF_ERROR(for_each_symbol(
+        image, headers.sections, sh, [&](const Elf64_Sym& sym, std::string_view name) {
+          if (name.empty()) return;
+          const unsigned bind = ELF64_ST_BIND(sym.st_info);
+          if (sym.st_shndx == SHN_UNDEF) {
+            result.imports.emplace_back(name);
+          } else if (bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE) {
+            result.exports.emplace_back(name);
+          }
+        }));
   }
   return result;
 }

@@ -45,9 +45,9 @@ enum class ElfCallKind { kDtInit, kDtFini, kInitArray, kFiniArray, kPreinitArray
 // A function the dynamic loader calls by itself, at load or unload time.
 struct ElfLoadTimeCall {
   ElfCallKind kind = ElfCallKind::kInitArray;
-  std::string source;              // "DT_INIT", "DT_FINI", ".init_array[0]", ".fini_array[1]", ...
-  bool resolved = false;           // `target` is known: DT_INIT/DT_FINI, or a slot set by exactly
-                                   // one R_X86_64_RELATIVE relocation (its addend)
+  std::string source;     // "DT_INIT", "DT_FINI", ".init_array[0]", ".fini_array[1]", ...
+  bool resolved = false;  // `target` is known: DT_INIT/DT_FINI, or a slot set by exactly
+                          // one R_X86_64_RELATIVE relocation (its addend)
   uint64_t target = 0;
   std::vector<std::string> names;  // .symtab functions defined at `target` (a few at most)
   bool unique = true;              // each of `names` is the name of exactly one .symtab symbol
@@ -57,12 +57,13 @@ struct ElfObject {
   ElfSymbols symbols;
   std::vector<ElfSection> sections;  // in file order, index 0 (the null section) included
   std::vector<ElfSegment> segments;
-  std::vector<std::string> needed;   // DT_NEEDED
+  std::vector<std::string> needed;  // DT_NEEDED
   // Dynamic entries that make the loader search or load anything beyond DT_NEEDED:
   // "DT_RPATH=...", "DT_RUNPATH=...", "DT_AUXILIARY=...", "DT_FILTER=...", "DT_AUDIT=...".
   std::vector<std::string> loader_directives;
-  bool text_relocations = false;     // DT_TEXTREL, or DF_TEXTREL in DT_FLAGS
-  bool unverified_relocations = false;  // DT_REL / DT_RELR / DT_PLTREL other than RELA: not followed
+  bool text_relocations = false;  // DT_TEXTREL, or DF_TEXTREL in DT_FLAGS
+  bool unverified_relocations =
+      false;  // DT_REL / DT_RELR / DT_PLTREL other than RELA: not followed
   bool has_symtab = false;
   // STT_GNU_IFUNC symbols of .dynsym or .symtab, and "R_X86_64_IRELATIVE" per such relocation.
   std::vector<std::string> ifuncs;

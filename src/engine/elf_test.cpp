@@ -16,8 +16,9 @@ using namespace std::chrono_literals;
 Result<ElfSymbols> build_and_read(const std::string& source) {
   KEVIN_ASSIGN_OR_RETURN(auto dir, sys::TempDir::create("kevin-elf-test-"));
   KEVIN_RETURN_IF_ERROR(write_file_atomic(dir.path() / "x.cpp", source));
-  KEVIN_ASSIGN_OR_RETURN(auto run, sys::run_command({"/usr/bin/g++", "-O2", "-shared", "-fPIC", "x.cpp", "-o", "x.so"},
-                                                    sys::Deadline::after(60s), 1 << 16, dir.path()));
+  KEVIN_ASSIGN_OR_RETURN(
+      auto run, sys::run_command({"/usr/bin/g++", "-O2", "-shared", "-fPIC", "x.cpp", "-o", "x.so"},
+                                 sys::Deadline::after(60s), 1 << 16, dir.path()));
   if (!run.exit.exited || run.exit.code != 0) return internal_error("g++ failed: " + run.output);
   KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(dir.path() / "x.so"));
   return read_elf_symbols(image);
@@ -30,7 +31,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 TEST(Elf, ReadsImportsExportsAndStorage) {
   auto syms = build_and_read(
       "#include <cmath>\n#include <cstdlib>\nstatic float big[1 << 20];\n"
-      "extern \"C\" int kevin_forward(const void*) { big[3] = std::exp(big[2]); return (int)big[3] + (std::getenv(\"X\") != nullptr); }\n");
+      "extern \"C\" int kevin_forward(const void*) { big[3] = std::exp(big[2]); return (int)big[3] "
+      "+ (std::getenv(\"X\") != nullptr); }\n");
   ASSERT_TRUE(syms.is_ok()) << syms.status().to_string();
   EXPECT_TRUE(contains(syms->imports, "expf"));
   EXPECT_TRUE(contains(syms->imports, "getenv"));
@@ -45,16 +47,22 @@ TEST(Elf, ReadsImportsExportsAndStorage) {
 
 TEST(Elf, MalformedInputIsAnErrorNotACrash) {
   EXPECT_FALSE(read_elf_symbols("").is_ok());
-  EXPECT_FALSE(read_elf_symbols("\x7f" "ELF garbage").is_ok());
-  std::string truncated = "\x7f" "ELF";
+  EXPECT_FALSE(read_elf_symbols("\x7f"
+                                "ELF garbage")
+                   .is_ok());
+  std::string truncated =
+      "\x7f"
+      "ELF";
   truncated += std::string(60, '\x02');
   EXPECT_FALSE(read_elf_symbols(truncated).is_ok());
 }
 
 TEST(SymbolGate, Decisions) {
-  ElfSymbols ok{{"expf", "memcpy", "__cxa_finalize", "sqrtf"}, {"kevin_forward", "_Z6helperv"}, 100};
+  ElfSymbols ok{
+      {"expf", "memcpy", "__cxa_finalize", "sqrtf"}, {"kevin_forward", "_Z6helperv"}, 100};
   EXPECT_FALSE(check_symbols(ok, Backend::kCpu, 0).has_value());
-  ElfSymbols cuda{{"__cudaRegisterFatBinary", "cudaLaunchKernel", "cudaGetLastError"}, {"kevin_forward"}, 0};
+  ElfSymbols cuda{
+      {"__cudaRegisterFatBinary", "cudaLaunchKernel", "cudaGetLastError"}, {"kevin_forward"}, 0};
   EXPECT_FALSE(check_symbols(cuda, Backend::kCuda, 4).has_value());
   EXPECT_EQ(check_symbols(cuda, Backend::kCpu, 0)->rule, "import_not_allowed");
   for (const char* bad : {"cudaMalloc", "cudaStreamCreate", "cublasSgemm", "pthread_create", "fork",
@@ -63,14 +71,17 @@ TEST(SymbolGate, Decisions) {
     EXPECT_FALSE(import_allowed(bad, Backend::kCuda)) << bad;
   }
   EXPECT_FALSE(import_allowed("exit", Backend::kCpu));
-  EXPECT_TRUE(import_allowed("exit", Backend::kCuda)) << "nvcc host stubs of __device__ functions call exit";
+  EXPECT_TRUE(import_allowed("exit", Backend::kCuda))
+      << "nvcc host stubs of __device__ functions call exit";
   ElfSymbols shadow{{}, {"kevin_forward", "clock_gettime"}, 0};
   EXPECT_EQ(check_symbols(shadow, Backend::kCpu, 0)->rule, "export_not_allowed");
   ElfSymbols big{{}, {"kevin_forward"}, kMaxWritableStaticBytes + 1};
   EXPECT_EQ(check_symbols(big, Backend::kCpu, 0)->rule, "static_storage_too_large");
   ElfSymbols device_big{{}, {"kevin_forward"}, 0};
-  EXPECT_EQ(check_symbols(device_big, Backend::kCuda, kMaxDeviceGlobalBytes + 1)->rule, "static_storage_too_large");
-  EXPECT_FALSE(check_symbols(device_big, Backend::kCuda, 4096).has_value()) << "small counters are fine";
+  EXPECT_EQ(check_symbols(device_big, Backend::kCuda, kMaxDeviceGlobalBytes + 1)->rule,
+            "static_storage_too_large");
+  EXPECT_FALSE(check_symbols(device_big, Backend::kCuda, 4096).has_value())
+      << "small counters are fine";
 }
 
 }  // namespace

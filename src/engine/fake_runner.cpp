@@ -21,22 +21,30 @@ struct Placed {
 
 std::vector<Placed> placed(const Json& list) {
   std::vector<Placed> out;
-  for (const Json& t : list) out.push_back({t.at("offset").get<uint64_t>(), t.at("bytes").get<uint64_t>()});
+  for (const Json& t : list)
+    out.push_back({t.at("offset").get<uint64_t>(), t.at("bytes").get<uint64_t>()});
   return out;
 }
 
 class FakeRunner final : public Runner {
  public:
-  FakeRunner(std::string inputs, const Start& how, FakeRunnerLog* log, FakeScript script, FakeTimes times)
-      : inputs_(std::move(inputs)), staging_(how.staging_bytes), slot_(how.slot_bytes), log_(log),
-        script_(std::move(script)), times_(times) {}
+  FakeRunner(std::string inputs, const Start& how, FakeRunnerLog* log, FakeScript script,
+             FakeTimes times)
+      : inputs_(std::move(inputs)),
+        staging_(how.staging_bytes),
+        slot_(how.slot_bytes),
+        log_(log),
+        script_(std::move(script)),
+        times_(times) {}
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu) override {
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
+                        bool measure_cpu) override {
     const std::string step = fake_step(cmd, loaded_);
-    const double deadline_ms = std::chrono::duration<double, std::milli>(deadline.at() - sys::Clock::now()).count();
+    const double deadline_ms =
+        std::chrono::duration<double, std::milli>(deadline.at() - sys::Clock::now()).count();
     const bool on_slot = step == "calibration" || step == "timed";
-    log_->requests.push_back(
-        {cmd, step, spin, measure_cpu, deadline_ms, on_slot ? runner::host_hash(slot_.data(), slot_.size()) : 0});
+    log_->requests.push_back({cmd, step, spin, measure_cpu, deadline_ms,
+                              on_slot ? runner::host_hash(slot_.data(), slot_.size()) : 0});
     if (ended_) {
       Reply gone;
       gone.died = true;
@@ -56,7 +64,9 @@ class FakeRunner final : public Runner {
     if (!cpu_known_) return std::nullopt;
     return static_cast<double>(cpu_ns_ - before_ns) / 1e6;
   }
-  std::string captured_output(size_t max_bytes) const override { return printed_.substr(0, max_bytes); }
+  std::string captured_output(size_t max_bytes) const override {
+    return printed_.substr(0, max_bytes);
+  }
   void finish() override { ++log_->finished; }
 
  private:
@@ -71,7 +81,9 @@ class FakeRunner final : public Runner {
       set_bytes_ = cmd.at("set_bytes").get<uint64_t>();
       inputs_at_ = placed(cmd.at("inputs"));
       outputs_at_ = placed(cmd.at("outputs"));
-      x.body.update({{"device", "fake"}, {"input_hashes", input_hashes()}, {"sandbox", {{"enforced", {"fake"}}}}});
+      x.body.update({{"device", "fake"},
+                     {"input_hashes", input_hashes()},
+                     {"sandbox", {{"enforced", {"fake"}}}}});
       return x;
     }
     if (step == "load") return x;
@@ -82,14 +94,17 @@ class FakeRunner final : public Runner {
       x.judge_ms = times_.call_judge_ms;
     } else {
       const bool calibration = step == "calibration";
-      x.body.update({{"rc", 0}, {"event_ms", calibration ? times_.calibration_event_ms : times_.event_ms}});
+      x.body.update(
+          {{"rc", 0}, {"event_ms", calibration ? times_.calibration_event_ms : times_.event_ms}});
       x.judge_ms = calibration ? times_.calibration_judge_ms : times_.judge_ms;
     }
     x.cpu_ms = x.judge_ms;
     return x;
   }
 
-  const uint8_t* input_set(size_t k) const { return reinterpret_cast<const uint8_t*>(inputs_.data()) + k * set_bytes_; }
+  const uint8_t* input_set(size_t k) const {
+    return reinterpret_cast<const uint8_t*>(inputs_.data()) + k * set_bytes_;
+  }
 
   std::vector<uint64_t> input_hashes() const {
     std::vector<uint64_t> hashes;
@@ -192,7 +207,8 @@ RunnerFactory fake_runners(FakeRunnerLog* log, FakeScript script, FakeTimes time
   return [log, script, times](const Runner::Start& how) -> Result<std::unique_ptr<Runner>> {
     log->starts.push_back(how);
     KEVIN_ASSIGN_OR_RETURN(std::string inputs, read_file(how.inputs_file));
-    return std::unique_ptr<Runner>(std::make_unique<FakeRunner>(std::move(inputs), how, log, script, times));
+    return std::unique_ptr<Runner>(
+        std::make_unique<FakeRunner>(std::move(inputs), how, log, script, times));
   };
 }
 

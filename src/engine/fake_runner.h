@@ -41,7 +41,7 @@ struct FakeExchange {
   int index = 0;              // commands of that step this fake answered before this one
   // The reply. It reaches the judge as a frame would: as text, through parse_runner_reply.
   Json body;
-  std::optional<std::string> frame;  // set: this text is the reply instead of `body`
+  std::optional<std::string> frame;   // set: this text is the reply instead of `body`
   std::optional<sys::ExitInfo> dies;  // set: the runner ends this way instead of answering
   bool hangs = false;                 // it never answers: the deadline passes, it is killed
   double judge_ms = 0;                // the judge's clock from the command to the reply

@@ -21,30 +21,56 @@ std::optional<Backend> backend_from_name(std::string_view name) {
 namespace {
 
 const std::vector<std::string> kCommonIncludes = {
-    "kevin_abi.h", "stdint.h", "cstdint",  "math.h",     "cmath",       "float.h",
-    "cfloat",      "stddef.h", "cstddef",  "limits.h",   "climits",     "string.h",
-    "cstring",     "assert.h", "cassert",  "algorithm",  "type_traits", "limits",
+    "kevin_abi.h", "stdint.h", "cstdint",   "math.h",    "cmath",       "float.h",
+    "cfloat",      "stddef.h", "cstddef",   "limits.h",  "climits",     "string.h",
+    "cstring",     "assert.h", "cassert",   "algorithm", "type_traits", "limits",
     "utility",     "array",    "stdbool.h", "numeric",   "bit",         "cstdlib"};
 
-const std::vector<std::string> kCudaOnlyIncludes = {
-    "cuda_runtime.h",     "cuda_runtime_api.h",         "cuda_fp16.h",
-    "cuda_bf16.h",        "cuda_fp8.h",                 "mma.h",
-    "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h",
-    "cuda/pipeline",      "cuda/barrier",               "cuda_pipeline.h",
-    "cuda_awbarrier.h",   "device_launch_parameters.h", "vector_types.h",
-    "math_constants.h",   "crt/math_functions.h"};
+const std::vector<std::string> kCudaOnlyIncludes = {"cuda_runtime.h",
+                                                    "cuda_runtime_api.h",
+                                                    "cuda_fp16.h",
+                                                    "cuda_bf16.h",
+                                                    "cuda_fp8.h",
+                                                    "mma.h",
+                                                    "cooperative_groups.h",
+                                                    "cooperative_groups/reduce.h",
+                                                    "cooperative_groups/memcpy_async.h",
+                                                    "cuda/pipeline",
+                                                    "cuda/barrier",
+                                                    "cuda_pipeline.h",
+                                                    "cuda_awbarrier.h",
+                                                    "device_launch_parameters.h",
+                                                    "vector_types.h",
+                                                    "math_constants.h",
+                                                    "crt/math_functions.h"};
 
 const std::vector<std::string> kCpuOnlyIncludes = {
-    "immintrin.h", "x86intrin.h", "emmintrin.h", "xmmintrin.h", "pmmintrin.h",
-    "tmmintrin.h", "smmintrin.h", "nmmintrin.h", "avxintrin.h", "avx2intrin.h", "fmaintrin.h"};
+    "immintrin.h", "x86intrin.h", "emmintrin.h", "xmmintrin.h",  "pmmintrin.h", "tmmintrin.h",
+    "smmintrin.h", "nmmintrin.h", "avxintrin.h", "avx2intrin.h", "fmaintrin.h"};
 
 // PyTorch's extension headers (torch profile only). What they declare is judged after the
 // build, by the object gate's list of PyTorch entry points.
-const std::vector<std::string> kTorchIncludes = {
-    "torch/extension.h", "torch/types.h", "ATen/ATen.h", "ATen/Dispatch.h", "ATen/cuda/CUDAContext.h",
-    "c10/cuda/CUDAGuard.h", "c10/cuda/CUDAStream.h", "c10/cuda/CUDAException.h", "c10/util/Half.h",
-    "c10/util/BFloat16.h", "pybind11/pybind11.h", "torch/csrc/utils/pybind.h", "vector", "tuple", "string", "iostream", "cstdio", "stdio.h",
-    "optional", "functional", "memory"};
+const std::vector<std::string> kTorchIncludes = {"torch/extension.h",
+                                                 "torch/types.h",
+                                                 "ATen/ATen.h",
+                                                 "ATen/Dispatch.h",
+                                                 "ATen/cuda/CUDAContext.h",
+                                                 "c10/cuda/CUDAGuard.h",
+                                                 "c10/cuda/CUDAStream.h",
+                                                 "c10/cuda/CUDAException.h",
+                                                 "c10/util/Half.h",
+                                                 "c10/util/BFloat16.h",
+                                                 "pybind11/pybind11.h",
+                                                 "torch/csrc/utils/pybind.h",
+                                                 "vector",
+                                                 "tuple",
+                                                 "string",
+                                                 "iostream",
+                                                 "cstdio",
+                                                 "stdio.h",
+                                                 "optional",
+                                                 "functional",
+                                                 "memory"};
 
 }  // namespace
 
@@ -56,9 +82,12 @@ const std::vector<std::string>& allowed_includes(Backend backend, Profile profil
   };
   static const std::vector<std::string> cuda = join({&kCommonIncludes, &kCudaOnlyIncludes});
   static const std::vector<std::string> cpu = join({&kCommonIncludes, &kCpuOnlyIncludes});
-  static const std::vector<std::string> torch_cuda = join({&kCommonIncludes, &kCudaOnlyIncludes, &kTorchIncludes});
-  static const std::vector<std::string> torch_cpu = join({&kCommonIncludes, &kCpuOnlyIncludes, &kTorchIncludes});
-  if (profile == Profile::kTorchExtension) return backend == Backend::kCuda ? torch_cuda : torch_cpu;
+  static const std::vector<std::string> torch_cuda =
+      join({&kCommonIncludes, &kCudaOnlyIncludes, &kTorchIncludes});
+  static const std::vector<std::string> torch_cpu =
+      join({&kCommonIncludes, &kCpuOnlyIncludes, &kTorchIncludes});
+  if (profile == Profile::kTorchExtension)
+    return backend == Backend::kCuda ? torch_cuda : torch_cpu;
   return backend == Backend::kCuda ? cuda : cpu;
 }
 
@@ -73,11 +102,14 @@ bool is_valid_utf8(std::string_view text) {
       ++i;
       continue;
     } else if ((c & 0xE0) == 0xC0) {
-      len = 2; cp = c & 0x1F;
+      len = 2;
+      cp = c & 0x1F;
     } else if ((c & 0xF0) == 0xE0) {
-      len = 3; cp = c & 0x0F;
+      len = 3;
+      cp = c & 0x0F;
     } else if ((c & 0xF8) == 0xF0) {
-      len = 4; cp = c & 0x07;
+      len = 4;
+      cp = c & 0x07;
     } else {
       return false;
     }
@@ -110,7 +142,8 @@ std::string strip_comments_and_strings(std::string_view src) {
     if (token.kind == TokenKind::kString || token.kind == TokenKind::kCharacter) {
       const std::string_view text = token.text;
       const size_t open = text.find_first_of("\"'");
-      const size_t close = text.size() > open + 1 && text.back() == text[open] ? text.size() - 1 : text.size();
+      const size_t close =
+          text.size() > open + 1 && text.back() == text[open] ? text.size() - 1 : text.size();
       blank(token.offset + open + 1, token.offset + close);
     }
   }
@@ -126,7 +159,8 @@ std::string normalise_directives(std::string_view src) {
   std::string out;
   out.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
-    if (src[i] == '\\' && i + 1 < src.size() && (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n'))) {
+    if (src[i] == '\\' && i + 1 < src.size() &&
+        (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n'))) {
       i += src[i + 1] == '\r' ? 2u : 1u;
       continue;
     }
@@ -153,7 +187,9 @@ std::string at_line(size_t line) { return " (line " + std::to_string(line) + ")"
 class SourceGate {
  public:
   SourceGate(std::string_view code, Backend backend, Profile profile)
-      : lexer_(code, gate_detail::DirectiveStyle::kSource), scanner_(backend, true), backend_(backend),
+      : lexer_(code, gate_detail::DirectiveStyle::kSource),
+        scanner_(backend, true),
+        backend_(backend),
         profile_(profile) {}
 
   std::optional<Rejection> run() {
@@ -179,9 +215,11 @@ class SourceGate {
   std::optional<Rejection> word(const Token& token) {
     if (token.kind != TokenKind::kIdentifier) return std::nullopt;
     if (token.text == "kevin_forward") saw_entry_point_ = true;
-    if (token.text == "__has_include" || token.text == "__has_include_next" || token.text == "__has_embed") {
-      return Rejection{"include_not_allowed", std::string(token.text) + at_line(token.line) +
-                                                  " probes the file system; include allowed headers only"};
+    if (token.text == "__has_include" || token.text == "__has_include_next" ||
+        token.text == "__has_embed") {
+      return Rejection{"include_not_allowed",
+                       std::string(token.text) + at_line(token.line) +
+                           " probes the file system; include allowed headers only"};
     }
     return std::nullopt;
   }
@@ -189,17 +227,20 @@ class SourceGate {
   std::optional<Rejection> directive(size_t line) {
     std::array<Token, kMaxDirectiveTokens> tokens;
     size_t kept = 0;
-    for (Token t = lexer_.next(); t.kind != TokenKind::kDirectiveEnd && t.kind != TokenKind::kEnd; t = lexer_.next()) {
+    for (Token t = lexer_.next(); t.kind != TokenKind::kDirectiveEnd && t.kind != TokenKind::kEnd;
+         t = lexer_.next()) {
       if (auto r = word(t)) return r;
       if (kept < tokens.size()) tokens[kept++] = t;
     }
     if (kept == 0) return std::nullopt;
     const std::span<const Token> words(tokens.data(), kept);
     const std::string_view name = tokens[0].text;
-    if (name == "include" || name == "include_next" || name == "import" || name == "embed") return include(words, line);
+    if (name == "include" || name == "include_next" || name == "import" || name == "embed")
+      return include(words, line);
     if (name == "pragma") return gate_detail::judge_pragma(words.subspan(1), line);
     if (name == "line" || tokens[0].kind == TokenKind::kNumber) {
-      return Rejection{"banned_construct", "#line directive" + at_line(line) + ": line directives are not allowed"};
+      return Rejection{"banned_construct",
+                       "#line directive" + at_line(line) + ": line directives are not allowed"};
     }
     return std::nullopt;
   }
@@ -207,11 +248,14 @@ class SourceGate {
   std::optional<Rejection> include(std::span<const Token> words, size_t line) {
     const std::string_view name = words[0].text;
     if (name != "include") {
-      return Rejection{"include_not_allowed", "#" + std::string(name) + at_line(line) + " is not allowed"};
+      return Rejection{"include_not_allowed",
+                       "#" + std::string(name) + at_line(line) + " is not allowed"};
     }
-    const std::optional<std::string> header = words.size() > 1 ? header_name(words[1]) : std::nullopt;
+    const std::optional<std::string> header =
+        words.size() > 1 ? header_name(words[1]) : std::nullopt;
     if (!header) {
-      return Rejection{"include_not_allowed", "malformed or macro #include at line " + std::to_string(line)};
+      return Rejection{"include_not_allowed",
+                       "malformed or macro #include at line " + std::to_string(line)};
     }
     const auto& allowed = allowed_includes(backend_, profile_);
     if (std::find(allowed.begin(), allowed.end(), *header) == allowed.end()) {
@@ -226,7 +270,8 @@ class SourceGate {
   static std::optional<std::string> header_name(const Token& token) {
     const std::string_view t = token.text;
     const bool angled = token.kind == TokenKind::kHeaderName && t.size() >= 2 && t.back() == '>';
-    const bool quoted = token.kind == TokenKind::kString && t.size() >= 2 && t.front() == '"' && t.back() == '"';
+    const bool quoted =
+        token.kind == TokenKind::kString && t.size() >= 2 && t.front() == '"' && t.back() == '"';
     if (!angled && !quoted) return std::nullopt;
     return std::string(t.substr(1, t.size() - 2));
   }

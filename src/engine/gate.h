@@ -28,7 +28,8 @@ struct Rejection {
 
 // The headers a candidate may include on `backend`; a torch extension may also include
 // PyTorch's extension headers (torch/extension.h, ATen, c10's CUDA stream and guard headers).
-const std::vector<std::string>& allowed_includes(Backend backend, Profile profile = Profile::kKevinAbi);
+const std::vector<std::string>& allowed_includes(Backend backend,
+                                                 Profile profile = Profile::kKevinAbi);
 
 // The text gate: nullopt when the source may be compiled; otherwise the first rule that fired
 // (in text order). Undoes line splices and %: digraphs, then lexes the text and checks: every
@@ -41,7 +42,8 @@ const std::vector<std::string>& allowed_includes(Backend backend, Profile profil
 // check_translation_unit); kevin_forward present (kevin's ABI only).
 // Macro expansion (token pasting, attributes or pragmas behind macros) is invisible here:
 // that is check_translation_unit's job.
-std::optional<Rejection> check_source(std::string_view source, Backend backend, Profile profile = Profile::kKevinAbi);
+std::optional<Rejection> check_source(std::string_view source, Backend backend,
+                                      Profile profile = Profile::kKevinAbi);
 
 // The gate over what the compiler sees. `preprocessed` is the compiler's preprocessor output
 // for the candidate file, with GNU linemarkers (`# 12 "candidate.cu" 2`): `g++ -E` / `nvcc -E`

@@ -34,12 +34,24 @@ KEVIN_HD uint64_t hash_term(uint64_t word, uint64_t index) {
 // kevin_abi.h), and as an unusual value for integers (0xA5-style bytes for bool, never 0/1).
 KEVIN_HD uint32_t poison_word(int32_t dtype, uint32_t seed) {
   switch (dtype) {
-    case 0: return 0x7fc00000u | (seed & 0x3fffffu) | 1u;                    // f32
-    case 1: { uint32_t h = 0x7e00u | (seed & 0x1ffu) | 1u; return h | (h << 16); }   // f16
-    case 2: { uint32_t h = 0x7fc0u | (seed & 0x3fu) | 1u; return h | (h << 16); }    // bf16
-    case 3: return 0x7ff80000u | (seed & 0x7ffffu) | 1u;                     // f64 (both halves NaN)
-    case 9: { uint32_t b = 2u + (seed % 250u); return b * 0x01010101u; }    // bool
-    default: return seed | 0x80000001u;                                     // integers
+    case 0:
+      return 0x7fc00000u | (seed & 0x3fffffu) | 1u;  // f32
+    case 1: {
+      uint32_t h = 0x7e00u | (seed & 0x1ffu) | 1u;
+      return h | (h << 16);
+    }  // f16
+    case 2: {
+      uint32_t h = 0x7fc0u | (seed & 0x3fu) | 1u;
+      return h | (h << 16);
+    }  // bf16
+    case 3:
+      return 0x7ff80000u | (seed & 0x7ffffu) | 1u;  // f64 (both halves NaN)
+    case 9: {
+      uint32_t b = 2u + (seed % 250u);
+      return b * 0x01010101u;
+    }  // bool
+    default:
+      return seed | 0x80000001u;  // integers
   }
 }
 

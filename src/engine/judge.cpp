@@ -50,7 +50,9 @@ std::string fmt_f(double v, int decimals) {
   return o.str();
 }
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 double median_of(std::vector<double> v) { return timing_stats(std::move(v)).median_ms; }
 
@@ -72,13 +74,14 @@ Decision rejected(const Rejection& r) {
 // A rejection by the timing protocol's own checks, once the kernel has run correctly.
 Decision rejected_when_timed(const Rejection& r) {
   return {VerdictKind::kRejected, r.rule,
-          "Your kernel computed correct outputs but was rejected while being timed (rule " + r.rule + "): " +
-              r.detail + "."};
+          "Your kernel computed correct outputs but was rejected while being timed (rule " +
+              r.rule + "): " + r.detail + "."};
 }
 
 // A rejection by what the runner saw the answer do (a KernelBench answer's PyTorch operators).
 Decision rejected_when_run(const Rejection& r) {
-  return {VerdictKind::kRejected, r.rule, "Your answer was rejected while it ran (rule " + r.rule + "): " + r.detail + "."};
+  return {VerdictKind::kRejected, r.rule,
+          "Your answer was rejected while it ran (rule " + r.rule + "): " + r.detail + "."};
 }
 
 std::string printed_suffix(const std::string& printed) {
@@ -96,12 +99,13 @@ Decision wrong_answer(std::string reason, std::string feedback) {
 }
 
 // A reply that never came, or came out of protocol: the candidate's doing once it is loaded.
-Decision from_lost_runner(const Runner::Reply& r, const std::string& printed, std::chrono::milliseconds limit,
-                          const char* stage) {
+Decision from_lost_runner(const Runner::Reply& r, const std::string& printed,
+                          std::chrono::milliseconds limit, const char* stage) {
   if (r.timed_out) {
     return {VerdictKind::kTimeout, std::string(stage) + " did not finish",
-            "Your kernel did not finish within " + fmt_f(static_cast<double>(limit.count()) / 1000.0, 1) +
-                " s during " + stage + " and was stopped (infinite loop or deadlock?)."};
+            "Your kernel did not finish within " +
+                fmt_f(static_cast<double>(limit.count()) / 1000.0, 1) + " s during " + stage +
+                " and was stopped (infinite loop or deadlock?)."};
   }
   if (r.malformed) {
     return runtime_error("the process running it sent " + r.malformed_why + " during " + stage +
@@ -109,11 +113,13 @@ Decision from_lost_runner(const Runner::Reply& r, const std::string& printed, st
                          printed);
   }
   std::string how = r.exit.describe();
-  if (!r.exit.exited && r.exit.signal == SIGXFSZ) how = "it printed more output than allowed (1 MiB)";
+  if (!r.exit.exited && r.exit.signal == SIGXFSZ)
+    how = "it printed more output than allowed (1 MiB)";
   if (!r.exit.exited && r.exit.signal == SIGXCPU) how = "it exceeded its CPU-time limit";
   if (!r.exit.exited && r.exit.signal == SIGSYS) how = "it made a forbidden system call";
-  return runtime_error("the process running it ended unexpectedly during " + std::string(stage) + " (" + how + ")",
-                       printed);
+  return runtime_error(
+      "the process running it ended unexpectedly during " + std::string(stage) + " (" + how + ")",
+      printed);
 }
 
 // The judge's private copy of one output set.
@@ -125,7 +131,9 @@ struct OutputCopy {
 // Outputs can be gigabytes: copying (and first-touching) them on one core would dominate
 // the protocol, so the buffer is left uninitialised and filled on all cores.
 void copy_parallel(const uint8_t* from, uint64_t bytes, uint8_t* to) {
-  parallel_chunks(bytes, [&](uint64_t begin, uint64_t end, size_t) { std::memcpy(to + begin, from + begin, end - begin); });
+  parallel_chunks(bytes, [&](uint64_t begin, uint64_t end, size_t) {
+    std::memcpy(to + begin, from + begin, end - begin);
+  });
 }
 
 void copy_parallel(const uint8_t* from, uint64_t bytes, OutputCopy* to) {
@@ -143,7 +151,8 @@ Result<sys::SharedMemory> map_readonly(const fs::path& file, uint64_t bytes) {
 }
 
 // Hashes of each correctness input set, cached beside the reference data (they depend only on it).
-Result<std::vector<uint64_t>> input_set_hashes(const ReferenceSet& ref, const sys::SharedMemory& inputs,
+Result<std::vector<uint64_t>> input_set_hashes(const ReferenceSet& ref,
+                                               const sys::SharedMemory& inputs,
                                                uint64_t set_bytes) {
   // A cache that does not read back as one hash per set (damaged, or an older layout) is
   // computed again, never trusted or thrown on.
@@ -155,7 +164,8 @@ Result<std::vector<uint64_t>> input_set_hashes(const ReferenceSet& ref, const sy
     }
   }
   std::vector<uint64_t> hashes;
-  for (size_t k = 0; k < ref.num_sets; ++k) hashes.push_back(runner::host_hash(inputs.data() + k * set_bytes, set_bytes));
+  for (size_t k = 0; k < ref.num_sets; ++k)
+    hashes.push_back(runner::host_hash(inputs.data() + k * set_bytes, set_bytes));
   (void)write_file_atomic(cache, dump_json(Json{{"input_hashes", hashes}}));
   return hashes;
 }
@@ -168,7 +178,9 @@ struct ReferenceView {
 
   const uint8_t* expected_set(size_t k) const { return expected.data() + k * out.set_bytes; }
   const uint8_t* timing_input(size_t j) const { return timing_inputs.data() + j * in.set_bytes; }
-  const uint8_t* timing_expected_set(size_t j) const { return timing_expected.data() + j * out.set_bytes; }
+  const uint8_t* timing_expected_set(size_t j) const {
+    return timing_expected.data() + j * out.set_bytes;
+  }
 };
 
 Result<ReferenceView> map_reference(const ReferenceSet& ref) {
@@ -179,10 +191,12 @@ Result<ReferenceView> map_reference(const ReferenceSet& ref) {
     return failed_precondition("reference data of " + ref.task_name + " has no timing sets");
   }
   KEVIN_ASSIGN_OR_RETURN(v.inputs, map_readonly(ref.inputs_file(), ref.num_sets * v.in.set_bytes));
-  KEVIN_ASSIGN_OR_RETURN(v.expected, map_readonly(ref.expected_file(), ref.num_sets * v.out.set_bytes));
-  KEVIN_ASSIGN_OR_RETURN(v.timing_inputs, map_readonly(ref.timing_inputs_file(), ref.num_timing_sets * v.in.set_bytes));
-  KEVIN_ASSIGN_OR_RETURN(v.timing_expected,
-                         map_readonly(ref.timing_expected_file(), ref.num_timing_sets * v.out.set_bytes));
+  KEVIN_ASSIGN_OR_RETURN(v.expected,
+                         map_readonly(ref.expected_file(), ref.num_sets * v.out.set_bytes));
+  KEVIN_ASSIGN_OR_RETURN(v.timing_inputs, map_readonly(ref.timing_inputs_file(),
+                                                       ref.num_timing_sets * v.in.set_bytes));
+  KEVIN_ASSIGN_OR_RETURN(v.timing_expected, map_readonly(ref.timing_expected_file(),
+                                                         ref.num_timing_sets * v.out.set_bytes));
   KEVIN_ASSIGN_OR_RETURN(v.input_hashes, input_set_hashes(ref, v.inputs, v.in.set_bytes));
   return v;
 }
@@ -272,9 +286,16 @@ class Evaluation {
   // `pid_namespace_works` is shared by every evaluation of one judge: cleared (for good) the
   // first time the GPU cannot be used inside a runner's PID namespace.
   Evaluation(const EvalConfig& config, const RunnerFactory& start_runner, const ReferenceSet& ref,
-             const EvalHooks& hooks, bool exclusive, std::atomic<bool>* pid_namespace_works, EvalResult* result)
-      : config_(config), start_runner_(start_runner), ref_(ref), hooks_(hooks), exclusive_(exclusive),
-        pid_namespace_works_(pid_namespace_works), result_(result), rng_(std::random_device{}()) {}
+             const EvalHooks& hooks, bool exclusive, std::atomic<bool>* pid_namespace_works,
+             EvalResult* result)
+      : config_(config),
+        start_runner_(start_runner),
+        ref_(ref),
+        hooks_(hooks),
+        exclusive_(exclusive),
+        pid_namespace_works_(pid_namespace_works),
+        result_(result),
+        rng_(std::random_device{}()) {}
 
   // Runs correctness then timing; returns the final decision. `failed_phase` names the phase
   // a non-correct decision came from ("load", "check", "time").
@@ -307,10 +328,13 @@ class Evaluation {
   Result<Decision> time();
   // One timed call on timing set `j` (or, with `warmup`, on correctness set `j`).
   Result<CallOutcome> timed_call(size_t j, bool warmup, sys::Deadline phase_end);
-  Result<std::vector<TimedCall>> timed_block(const std::vector<size_t>& sets, sys::Deadline phase_end,
+  Result<std::vector<TimedCall>> timed_block(const std::vector<size_t>& sets,
+                                             sys::Deadline phase_end,
                                              std::optional<Decision>* decided);
-  std::optional<Decision> compare_set(const uint8_t* got, const uint8_t* want, const std::string& where);
-  Decision judge_times(const std::vector<TimedCall>& calls, std::optional<TimingStats> interleaved_baseline);
+  std::optional<Decision> compare_set(const uint8_t* got, const uint8_t* want,
+                                      const std::string& where);
+  Decision judge_times(const std::vector<TimedCall>& calls,
+                       std::optional<TimingStats> interleaved_baseline);
   // An untimed exchange, within `limit`.
   Result<Runner::Reply> ask(const Json& cmd, std::chrono::milliseconds limit);
   // A timed exchange: the judge spins for the reply on the GPU and reads the runner's CPU
@@ -331,7 +355,8 @@ class Evaluation {
   const RunnerFactory& start_runner_;
   const ReferenceSet& ref_;
   const EvalHooks& hooks_;
-  const bool exclusive_;  // hold the device alone in every phase (a retry after a neighbour's fault)
+  const bool
+      exclusive_;  // hold the device alone in every phase (a retry after a neighbour's fault)
   std::atomic<bool>* pid_namespace_works_;
   EvalResult* result_;
   std::mt19937_64 rng_;
@@ -356,16 +381,20 @@ void Evaluation::watch_memory() {
   }
   // A KernelBench answer allocates its outputs (and PyTorch caches what it frees): it may hold
   // a few output and input sets beyond the harness's slack.
-  const uint64_t answer_allocations = extension_.empty() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
-  watch_ = std::make_unique<MemoryWatch>(runner, *base + config_.device_memory_slack_bytes + answer_allocations);
+  const uint64_t answer_allocations =
+      extension_.empty() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
+  watch_ = std::make_unique<MemoryWatch>(
+      runner, *base + config_.device_memory_slack_bytes + answer_allocations);
 }
 
-Decision Evaluation::lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage) {
+Decision Evaluation::lost(const Runner::Reply& reply, std::chrono::milliseconds limit,
+                          const char* stage) {
   if (watch_) {
     if (auto used = watch_->exceeded()) {
       const auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
-      return runtime_error("it held " + mib(*used) + " of GPU memory during " + stage + ", more than the " +
-                               mib(watch_->cap()) + " the harness allows (kernels allocate no device memory; use "
+      return runtime_error("it held " + mib(*used) + " of GPU memory during " + stage +
+                               ", more than the " + mib(watch_->cap()) +
+                               " the harness allows (kernels allocate no device memory; use "
                                "args->workspace)",
                            printed());
     }
@@ -384,29 +413,35 @@ Result<Runner::Reply> Evaluation::ask_timed(const Json& cmd, std::chrono::millis
 
 double Evaluation::work_ms(const Runner::Reply& reply) {
   if (config_.backend == Backend::kCuda || !reply.cpu_before_ns) return reply.judge_ms;
-  return session_->cpu_ms_since(*reply.cpu_before_ns, sys::Deadline::after(config_.call_timeout)).value_or(reply.judge_ms);
+  return session_->cpu_ms_since(*reply.cpu_before_ns, sys::Deadline::after(config_.call_timeout))
+      .value_or(reply.judge_ms);
 }
 
-std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_t* want, const std::string& where) {
+std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_t* want,
+                                                const std::string& where) {
   for (size_t i = 0; i < ref_.outputs.size(); ++i) {
     const auto& spec = ref_.outputs[i];
     const Tolerance tol = config_.tolerance.for_dtype(spec.dtype);
     const uint64_t off = view_.out.offsets[i];
-    const CompareStats s = compare_buffers(got + off, want + off, spec.dtype, static_cast<uint64_t>(spec.numel()), tol);
+    const CompareStats s = compare_buffers(got + off, want + off, spec.dtype,
+                                           static_cast<uint64_t>(spec.numel()), tol);
     result_->max_abs_error = std::max(result_->max_abs_error.value_or(0), s.max_abs_error);
     result_->max_rel_error = std::max(result_->max_rel_error.value_or(0), s.max_rel_error);
     if (s.ok()) continue;
-    std::string detail = "output " + std::to_string(i) + " (" + spec.type_string() + ") differs from the reference in " +
-                         std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " elements";
+    std::string detail = "output " + std::to_string(i) + " (" + spec.type_string() +
+                         ") differs from the reference in " + std::to_string(s.mismatches) +
+                         " of " + std::to_string(s.count) + " elements";
     if (s.nonfinite > 0) detail += ", " + std::to_string(s.nonfinite) + " of them NaN/Inf";
-    detail += "; max abs error " + fmt_g(s.max_abs_error, 4) + ", max rel error " + fmt_g(s.max_rel_error, 4);
-    detail += "; first mismatch at index " + multi_index(s.first_bad, spec.shape) + ": got " + fmt_g(s.first_got, 6) +
-              ", expected " + fmt_g(s.first_expected, 6);
+    detail += "; max abs error " + fmt_g(s.max_abs_error, 4) + ", max rel error " +
+              fmt_g(s.max_rel_error, 4);
+    detail += "; first mismatch at index " + multi_index(s.first_bad, spec.shape) + ": got " +
+              fmt_g(s.first_got, 6) + ", expected " + fmt_g(s.first_expected, 6);
     detail += " (tolerance atol=" + fmt_g(tol.atol, 6) + ", rtol=" + fmt_g(tol.rtol, 6) + ")";
     result_->mismatch = where + ": " + detail;
     return wrong_answer(where == "correctness check" ? "output mismatch" : "timed output mismatch",
                         "Your kernel ran but its output is incorrect" +
-                            (where == "correctness check" ? std::string() : " in " + where) + ": " + detail + ".");
+                            (where == "correctness check" ? std::string() : " in " + where) + ": " +
+                            detail + ".");
   }
   return std::nullopt;
 }
@@ -448,22 +483,23 @@ Status Evaluation::start(const fs::path& object) {
   }
   // No candidate code has run yet: whatever went wrong is the harness's (or the GPU's).
   if (!ready.answered()) {
-    return unavailable("the runner failed to start (" + ready.exit.describe() + "): " +
-                       session_->captured_output(kPrintedBytes));
+    return unavailable("the runner failed to start (" + ready.exit.describe() +
+                       "): " + session_->captured_output(kPrintedBytes));
   }
   if (!ready.body.value("ok", false)) {
     const std::string why = ready.body.value("error", "unknown failure");
-    if (pid_namespace && config_.backend == Backend::kCuda && why.find("cuda") != std::string::npos &&
-        pid_namespace_works_->exchange(false)) {
+    if (pid_namespace && config_.backend == Backend::kCuda &&
+        why.find("cuda") != std::string::npos && pid_namespace_works_->exchange(false)) {
       // Some GPU drivers refuse a process in a PID namespace of its own (seen as
       // cudaErrorOperatingSystem): the runner then goes without one, and says so.
-      KEVIN_LOG(warn) << "the GPU cannot be used from a runner in its own PID namespace here (" << why
-                      << "); runners go without one";
+      KEVIN_LOG(warn) << "the GPU cannot be used from a runner in its own PID namespace here ("
+                      << why << "); runners go without one";
       return unavailable("the GPU refused a runner in a PID namespace: " + why);
     }
     if (ready.body.value("stage", "") == "sandbox") {
-      return failed_precondition("the sandbox could not be applied: " + why +
-                                 " (run as root or where user namespaces are allowed, or pass --no-sandbox)");
+      return failed_precondition(
+          "the sandbox could not be applied: " + why +
+          " (run as root or where user namespaces are allowed, or pass --no-sandbox)");
     }
     return unavailable("runner setup failed: " + why);
   }
@@ -486,8 +522,10 @@ Status Evaluation::start_on_a_healthy_device(const fs::path& object) {
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
     Status started = start(object);
-    if (started.is_ok() || started.code() != StatusCode::kUnavailable || attempt == kAttempts) return started;
-    KEVIN_LOG(warn) << "runner start failed (attempt " << attempt << " of " << kAttempts << "): " << started.message();
+    if (started.is_ok() || started.code() != StatusCode::kUnavailable || attempt == kAttempts)
+      return started;
+    KEVIN_LOG(warn) << "runner start failed (attempt " << attempt << " of " << kAttempts
+                    << "): " << started.message();
     session_.reset();
     std::this_thread::sleep_for(config_.restart_pause * (2 * attempt - 1));
   }
@@ -504,11 +542,14 @@ Result<double> Evaluation::calibrate() {
   for (int i = 0; i < config_.calibration_calls; ++i) {
     const size_t j = static_cast<size_t>(i) % ref_.num_timing_sets;
     copy_parallel(view_.timing_input(j), view_.in.set_bytes, session_->slot());
-    const Json cmd = {{"cmd", "time_call"}, {"slot_scalars", ref_.timing_scalars[j]}, {"next_poison", poison()}};
+    const Json cmd = {
+        {"cmd", "time_call"}, {"slot_scalars", ref_.timing_scalars[j]}, {"next_poison", poison()}};
     KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, config_.call_timeout));
-    if (!reply.answered()) return unavailable("the runner failed while calibrating: " + reply.exit.describe());
+    if (!reply.answered())
+      return unavailable("the runner failed while calibrating: " + reply.exit.describe());
     if (!reply.body.value("ok", false)) {
-      return unavailable("the runner failed while calibrating: " + reply.body.value("error", "unknown failure"));
+      return unavailable("the runner failed while calibrating: " +
+                         reply.body.value("error", "unknown failure"));
     }
     overhead.push_back(work_ms(reply) - reply.body.value("event_ms", 0.0));
   }
@@ -522,20 +563,27 @@ Result<std::optional<Decision>> Evaluation::load() {
   Json cmd = {{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}};
   if (!extension_.empty()) {
     Json args = Json::array();
-    for (const auto& a : ref_.inputs) args.push_back({{"name", a.tensor.name}, {"role", arg_role_name(a.role)}});
-    cmd.update({{"extension", extension_}, {"args", args}, {"forward_args", ref_.forward_args},
-                {"scalar_kinds", ref_.scalar_kinds}, {"init_inputs", ref_.init_inputs}});
+    for (const auto& a : ref_.inputs)
+      args.push_back({{"name", a.tensor.name}, {"role", arg_role_name(a.role)}});
+    cmd.update({{"extension", extension_},
+                {"args", args},
+                {"forward_args", ref_.forward_args},
+                {"scalar_kinds", ref_.scalar_kinds},
+                {"init_inputs", ref_.init_inputs}});
   }
   KEVIN_ASSIGN_OR_RETURN(auto loaded, ask(cmd, config_.init_timeout));
-  if (!loaded.answered()) return std::optional<Decision>(lost(loaded, config_.init_timeout, "loading"));
+  if (!loaded.answered())
+    return std::optional<Decision>(lost(loaded, config_.init_timeout, "loading"));
   if (!loaded.body.value("ok", false)) {
-    return std::optional<Decision>(runtime_error(loaded.body.value("error", "loading failed"), printed()));
+    return std::optional<Decision>(
+        runtime_error(loaded.body.value("error", "loading failed"), printed()));
   }
   if (config_.sandbox) result_->sandbox_enforced.push_back("seccomp allowlist");
   return std::optional<Decision>();
 }
 
-Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* stage, OutputCopy* got) {
+Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* stage,
+                                                       OutputCopy* got) {
   const Json cmd = {{"cmd", "call"}, {"set", set}, {"next_poison", poison()}};
   SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
   ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
@@ -545,33 +593,39 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
     const std::string error = reply.body.value("error", "unknown failure");
     constexpr std::string_view kComputed = "pytorch_compute: ";
     if (!extension_.empty() && error.rfind(kComputed, 0) == 0) {
-      return std::optional<Decision>(rejected_when_run({"pytorch_compute", error.substr(kComputed.size())}));
+      return std::optional<Decision>(
+          rejected_when_run({"pytorch_compute", error.substr(kComputed.size())}));
     }
     return std::optional<Decision>(runtime_error(error, printed()));
   }
   const int rc = reply.body.value("rc", 0);
   if (rc != 0) {
-    return std::optional<Decision>(runtime_error("kevin_forward returned " + std::to_string(rc) + " (0 means success)", printed()));
+    return std::optional<Decision>(runtime_error(
+        "kevin_forward returned " + std::to_string(rc) + " (0 means success)", printed()));
   }
   call_judge_ms_.push_back(reply.judge_ms);
   if (reply.body.value("input_hashes", std::vector<uint64_t>{}) != view_.input_hashes) {
     return std::optional<Decision>(wrong_answer(
-        "inputs modified", extension_.empty()
-                               ? "Your kernel modified its input tensors, which are read-only; outputs must be written "
-                                 "only to args->outputs."
-                               : "Your answer modified its input tensors (or the model's parameters), which are "
-                                 "read-only; return new tensors from forward instead."));
+        "inputs modified",
+        extension_.empty()
+            ? "Your kernel modified its input tensors, which are read-only; outputs must be "
+              "written "
+              "only to args->outputs."
+            : "Your answer modified its input tensors (or the model's parameters), which are "
+              "read-only; return new tensors from forward instead."));
   }
   // A private copy first: the staging area is shared with the runner, which may still change it.
   copy_parallel(session_->staging(), view_.out.set_bytes, got);
-  return std::optional<Decision>(compare_set(got->data.get(), view_.expected_set(set), "correctness check"));
+  return std::optional<Decision>(
+      compare_set(got->data.get(), view_.expected_set(set), "correctness check"));
 }
 
 Result<std::optional<Decision>> Evaluation::check_correctness() {
   // Every set once, then set 0 again under a different poison.
   OutputCopy first, got;
   for (size_t k = 0; k < ref_.num_sets; ++k) {
-    KEVIN_ASSIGN_OR_RETURN(auto bad, check_call(k, "the correctness check", k == 0 ? &first : &got));
+    KEVIN_ASSIGN_OR_RETURN(auto bad,
+                           check_call(k, "the correctness check", k == 0 ? &first : &got));
     if (bad) return bad;
   }
   KEVIN_ASSIGN_OR_RETURN(auto bad_again, check_call(0, "the determinism check", &got));
@@ -579,13 +633,16 @@ Result<std::optional<Decision>> Evaluation::check_correctness() {
   for (size_t i = 0; i < ref_.outputs.size(); ++i) {
     const auto& spec = ref_.outputs[i];
     const uint64_t off = view_.out.offsets[i];
-    const CompareStats agree = compare_buffers(got.data.get() + off, first.data.get() + off, spec.dtype,
-                                               static_cast<uint64_t>(spec.numel()), config_.tolerance.for_dtype(spec.dtype));
+    const CompareStats agree = compare_buffers(got.data.get() + off, first.data.get() + off,
+                                               spec.dtype, static_cast<uint64_t>(spec.numel()),
+                                               config_.tolerance.for_dtype(spec.dtype));
     if (!agree.ok()) {
       return std::optional<Decision>(wrong_answer(
-          "nondeterministic", "Your kernel gave different results on two runs with the same inputs (" +
-                                  std::to_string(agree.mismatches) + " elements of output " + std::to_string(i) +
-                                  " differ): it depends on uninitialised memory, a race, or state kept between calls."));
+          "nondeterministic",
+          "Your kernel gave different results on two runs with the same inputs (" +
+              std::to_string(agree.mismatches) + " elements of output " + std::to_string(i) +
+              " differ): it depends on uninitialised memory, a race, or state kept between "
+              "calls."));
     }
   }
   return std::optional<Decision>();
@@ -601,17 +658,22 @@ Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline 
     cmd["slot_scalars"] = ref_.timing_scalars[j];
   }
   // What is left of the phase, but at least a millisecond: the limit the call gets and is told of.
-  const auto limit = std::max(std::chrono::milliseconds(1),
-                              std::min(config_.call_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                 phase_end.at() - Clock::now())));
+  const auto limit =
+      std::max(std::chrono::milliseconds(1),
+               std::min(config_.call_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  phase_end.at() - Clock::now())));
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, limit));
   if (!reply.answered()) return CallOutcome(lost(reply, limit, "timing"));
   const Json& b = reply.body;
-  if (!b.value("ok", false)) return CallOutcome(runtime_error(b.value("error", "unknown failure"), printed()));
-  if (b.value("rc", 0) != 0) return CallOutcome(runtime_error("kevin_forward returned non-zero during timing", printed()));
+  if (!b.value("ok", false))
+    return CallOutcome(runtime_error(b.value("error", "unknown failure"), printed()));
+  if (b.value("rc", 0) != 0)
+    return CallOutcome(runtime_error("kevin_forward returned non-zero during timing", printed()));
   const auto event = b.find("event_ms");
-  if (event == b.end() || !event->is_number() || !std::isfinite(event->get<double>()) || event->get<double>() < 0) {
-    return CallOutcome(runtime_error("the process running the kernel returned a malformed timing record", printed()));
+  if (event == b.end() || !event->is_number() || !std::isfinite(event->get<double>()) ||
+      event->get<double>() < 0) {
+    return CallOutcome(runtime_error(
+        "the process running the kernel returned a malformed timing record", printed()));
   }
   // The output is copied out before anything else: it must exist when the reply does.
   OutputCopy got;
@@ -619,12 +681,14 @@ Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline 
   const TimedCall call{event->get<double>(), reply.judge_ms, work_ms(reply)};
   // Every timed output is compared in full with the expected output of its set.
   if (!warmup) {
-    if (auto bad = compare_set(got.data.get(), view_.timing_expected_set(j), "a timed run")) return CallOutcome(*bad);
+    if (auto bad = compare_set(got.data.get(), view_.timing_expected_set(j), "a timed run"))
+      return CallOutcome(*bad);
   }
   return CallOutcome(call);
 }
 
-Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>& sets, sys::Deadline phase_end,
+Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>& sets,
+                                                       sys::Deadline phase_end,
                                                        std::optional<Decision>* decided) {
   std::vector<TimedCall> calls;
   for (size_t j : sets) {
@@ -653,20 +717,22 @@ bool noisy(const TimingStats& candidate, const std::optional<TimingStats>& basel
 
 Result<Decision> Evaluation::time() {
   const double per_call = std::max(0.001, median_of(call_judge_ms_) - overhead_ms_);
-  const int by_budget = std::clamp(static_cast<int>(config_.timing_budget_ms / per_call), config_.min_timed_calls,
-                                   config_.max_timed_calls);
+  const int by_budget = std::clamp(static_cast<int>(config_.timing_budget_ms / per_call),
+                                   config_.min_timed_calls, config_.max_timed_calls);
   const size_t calls = std::min(ref_.num_timing_sets, static_cast<size_t>(by_budget));
   std::vector<size_t> order(ref_.num_timing_sets);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng_);
   order.resize(calls);
-  const std::vector<size_t> first(order.begin(), order.begin() + static_cast<long>((calls + 1) / 2));
+  const std::vector<size_t> first(order.begin(),
+                                  order.begin() + static_cast<long>((calls + 1) / 2));
   std::vector<size_t> second(order.begin() + static_cast<long>(first.size()), order.end());
 
   ExclusiveDeviceLock alone(config_.gate);
   const auto phase_end = sys::Deadline::after(config_.timing_phase_limit);
   for (int w = 0; w < config_.warmup_calls; ++w) {
-    KEVIN_ASSIGN_OR_RETURN(auto call, timed_call(static_cast<size_t>(w) % ref_.num_sets, true, phase_end));
+    KEVIN_ASSIGN_OR_RETURN(auto call,
+                           timed_call(static_cast<size_t>(w) % ref_.num_sets, true, phase_end));
     if (auto* d = std::get_if<Decision>(&call)) return *d;
   }
   std::optional<Decision> decided;
@@ -675,16 +741,19 @@ Result<Decision> Evaluation::time() {
   if (decided) return *decided;
   // The judge's own work per call (uploads, copies, full comparisons) grows with the data:
   // the second block is cut so the phase stays near its budget, keeping at least the minimum.
-  const double per_exchange = ms_since(block_start) / static_cast<double>(std::max<size_t>(1, timed.size()));
-  const auto affordable = static_cast<size_t>(std::max(
-      static_cast<double>(config_.min_timed_calls), config_.timing_phase_budget_ms / std::max(per_exchange, 1e-3)));
+  const double per_exchange =
+      ms_since(block_start) / static_cast<double>(std::max<size_t>(1, timed.size()));
+  const auto affordable =
+      static_cast<size_t>(std::max(static_cast<double>(config_.min_timed_calls),
+                                   config_.timing_phase_budget_ms / std::max(per_exchange, 1e-3)));
   if (timed.size() + second.size() > affordable) {
     second.resize(affordable > timed.size() ? affordable - timed.size() : 0);
   }
   std::vector<double> first_events;
   for (const auto& c : timed) first_events.push_back(c.event_ms);
   std::optional<TimingStats> interleaved;
-  const bool interleave = hooks_.retime_baseline && noisy(timing_stats(first_events), ref_.baseline);
+  const bool interleave =
+      hooks_.retime_baseline && noisy(timing_stats(first_events), ref_.baseline);
   std::vector<double> baselines;
   if (interleave) {
     KEVIN_ASSIGN_OR_RETURN(TimingStats b, hooks_.retime_baseline());
@@ -703,7 +772,8 @@ Result<Decision> Evaluation::time() {
   return judge_times(timed, interleaved);
 }
 
-Decision Evaluation::judge_times(const std::vector<TimedCall>& calls, std::optional<TimingStats> interleaved_baseline) {
+Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
+                                 std::optional<TimingStats> interleaved_baseline) {
   // The runner's event times are the candidate's to rewrite. The judge's own clock bounds each
   // from above (an event window cannot outlast the exchange around it) and from below: what
   // the judge waited beyond the harness's calibrated overhead was spent by the candidate
@@ -716,9 +786,10 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls, std::optio
   for (size_t i = 0; i < calls.size(); ++i) {
     const TimedCall& c = calls[i];
     if (c.event_ms > c.judge_ms + 0.05) {
-      return rejected_when_timed({"timer_tampering", "timed run " + std::to_string(i + 1) + " reported " +
-                                                         fmt_g(c.event_ms, 4) + " ms, longer than the " +
-                                                         fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
+      return rejected_when_timed(
+          {"timer_tampering", "timed run " + std::to_string(i + 1) + " reported " +
+                                  fmt_g(c.event_ms, 4) + " ms, longer than the " +
+                                  fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
     }
     const double judged = c.work_ms - overhead_ms_;
     unaccounted.push_back(judged - c.event_ms);
@@ -731,26 +802,30 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls, std::optio
   result_->harness_overhead_ms = overhead_ms_;
   result_->unaccounted_ms = hidden;
   if (hidden > std::max(4 * allowance, 0.5 * events_median)) {
-    return rejected_when_timed({"off_stream_work",
-                                "each timed run took the judge " + fmt_f(hidden, 4) +
-                                    " ms longer than the harness's overhead plus the " + fmt_f(events_median, 4) +
-                                    " ms measured on the harness stream: all work must be enqueued on args->stream "
-                                    "and finish inside the call"});
+    return rejected_when_timed(
+        {"off_stream_work",
+         "each timed run took the judge " + fmt_f(hidden, 4) +
+             " ms longer than the harness's overhead plus the " + fmt_f(events_median, 4) +
+             " ms measured on the harness stream: all work must be enqueued on args->stream "
+             "and finish inside the call"});
   }
   result_->timing = t;
   result_->candidate_ms = t.median_ms;
-  std::string feedback = "Your kernel is correct. It ran in " + fmt_g(t.median_ms, 4) + " ms (median of " +
-                         std::to_string(t.calls) + " timed runs, each on inputs it had not seen)";
-  const std::optional<TimingStats> baseline = interleaved_baseline ? interleaved_baseline : ref_.baseline;
+  std::string feedback = "Your kernel is correct. It ran in " + fmt_g(t.median_ms, 4) +
+                         " ms (median of " + std::to_string(t.calls) +
+                         " timed runs, each on inputs it had not seen)";
+  const std::optional<TimingStats> baseline =
+      interleaved_baseline ? interleaved_baseline : ref_.baseline;
   if (baseline && t.median_ms > 0) {
     result_->baseline = baseline;
     result_->baseline_source = interleaved_baseline ? "interleaved" : "cached";
     result_->baseline_ms = baseline->median_ms;
     result_->speedup = baseline->median_ms / t.median_ms;
-    feedback += " against " + fmt_g(baseline->median_ms, 4) + " ms for the PyTorch reference: a speedup of " +
-                fmt_f(*result_->speedup, 2) + "x.";
-    feedback += *result_->speedup < 1 ? " It is slower than the reference; look for a faster approach."
-                                      : " See whether it can be made faster still.";
+    feedback += " against " + fmt_g(baseline->median_ms, 4) +
+                " ms for the PyTorch reference: a speedup of " + fmt_f(*result_->speedup, 2) + "x.";
+    feedback += *result_->speedup < 1
+                    ? " It is slower than the reference; look for a faster approach."
+                    : " See whether it can be made faster still.";
   } else {
     feedback += ".";
   }
@@ -786,7 +861,8 @@ bool neighbour_could_cause(const Decision& d, const char* phase) {
   if (std::string_view(phase) == "time") return false;  // timing already holds the GPU alone
   if (d.kind == VerdictKind::kTimeout) return true;
   return d.kind == VerdictKind::kRuntimeError &&
-         (d.reason.find("out of memory") != std::string::npos || d.reason.find("OutOfMemory") != std::string::npos ||
+         (d.reason.find("out of memory") != std::string::npos ||
+          d.reason.find("OutOfMemory") != std::string::npos ||
           d.reason.find("MemoryAllocation") != std::string::npos);
 }
 
@@ -808,7 +884,9 @@ Json to_json(const EvalResult& r) {
             {"device", r.device_name},
             {"total_ms", r.total_ms},
             {"phases_ms",
-             {{"prepare", r.phases.prepare_ms}, {"load", r.phases.load_ms}, {"check", r.phases.check_ms},
+             {{"prepare", r.phases.prepare_ms},
+              {"load", r.phases.load_ms},
+              {"check", r.phases.check_ms},
               {"time", r.phases.time_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
   if (r.device_ordinal >= 0) j["device_ordinal"] = r.device_ordinal;
@@ -816,7 +894,8 @@ Json to_json(const EvalResult& r) {
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
   if (!r.baseline_source.empty()) j["baseline_source"] = r.baseline_source;
   if (r.harness_overhead_ms) {
-    j["clock_check"] = {{"harness_overhead_ms", *r.harness_overhead_ms}, {"unaccounted_ms", opt(r.unaccounted_ms)}};
+    j["clock_check"] = {{"harness_overhead_ms", *r.harness_overhead_ms},
+                        {"unaccounted_ms", opt(r.unaccounted_ms)}};
   }
   if (!r.mismatch.empty()) j["mismatch"] = r.mismatch;
   if (!r.runner_output.empty()) j["printed"] = r.runner_output;
@@ -836,9 +915,10 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   r.verdict = *kind;
   KEVIN_ASSIGN_OR_RETURN(r.reason, json_get_or<std::string>(j, "reason", ""));
   KEVIN_ASSIGN_OR_RETURN(r.feedback, json_get_or<std::string>(j, "feedback", ""));
-  for (const auto& [key, field] : {std::pair{"candidate_ms", &r.candidate_ms}, std::pair{"baseline_ms", &r.baseline_ms},
-                                   std::pair{"speedup", &r.speedup}, std::pair{"max_abs_error", &r.max_abs_error},
-                                   std::pair{"max_rel_error", &r.max_rel_error}}) {
+  for (const auto& [key, field] :
+       {std::pair{"candidate_ms", &r.candidate_ms}, std::pair{"baseline_ms", &r.baseline_ms},
+        std::pair{"speedup", &r.speedup}, std::pair{"max_abs_error", &r.max_abs_error},
+        std::pair{"max_rel_error", &r.max_rel_error}}) {
     KEVIN_RETURN_IF_ERROR(opt(j, key, field));
   }
   KEVIN_ASSIGN_OR_RETURN(r.compile_ms, json_get_or<double>(j, "compile_ms", 0.0));
@@ -867,8 +947,10 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
     KEVIN_ASSIGN_OR_RETURN(r.phases.time_ms, json_get_or<double>(p, "time", 0.0));
   }
   if (j.contains("sandbox")) {
-    KEVIN_ASSIGN_OR_RETURN(r.sandbox_enforced, json_get_or<std::vector<std::string>>(j["sandbox"], "enforced", {}));
-    KEVIN_ASSIGN_OR_RETURN(r.sandbox_skipped, json_get_or<std::vector<std::string>>(j["sandbox"], "skipped", {}));
+    KEVIN_ASSIGN_OR_RETURN(r.sandbox_enforced,
+                           json_get_or<std::vector<std::string>>(j["sandbox"], "enforced", {}));
+    KEVIN_ASSIGN_OR_RETURN(r.sandbox_skipped,
+                           json_get_or<std::vector<std::string>>(j["sandbox"], "skipped", {}));
   }
   return r;
 }
@@ -917,7 +999,9 @@ std::optional<Decision> build_outcome(const BuildResult& build, EvalResult* resu
 
 // The checker's findings as the verdict: the first one's rule, all of them in the feedback.
 Decision refused_answer(const std::vector<AnswerFinding>& findings) {
-  std::string detail = findings.front().detail + (findings.front().line > 0 ? " (line " + std::to_string(findings.front().line) + ")" : "");
+  std::string detail =
+      findings.front().detail +
+      (findings.front().line > 0 ? " (line " + std::to_string(findings.front().line) + ")" : "");
   for (size_t i = 1; i < findings.size() && i < 8; ++i) {
     detail += "; also " + findings[i].rule + ": " + findings[i].detail;
   }
@@ -944,11 +1028,13 @@ Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult
 Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, const ReferenceSet& ref,
                                                    EvalResult* result) const {
   if (!config_.kernelbench) {
-    return failed_precondition("this is a KernelBench answer (class ModelNew), and this evaluator judges kevin's ABI "
-                               "only: pass --format kernelbench or --format auto");
+    return failed_precondition(
+        "this is a KernelBench answer (class ModelNew), and this evaluator judges kevin's ABI "
+        "only: pass --format kernelbench or --format auto");
   }
   if (!ref.init_inputs.is_array()) {
-    return failed_precondition("task " + ref.task_name + ": get_init_inputs() returns values that are not JSON "
+    return failed_precondition("task " + ref.task_name +
+                               ": get_init_inputs() returns values that are not JSON "
                                "(tensors?), so ModelNew cannot be built from it");
   }
   const KernelBenchSupport& kb = *config_.kernelbench;
@@ -959,14 +1045,16 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
     return p;
   }
   if (check.extensions.size() != 1) {
-    p.decided = rejected({"one_extension", "kevin builds one load_inline extension per answer; this one has " +
-                                               std::to_string(check.extensions.size())});
+    p.decided = rejected(
+        {"one_extension", "kevin builds one load_inline extension per answer; this one has " +
+                              std::to_string(check.extensions.size())});
     return p;
   }
   const ExtensionSpec& ext = check.extensions.front();
   if (config_.backend == Backend::kCpu && !ext.cuda_sources.empty()) {
     p.decided = Decision{VerdictKind::kCompileError, "cuda sources on the cpu backend",
-                         "Your answer has cuda_sources, and this evaluation runs on the CPU: only cpp_sources are built."};
+                         "Your answer has cuda_sources, and this evaluation runs on the CPU: only "
+                         "cpp_sources are built."};
     return p;
   }
   const ExtensionUnits units = extension_units(ext);
@@ -983,8 +1071,8 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
   return p;
 }
 
-Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks,
-                                   CandidateFormat format) const {
+Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& ref,
+                                   const EvalHooks& hooks, CandidateFormat format) const {
   const auto start = Clock::now();
   EvalResult result;
   if (config_.backend == Backend::kCuda) result.device_ordinal = config_.device;
@@ -1002,22 +1090,25 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
   if (!degenerate.empty() && !config_.allow_degenerate_tasks) {
     std::string why;
     for (const auto& d : degenerate) why += (why.empty() ? "" : "; ") + d;
-    return failed_precondition("task " + ref.task_name + " is degenerate on its reference data (" + why +
-                               ", tolerance " + config_.tolerance.describe() +
-                               "): a kernel could pass without doing the work, so it is not evaluated. Fix the task "
-                               "(docs/tasks.md) or pass --allow-degenerate-tasks");
+    return failed_precondition(
+        "task " + ref.task_name + " is degenerate on its reference data (" + why + ", tolerance " +
+        config_.tolerance.describe() +
+        "): a kernel could pass without doing the work, so it is not evaluated. Fix the task "
+        "(docs/tasks.md) or pass --allow-degenerate-tasks");
   }
   KEVIN_ASSIGN_OR_RETURN(Prepared prepared, format == CandidateFormat::kKernelBench
-                                                 ? prepare_kernelbench(source, ref, &result)
-                                                 : prepare_kevin(source, &result));
+                                                ? prepare_kernelbench(source, ref, &result)
+                                                : prepare_kevin(source, &result));
   if (prepared.decided) return finish(*prepared.decided);
   result.phases.prepare_ms = ms_since(start);
 
   Result<Decision> decided = internal_error("not run");
   for (bool exclusive : {false, true}) {
-    Evaluation evaluation(config_, start_runner_, ref, hooks, exclusive, &pid_namespace_works_, &result);
+    Evaluation evaluation(config_, start_runner_, ref, hooks, exclusive, &pid_namespace_works_,
+                          &result);
     evaluation.set_data_symbols(prepared.data_symbols);
-    if (format == CandidateFormat::kKernelBench) evaluation.set_kernelbench(source, prepared.extension);
+    if (format == CandidateFormat::kKernelBench)
+      evaluation.set_kernelbench(source, prepared.extension);
     decided = evaluation.run(prepared.build.object);
     result.runner_output = evaluation.finish();
     if (!decided.is_ok() || exclusive || config_.gate == nullptr ||

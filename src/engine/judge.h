@@ -41,43 +41,43 @@ struct KernelBenchSupport {
   // Builds an answer's extension: a compile driver's build_extension (torch-extension profile,
   // CompilerConfig::torch), which outlives the judge. Results and errors as that.
   std::function<Result<BuildResult>(const ExtensionUnits&)> build;
-  std::string python;                       // the interpreter with PyTorch that runs answers
-  std::filesystem::path runner_script;      // kernelbench_runner.py
-  std::filesystem::path support_library;    // libkevin-runner-support.so
+  std::string python;                     // the interpreter with PyTorch that runs answers
+  std::filesystem::path runner_script;    // kernelbench_runner.py
+  std::filesystem::path support_library;  // libkevin-runner-support.so
   // The static checker on one answer (tasks::check_kernelbench_answer); errors are ours.
   std::function<Result<AnswerCheck>(std::string_view)> check;
 };
 
 struct EvalConfig {
   Backend backend = Backend::kCuda;
-  int device = 0;                           // CUDA device ordinal the runner is pinned to
+  int device = 0;  // CUDA device ordinal the runner is pinned to
   ToleranceProfile tolerance;
-  std::filesystem::path runner_path;        // the kevin-runner executable
-  bool sandbox = true;                      // namespaces, empty root, uid drop, rlimits, seccomp
-  bool pid_namespace = true;                // ... and a PID namespace per runner
+  std::filesystem::path runner_path;  // the kevin-runner executable
+  bool sandbox = true;                // namespaces, empty root, uid drop, rlimits, seccomp
+  bool pid_namespace = true;          // ... and a PID namespace per runner
   int warmup_calls = 3;
   int min_timed_calls = 10;
-  int max_timed_calls = 100;                // also bounded by the task's timing sets
-  double timing_budget_ms = 2000;           // aim for this much timed work per candidate
+  int max_timed_calls = 100;       // also bounded by the task's timing sets
+  double timing_budget_ms = 2000;  // aim for this much timed work per candidate
   // ... and for about this long in the timing phase, the judge's own work included (uploads
   // of fresh inputs, full output checks): large tasks get fewer timed calls (at least the minimum).
   double timing_phase_budget_ms = 1000;
-  int calibration_calls = 10;               // harness-only timed calls before the candidate loads
+  int calibration_calls = 10;  // harness-only timed calls before the candidate loads
   // The judge's clock is trusted beyond an allowance A = max(clock_slack_ms, a quarter of the
   // calibrated harness overhead per call): each timed call is charged max(event time, the
   // judge's time − overhead − A), and a median excess of the judge's time over the event
   // time beyond max(4 A, half the event time) is rejected as work outside the window.
   double clock_slack_ms = 0.02;
   std::chrono::milliseconds init_timeout{120000};
-  std::chrono::milliseconds call_timeout{20000};  // one correctness or timed call
+  std::chrono::milliseconds call_timeout{20000};         // one correctness or timed call
   std::chrono::milliseconds timing_phase_limit{120000};  // all timed calls (the GPU is held)
   // A runner that fails before any candidate code runs is started twice more, after pauses
   // of 1 and 3 times this (a GPU still tearing down a killed runner's context recovers).
   std::chrono::milliseconds restart_pause{1000};
-  uint64_t output_limit_bytes = 1 << 20;    // what a candidate may print before it is killed
+  uint64_t output_limit_bytes = 1 << 20;  // what a candidate may print before it is killed
   uint64_t cpu_seconds = 600;
   uint64_t device_memory_slack_bytes = uint64_t{512} << 20;  // GPU memory beyond the harness's
-  bool allow_degenerate_tasks = false;      // evaluate even when a trivial output passes
+  bool allow_degenerate_tasks = false;  // evaluate even when a trivial output passes
   // Optional: shared during correctness runs, exclusive during timing (batch evaluation).
   DeviceGate* gate = nullptr;
   // Set: KernelBench answers can be judged (Judge::evaluate with CandidateFormat::kKernelBench).
@@ -93,20 +93,20 @@ struct EvalHooks {
 
 struct EvalResult {
   VerdictKind verdict = VerdictKind::kRuntimeError;
-  std::string reason;     // rule name for `rejected`, a short cause otherwise
-  std::string feedback;   // the text a model receives
+  std::string reason;    // rule name for `rejected`, a short cause otherwise
+  std::string feedback;  // the text a model receives
   double compile_ms = 0;
   bool cache_hit = false;
   std::optional<double> candidate_ms, baseline_ms, speedup;
   std::optional<double> max_abs_error, max_rel_error;
-  std::optional<TimingStats> timing;   // candidate, when correct (judge-checked per call)
+  std::optional<TimingStats> timing;  // candidate, when correct (judge-checked per call)
   std::optional<TimingStats> baseline;
-  std::string baseline_source;         // "cached" or "interleaved" (re-timed around the candidate)
+  std::string baseline_source;  // "cached" or "interleaved" (re-timed around the candidate)
   // The judge's clock against the runner's: harness overhead per timed call (measured before
   // the candidate loaded) and the median time per call the judge saw beyond overhead + event.
   std::optional<double> harness_overhead_ms, unaccounted_ms;
-  std::string mismatch;                // details of a wrong answer
-  std::string runner_output;           // what the candidate printed (capped)
+  std::string mismatch;       // details of a wrong answer
+  std::string runner_output;  // what the candidate printed (capped)
   std::vector<std::string> sandbox_enforced, sandbox_skipped;
   std::string device_name;
   int device_ordinal = -1;  // the CUDA device it ran on (-1 on the CPU)
@@ -140,7 +140,9 @@ class Judge {
   // which tests put canned builds and scripted runners (fake_runner.h) in place of the
   // compiler and kevin-runner. Both must be set.
   Judge(BuildFunction build, RunnerFactory start_runner, EvalConfig config)
-      : build_(std::move(build)), start_runner_(std::move(start_runner)), config_(std::move(config)) {}
+      : build_(std::move(build)),
+        start_runner_(std::move(start_runner)),
+        config_(std::move(config)) {}
 
   // Errors (kFailedPrecondition): the reference data is degenerate (unless allowed), the
   // sandbox cannot be applied, the GPU stays unusable, a KernelBench answer meets a judge
@@ -149,7 +151,8 @@ class Judge {
   // the `rejected` reason), is built as a PyTorch extension and runs in the Python runner under
   // the same protocol; any ATen operator but allocation, views and copies seen during a
   // correctness call is `rejected` (pytorch_compute).
-  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref, const EvalHooks& hooks = {},
+  Result<EvalResult> evaluate(std::string_view source, const ReferenceSet& ref,
+                              const EvalHooks& hooks = {},
                               CandidateFormat format = CandidateFormat::kKevin) const;
   const EvalConfig& config() const { return config_; }
 
@@ -159,7 +162,8 @@ class Judge {
   // A KernelBench answer's checks and build: the built extension, or the decision that ends
   // it (rejected, compile_error). Fills the result's compile fields.
   struct Prepared;
-  Result<Prepared> prepare_kernelbench(std::string_view source, const ReferenceSet& ref, EvalResult* result) const;
+  Result<Prepared> prepare_kernelbench(std::string_view source, const ReferenceSet& ref,
+                                       EvalResult* result) const;
   Result<Prepared> prepare_kevin(std::string_view source, EvalResult* result) const;
 
   BuildFunction build_;

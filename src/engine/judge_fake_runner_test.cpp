@@ -36,7 +36,8 @@ constexpr size_t kTimingSets = 12;
 constexpr int kEvery = -1;
 
 // Changes the `index`-th exchange of protocol step `step` (fake_step), or each with kEvery.
-FakeScript at(const std::string& step, int index, const std::function<void(FakeExchange&)>& change) {
+FakeScript at(const std::string& step, int index,
+              const std::function<void(FakeExchange&)>& change) {
   return [step, index, change](FakeExchange& x) {
     if (x.step == step && (index == kEvery || x.index == index)) change(x);
   };
@@ -66,7 +67,9 @@ std::function<void(FakeExchange&)> timed_at(double event_ms, double judge_ms) {
 
 float* outputs_of(FakeExchange& x) { return reinterpret_cast<float*>(x.outputs); }
 
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
 
 class JudgeWithFakeRunner : public ::testing::Test {
  protected:
@@ -74,7 +77,8 @@ class JudgeWithFakeRunner : public ::testing::Test {
   static void SetUpTestSuite() {
     auto dir = sys::TempDir::create("kevin-judge-fake-suite-");
     ASSERT_TRUE(dir.is_ok()) << dir.status().to_string();
-    auto ref = write_sum_reference(dir->path() / "sums", kElements, kSets, kTimingSets, std::nullopt);
+    auto ref =
+        write_sum_reference(dir->path() / "sums", kElements, kSets, kTimingSets, std::nullopt);
     ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
     suite_dir_.emplace(std::move(dir).value());
     suite_ref_ = std::move(ref).value();
@@ -98,10 +102,11 @@ class JudgeWithFakeRunner : public ::testing::Test {
   }
 
   // Fresh reference data of the sum task with `timing_sets` timing sets; out = f(a, b).
-  ReferenceSet sums(size_t timing_sets, const std::function<float(float, float)>& f = [](float a, float b) {
-    return a + b;
-  }) {
-    auto ref = write_sum_reference(data_.path() / std::to_string(next_++), kElements, kSets, timing_sets, std::nullopt, f);
+  ReferenceSet sums(
+      size_t timing_sets,
+      const std::function<float(float, float)>& f = [](float a, float b) { return a + b; }) {
+    auto ref = write_sum_reference(data_.path() / std::to_string(next_++), kElements, kSets,
+                                   timing_sets, std::nullopt, f);
     EXPECT_TRUE(ref.is_ok()) << ref.status().to_string();
     return ref.is_ok() ? *ref : ReferenceSet{};
   }
@@ -141,7 +146,8 @@ class JudgeWithFakeRunner : public ::testing::Test {
 
   static AnswerCheck one_extension(std::string cuda_sources = "") {
     AnswerCheck check;
-    check.extensions.push_back({"sum_ext", "int forty_two() { return 42; }", std::move(cuda_sources), {"forty_two"}});
+    check.extensions.push_back(
+        {"sum_ext", "int forty_two() { return 42; }", std::move(cuda_sources), {"forty_two"}});
     return check;
   }
 
@@ -170,7 +176,8 @@ TEST_F(JudgeWithFakeRunner, SourceTheTextGateRefusesIsRejectedWithItsRuleAndNeve
   const EvalResult r = judged();
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "missing_entry_point");
-  EXPECT_TRUE(contains(r.feedback, "rejected before it ran (rule missing_entry_point)")) << r.feedback;
+  EXPECT_TRUE(contains(r.feedback, "rejected before it ran (rule missing_entry_point)"))
+      << r.feedback;
   EXPECT_EQ(builds_, 0);
   EXPECT_TRUE(log_.starts.empty());
 }
@@ -251,7 +258,8 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerTheCheckerRefusesIsRejectedWithTheF
   const EvalResult r = judged();
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "import_not_allowed");
-  EXPECT_TRUE(contains(r.feedback, "import os (line 3); also banned_construct: exec()")) << r.feedback;
+  EXPECT_TRUE(contains(r.feedback, "import os (line 3); also banned_construct: exec()"))
+      << r.feedback;
   EXPECT_TRUE(log_.starts.empty());
 }
 
@@ -273,7 +281,8 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithCudaSourcesOnTheCpuIsACompileEr
 
 TEST_F(JudgeWithFakeRunner, KernelBenchUnitTheTextGateRefusesIsRejectedWithItsRule) {
   AnswerCheck check = one_extension();
-  check.extensions.front().cpp_sources = "#pragma GCC optimize(\"O0\")\nint forty_two() { return 42; }";
+  check.extensions.front().cpp_sources =
+      "#pragma GCC optimize(\"O0\")\nint forty_two() { return 42; }";
   judge_kernelbench(check);
   const EvalResult r = judged();
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
@@ -292,7 +301,8 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerRunsInThePythonRunnerWithItsExtensi
   ASSERT_EQ(loads.size(), 1u);
   const Json& load = loads[0].cmd;
   EXPECT_EQ(load.value("extension", ""), "sum_ext");
-  EXPECT_EQ(load.at("args"), Json::parse(R"([{"name":"a","role":"input"},{"name":"b","role":"input"}])"));
+  EXPECT_EQ(load.at("args"),
+            Json::parse(R"([{"name":"a","role":"input"},{"name":"b","role":"input"}])"));
   EXPECT_EQ(load.at("init_inputs"), Json::array());
 }
 
@@ -303,7 +313,8 @@ TEST_F(JudgeWithFakeRunner, PyTorchComputeSeenWhileAKernelBenchAnswerRunsIsRejec
   }));
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "pytorch_compute");
-  EXPECT_TRUE(contains(r.feedback, "rejected while it ran (rule pytorch_compute): aten::add called by forward"))
+  EXPECT_TRUE(contains(r.feedback,
+                       "rejected while it ran (rule pytorch_compute): aten::add called by forward"))
       << r.feedback;
 }
 
@@ -317,7 +328,8 @@ TEST_F(JudgeWithFakeRunner, PyTorchComputeClaimFromAKevinCandidateIsOnlyARuntime
 
 TEST_F(JudgeWithFakeRunner, KernelBenchAnswerThatModifiesItsInputsIsToldToReturnNewTensors) {
   judge_kernelbench(one_extension());
-  const EvalResult r = judged(at("call", 0, [](FakeExchange& x) { x.body["input_hashes"][0] = 1; }));
+  const EvalResult r =
+      judged(at("call", 0, [](FakeExchange& x) { x.body["input_hashes"][0] = 1; }));
   EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer);
   EXPECT_EQ(r.reason, "inputs modified");
   EXPECT_TRUE(contains(r.feedback, "return new tensors from forward")) << r.feedback;
@@ -327,12 +339,13 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerThatModifiesItsInputsIsToldToReturn
 
 TEST_F(JudgeWithFakeRunner, RunnerThatCannotBeStartedIsTheHarnessErrorWithoutRetry) {
   int starts = 0;
-  Judge judge(build_,
-              [&starts](const Runner::Start&) -> Result<std::unique_ptr<Runner>> {
-                ++starts;
-                return not_found("no kevin-runner here");
-              },
-              config_);
+  Judge judge(
+      build_,
+      [&starts](const Runner::Start&) -> Result<std::unique_ptr<Runner>> {
+        ++starts;
+        return not_found("no kevin-runner here");
+      },
+      config_);
   auto r = judge.evaluate(source_, ref_);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
@@ -368,17 +381,22 @@ TEST_F(JudgeWithFakeRunner, SandboxThatCannotBeAppliedIsAnErrorWithoutRetry) {
     x.body = {{"ok", false}, {"stage", "sandbox"}, {"error", "unshare: Operation not permitted"}};
   }));
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(contains(s.message(), "the sandbox could not be applied: unshare: Operation not permitted"))
+  EXPECT_TRUE(
+      contains(s.message(), "the sandbox could not be applied: unshare: Operation not permitted"))
       << s.message();
   EXPECT_EQ(log_.starts.size(), 1u);
 }
 
 TEST_F(JudgeWithFakeRunner, GpuThatRefusesAPidNamespaceMakesThisAndLaterRunnersGoWithoutOne) {
   config_.backend = Backend::kCuda;
-  Judge judge(build_, fake_runners(&log_, at("setup", 0, [this](FakeExchange& x) {
-                if (log_.starts.size() == 1) x.body = {{"ok", false}, {"error", "cudaErrorOperatingSystem"}};
-              })),
-              config_);
+  Judge judge(
+      build_,
+      fake_runners(&log_, at("setup", 0,
+                             [this](FakeExchange& x) {
+                               if (log_.starts.size() == 1)
+                                 x.body = {{"ok", false}, {"error", "cudaErrorOperatingSystem"}};
+                             })),
+      config_);
   auto first = judge.evaluate(source_, ref_);
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   EXPECT_EQ(first->verdict, VerdictKind::kCorrect) << first->feedback;
@@ -393,7 +411,9 @@ TEST_F(JudgeWithFakeRunner, GpuThatRefusesAPidNamespaceMakesThisAndLaterRunnersG
 }
 
 TEST_F(JudgeWithFakeRunner, RunnerWhoseInputSetsDifferFromTheReferenceIsTheHarnessError) {
-  const Status s = failed(at("setup", 0, [](FakeExchange& x) { x.body["input_hashes"] = {1, 2, 3}; }));
+  const Status s = failed(at("setup", 0, [](FakeExchange& x) {
+    x.body["input_hashes"] = {1, 2, 3};
+  }));
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_TRUE(contains(s.message(), "differs from the reference data")) << s.message();
 }
@@ -403,17 +423,21 @@ TEST_F(JudgeWithFakeRunner, CalibrationCallThatFailsIsTheHarnessError) {
     x.body = {{"ok", false}, {"error", "cudaErrorLaunchFailure"}};
   }));
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
-  EXPECT_TRUE(contains(s.message(), "the runner failed while calibrating: cudaErrorLaunchFailure")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "the runner failed while calibrating: cudaErrorLaunchFailure"))
+      << s.message();
   EXPECT_EQ(log_.starts.size(), 1u);
 }
 
 TEST_F(JudgeWithFakeRunner, RunnerThatDiesWhileCalibratingIsTheHarnessErrorSayingHow) {
-  const Status s = failed(at("calibration", 0, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); }));
+  const Status s =
+      failed(at("calibration", 0, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); }));
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
-  EXPECT_TRUE(contains(s.message(), "the runner failed while calibrating: killed by signal 11")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "the runner failed while calibrating: killed by signal 11"))
+      << s.message();
 }
 
-TEST_F(JudgeWithFakeRunner, ResultNamesTheRunnersDeviceAndSandboxWithTheSeccompAllowlistOnceLoaded) {
+TEST_F(JudgeWithFakeRunner,
+       ResultNamesTheRunnersDeviceAndSandboxWithTheSeccompAllowlistOnceLoaded) {
   const EvalResult r = judged();
   EXPECT_EQ(r.device_name, "fake");
   EXPECT_EQ(r.sandbox_enforced, (std::vector<std::string>{"fake", "seccomp allowlist"}));
@@ -448,15 +472,17 @@ TEST_F(JudgeWithFakeRunner, RunnerSilentWhileLoadingIsATimeoutOfLoadingWithinThe
 TEST_F(JudgeWithFakeRunner, RunnerKilledByASignalIsARuntimeErrorNamingTheSignalAndTheStage) {
   const EvalResult r = judged(at("call", 1, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
-  EXPECT_EQ(r.reason,
-            "the process running it ended unexpectedly during the correctness check (killed by signal 11 "
-            "(Segmentation fault))");
+  EXPECT_EQ(
+      r.reason,
+      "the process running it ended unexpectedly during the correctness check (killed by signal 11 "
+      "(Segmentation fault))");
 }
 
 TEST_F(JudgeWithFakeRunner, SignalsOfTheRunnersLimitsAreNamedForWhatTheyMean) {
-  for (const auto& [number, meaning] : {std::pair{SIGXFSZ, "(it printed more output than allowed (1 MiB))"},
-                                        std::pair{SIGXCPU, "(it exceeded its CPU-time limit)"},
-                                        std::pair{SIGSYS, "(it made a forbidden system call)"}}) {
+  for (const auto& [number, meaning] :
+       {std::pair{SIGXFSZ, "(it printed more output than allowed (1 MiB))"},
+        std::pair{SIGXCPU, "(it exceeded its CPU-time limit)"},
+        std::pair{SIGSYS, "(it made a forbidden system call)"}}) {
     SCOPED_TRACE(meaning);
     const int sig = number;
     const EvalResult r = judged(at("call", 0, [sig](FakeExchange& x) { x.dies = killed_by(sig); }));
@@ -472,7 +498,8 @@ TEST_F(JudgeWithFakeRunner, RunnerThatExitsMidCallIsARuntimeErrorWithItsExitCode
 }
 
 TEST_F(JudgeWithFakeRunner, RunnerThatDiesInTheDeterminismCallNamesThatStage) {
-  const EvalResult r = judged(at("call", kSets, [](FakeExchange& x) { x.dies = killed_by(SIGABRT); }));
+  const EvalResult r =
+      judged(at("call", kSets, [](FakeExchange& x) { x.dies = killed_by(SIGABRT); }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
   EXPECT_TRUE(contains(r.reason, "ended unexpectedly during the determinism check")) << r.reason;
 }
@@ -483,7 +510,9 @@ TEST_F(JudgeWithFakeRunner, WhatTheCandidatePrintedBeforeItStoppedIsInTheFeedbac
     x.dies = killed_by(SIGSEGV);
   }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
-  EXPECT_TRUE(r.feedback.ends_with("Output printed by the kernel before it stopped:\nabout to crash\n")) << r.feedback;
+  EXPECT_TRUE(
+      r.feedback.ends_with("Output printed by the kernel before it stopped:\nabout to crash\n"))
+      << r.feedback;
   EXPECT_EQ(r.runner_output, "about to crash\n");
 }
 
@@ -491,23 +520,28 @@ TEST_F(JudgeWithFakeRunner, ReplyThatIsNotJsonIsARuntimeError) {
   const EvalResult r = judged(at("call", 0, [](FakeExchange& x) { x.frame = "ok!"; }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
   EXPECT_TRUE(r.reason.starts_with("the process running it sent malformed JSON")) << r.reason;
-  EXPECT_TRUE(contains(r.reason, "during the correctness check (the kernel overwrote the harness's memory?)"))
+  EXPECT_TRUE(contains(r.reason,
+                       "during the correctness check (the kernel overwrote the harness's memory?)"))
       << r.reason;
 }
 
 TEST_F(JudgeWithFakeRunner, ReplyThatIsNotAJsonObjectIsARuntimeError) {
   const EvalResult r = judged(at("call", 0, [](FakeExchange& x) { x.frame = "[true, 0]"; }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
-  EXPECT_TRUE(contains(r.reason, "sent a reply that is not a JSON object during the correctness check")) << r.reason;
+  EXPECT_TRUE(
+      contains(r.reason, "sent a reply that is not a JSON object during the correctness check"))
+      << r.reason;
 }
 
 TEST_F(JudgeWithFakeRunner, ReplyWithAFieldOfTheWrongTypeIsARuntimeError) {
-  for (const char* frame : {R"({"ok": "yes"})", R"({"ok": true, "rc": 0.5})", R"({"ok": true, "input_hashes": [-1]})",
-                            R"({"ok": false, "error": 7})", R"({"ok": true, "input_hashes": 5})"}) {
+  for (const char* frame :
+       {R"({"ok": "yes"})", R"({"ok": true, "rc": 0.5})", R"({"ok": true, "input_hashes": [-1]})",
+        R"({"ok": false, "error": 7})", R"({"ok": true, "input_hashes": 5})"}) {
     SCOPED_TRACE(frame);
     const EvalResult r = judged(at("call", 0, [frame](FakeExchange& x) { x.frame = frame; }));
     EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
-    EXPECT_TRUE(contains(r.reason, "sent a reply with fields of the wrong type during the correctness check"))
+    EXPECT_TRUE(contains(r.reason,
+                         "sent a reply with fields of the wrong type during the correctness check"))
         << r.reason;
   }
 }
@@ -535,8 +569,10 @@ TEST_F(JudgeWithFakeRunner, HonestCandidateIsCorrectAtOneMillisecondAgainstTheCa
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(r.reason, "");
   EXPECT_EQ(r.feedback,
-            "Your kernel is correct. It ran in 1 ms (median of 12 timed runs, each on inputs it had not seen) "
-            "against 2 ms for the PyTorch reference: a speedup of 2.00x. See whether it can be made faster still.");
+            "Your kernel is correct. It ran in 1 ms (median of 12 timed runs, each on inputs it "
+            "had not seen) "
+            "against 2 ms for the PyTorch reference: a speedup of 2.00x. See whether it can be "
+            "made faster still.");
   EXPECT_DOUBLE_EQ(*r.candidate_ms, 1.0);
   EXPECT_DOUBLE_EQ(*r.speedup, 2.0);
   EXPECT_EQ(r.baseline_source, "cached");
@@ -545,8 +581,9 @@ TEST_F(JudgeWithFakeRunner, HonestCandidateIsCorrectAtOneMillisecondAgainstTheCa
 }
 
 TEST_F(JudgeWithFakeRunner, DamagedInputHashCacheIsComputedAgainNeverThrownOn) {
-  for (const char* damaged : {R"(["a", "b", "c"])", R"({"input_hashes": [1e300, 1, 2]})", R"({"input_hashes": [1, 2]})",
-                              R"({"input_hashes": "x"})", "not json"}) {
+  for (const char* damaged :
+       {R"(["a", "b", "c"])", R"({"input_hashes": [1e300, 1, 2]})", R"({"input_hashes": [1, 2]})",
+        R"({"input_hashes": "x"})", "not json"}) {
     ref_ = sums(kTimingSets);
     ASSERT_TRUE(write_file_atomic(ref_.dir / "input_hashes.json", damaged).is_ok());
     const EvalResult r = judged();
@@ -567,7 +604,9 @@ TEST_F(JudgeWithFakeRunner, CallReturningNonZeroIsARuntimeErrorWithTheCode) {
 
 TEST_F(JudgeWithFakeRunner, CallTheRunnerReportsFailedIsARuntimeErrorWithItsError) {
   const EvalResult r = judged(at("call", 0, [](FakeExchange& x) {
-    x.body = {{"ok", false}, {"stage", "call"}, {"error", "CUDA error: an illegal memory access was encountered"}};
+    x.body = {{"ok", false},
+              {"stage", "call"},
+              {"error", "CUDA error: an illegal memory access was encountered"}};
   }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
   EXPECT_EQ(r.reason, "CUDA error: an illegal memory access was encountered");
@@ -584,7 +623,8 @@ TEST_F(JudgeWithFakeRunner, WrongElementIsAnOutputMismatchNamingItsIndex) {
 }
 
 TEST_F(JudgeWithFakeRunner, NaNOutputIsAMismatchCountedAsNaN) {
-  const EvalResult r = judged(at("call", 0, [](FakeExchange& x) { outputs_of(x)[0] = std::nanf(""); }));
+  const EvalResult r =
+      judged(at("call", 0, [](FakeExchange& x) { outputs_of(x)[0] = std::nanf(""); }));
   EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer);
   EXPECT_EQ(r.reason, "output mismatch");
   EXPECT_TRUE(contains(r.mismatch, "in 1 of 1024 elements, 1 of them NaN/Inf")) << r.mismatch;
@@ -599,10 +639,12 @@ TEST_F(JudgeWithFakeRunner, OutputsTheCandidateNeverWroteStayPoisonedAndMismatch
 }
 
 TEST_F(JudgeWithFakeRunner, ModifiedInputsAreAWrongAnswer) {
-  const EvalResult r = judged(at("call", 1, [](FakeExchange& x) { x.body["input_hashes"][1] = 1; }));
+  const EvalResult r =
+      judged(at("call", 1, [](FakeExchange& x) { x.body["input_hashes"][1] = 1; }));
   EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer);
   EXPECT_EQ(r.reason, "inputs modified");
-  EXPECT_TRUE(contains(r.feedback, "modified its input tensors, which are read-only")) << r.feedback;
+  EXPECT_TRUE(contains(r.feedback, "modified its input tensors, which are read-only"))
+      << r.feedback;
 }
 
 TEST_F(JudgeWithFakeRunner, CallReplyWithoutInputHashesCountsAsModifiedInputs) {
@@ -648,7 +690,8 @@ TEST_F(JudgeWithFakeRunner, WrongOutputOfOneTimedRunIsATimedOutputMismatch) {
 }
 
 TEST_F(JudgeWithFakeRunner, WarmupOutputsAreNotJudged) {
-  const EvalResult r = judged(at("warmup", kEvery, [](FakeExchange& x) { outputs_of(x)[3] -= 1.0f; }));
+  const EvalResult r =
+      judged(at("warmup", kEvery, [](FakeExchange& x) { outputs_of(x)[3] -= 1.0f; }));
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
 }
 
@@ -668,7 +711,8 @@ TEST_F(JudgeWithFakeRunner, TimedCallTheRunnerReportsFailedIsARuntimeErrorWithIt
 
 TEST_F(JudgeWithFakeRunner, TimedCallWithoutANonNegativeEventTimeIsAMalformedTimingRecord) {
   // (A non-finite time cannot be written in JSON: 1e999 is a malformed reply.)
-  for (const char* frame : {R"({"ok": true, "rc": 0})", R"({"ok": true, "rc": 0, "event_ms": -0.5})"}) {
+  for (const char* frame :
+       {R"({"ok": true, "rc": 0})", R"({"ok": true, "rc": 0, "event_ms": -0.5})"}) {
     SCOPED_TRACE(frame);
     const EvalResult r = judged(at("timed", 2, [frame](FakeExchange& x) { x.frame = frame; }));
     EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
@@ -686,7 +730,8 @@ TEST_F(JudgeWithFakeRunner, RunnerSilentInATimedCallIsATimeoutOfTiming) {
 TEST_F(JudgeWithFakeRunner, RunnerThatDiesInAWarmupCallIsARuntimeErrorOfTiming) {
   const EvalResult r = judged(at("warmup", 0, [](FakeExchange& x) { x.dies = killed_by(SIGBUS); }));
   EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
-  EXPECT_TRUE(contains(r.reason, "ended unexpectedly during timing (killed by signal 7")) << r.reason;
+  EXPECT_TRUE(contains(r.reason, "ended unexpectedly during timing (killed by signal 7"))
+      << r.reason;
 }
 
 TEST_F(JudgeWithFakeRunner, TimedCallsDeadlineIsTheSoonerOfTheCallTimeoutAndTheTimingPhasesEnd) {
@@ -701,8 +746,9 @@ TEST_F(JudgeWithFakeRunner, TimedCallsDeadlineIsTheSoonerOfTheCallTimeoutAndTheT
 
 TEST_F(JudgeWithFakeRunner, TimedCallPastTheTimingPhasesEndIsGivenAndToldOfOneMillisecond) {
   config_.timing_phase_limit = milliseconds(0);
-  const EvalResult r = judged(both(at("warmup", 0, [](FakeExchange&) { std::this_thread::sleep_for(milliseconds(3)); }),
-                                   at("warmup", 1, [](FakeExchange& x) { x.hangs = true; })));
+  const EvalResult r = judged(
+      both(at("warmup", 0, [](FakeExchange&) { std::this_thread::sleep_for(milliseconds(3)); }),
+           at("warmup", 1, [](FakeExchange& x) { x.hangs = true; })));
   EXPECT_EQ(r.verdict, VerdictKind::kTimeout);
   EXPECT_TRUE(contains(r.feedback, "within 0.0 s during timing")) << r.feedback;
   const auto warmups = log_.of_step("warmup");
@@ -733,13 +779,15 @@ TEST_F(JudgeWithFakeRunner, JudgeSpeaksTheProtocolInOrderWithAPoisonForEveryComm
   EXPECT_EQ(call_sets, (std::vector<size_t>{0, 1, 2, 0})) << "every set, then set 0 again";
   EXPECT_EQ(warmup_sets, (std::vector<size_t>{0, 1, 2}));
   ASSERT_EQ(log_.starts.size(), 1u);
-  EXPECT_EQ(log_.starts[0].inputs_file, ref_.inputs_file()) << "the runner gets the inputs, never the expected outputs";
+  EXPECT_EQ(log_.starts[0].inputs_file, ref_.inputs_file())
+      << "the runner gets the inputs, never the expected outputs";
 }
 
 TEST_F(JudgeWithFakeRunner, DeterminismCallRunsUnderAnotherPoison) {
   std::vector<uint32_t> poisons;
   const auto keep = [&poisons](FakeExchange& x) { poisons.push_back(x.poison); };
-  ASSERT_EQ(judged(both(at("call", 0, keep), at("call", kSets, keep))).verdict, VerdictKind::kCorrect);
+  ASSERT_EQ(judged(both(at("call", 0, keep), at("call", kSets, keep))).verdict,
+            VerdictKind::kCorrect);
   ASSERT_EQ(poisons.size(), 2u);
   EXPECT_NE(poisons[0], poisons[1]);
 }
@@ -749,7 +797,8 @@ TEST_F(JudgeWithFakeRunner, EachTimingSetIsTimedOnceAndOnlyInTheSlot) {
   ASSERT_TRUE(data.is_ok());
   const uint64_t set_bytes = layout_of(ref_.input_tensors()).set_bytes;
   std::set<uint64_t> timing_sets;
-  for (size_t j = 0; j < kTimingSets; ++j) timing_sets.insert(runner::host_hash(data->data() + j * set_bytes, set_bytes));
+  for (size_t j = 0; j < kTimingSets; ++j)
+    timing_sets.insert(runner::host_hash(data->data() + j * set_bytes, set_bytes));
   ASSERT_EQ(judged().verdict, VerdictKind::kCorrect);
   std::set<uint64_t> timed;
   for (const auto& t : log_.of_step("timed")) {
@@ -763,7 +812,8 @@ TEST_F(JudgeWithFakeRunner, EachTimingSetIsTimedOnceAndOnlyInTheSlot) {
 TEST_F(JudgeWithFakeRunner, TimedCallCountIsTheTimingBudgetOverTheCallTimeWithinItsBounds) {
   config_.min_timed_calls = 3;
   config_.max_timed_calls = 7;
-  config_.timing_budget_ms = 5.5;  // 5 calls of 1 ms (1.1 ms a correctness call, less 0.1 ms overhead)
+  config_.timing_budget_ms =
+      5.5;  // 5 calls of 1 ms (1.1 ms a correctness call, less 0.1 ms overhead)
   EXPECT_EQ(judged().timing->calls, 5);
   config_.timing_budget_ms = 0.5;
   EXPECT_EQ(judged().timing->calls, 3) << "at least the minimum";
@@ -780,12 +830,14 @@ TEST_F(JudgeWithFakeRunner, NoMoreRunsAreTimedThanThereAreTimingSets) {
 TEST_F(JudgeWithFakeRunner, SecondTimedBlockIsCutToTheTimingPhaseBudget) {
   config_.min_timed_calls = 4;
   config_.timing_phase_budget_ms = 1e-9;
-  EXPECT_EQ(judged().timing->calls, 6) << "the first block (half of 12) is timed whole, and is the minimum already";
+  EXPECT_EQ(judged().timing->calls, 6)
+      << "the first block (half of 12) is timed whole, and is the minimum already";
 }
 
 TEST_F(JudgeWithFakeRunner, HarnessOverheadIsTheLowQuintileOfTheCalibrationCalls) {
   // Calibration call i costs the judge (i + 1) tenths of a millisecond beyond its event time.
-  const EvalResult r = judged(at("calibration", kEvery, [](FakeExchange& x) { took(x, 0.2 + 0.1 * (x.index + 1)); }));
+  const EvalResult r = judged(
+      at("calibration", kEvery, [](FakeExchange& x) { took(x, 0.2 + 0.1 * (x.index + 1)); }));
   ASSERT_TRUE(r.harness_overhead_ms.has_value());
   EXPECT_NEAR(*r.harness_overhead_ms, 0.3, 1e-9);
 }
@@ -796,7 +848,8 @@ TEST_F(JudgeWithFakeRunner, EventTimeLongerThanTheJudgesWaitIsTimerTampering) {
   const EvalResult r = judged(at("timed", 2, timed_at(1.2, 1.1)));
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "timer_tampering");
-  EXPECT_TRUE(contains(r.feedback, "timed run 3 reported 1.2 ms, longer than the 1.1 ms the judge waited for it"))
+  EXPECT_TRUE(contains(
+      r.feedback, "timed run 3 reported 1.2 ms, longer than the 1.1 ms the judge waited for it"))
       << r.feedback;
   EXPECT_FALSE(r.speedup.has_value());
 }
@@ -811,13 +864,15 @@ TEST_F(JudgeWithFakeRunner, TimeTheJudgeSawBeyondTheEventWindowIsOffStreamWork) 
   const EvalResult r = judged(at("timed", kEvery, timed_at(1.0, 3.1)));
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "off_stream_work");
-  EXPECT_TRUE(contains(r.feedback, "took the judge 2.0000 ms longer than the harness's overhead plus the 1.0000 ms"))
+  EXPECT_TRUE(contains(
+      r.feedback, "took the judge 2.0000 ms longer than the harness's overhead plus the 1.0000 ms"))
       << r.feedback;
   EXPECT_NEAR(*r.unaccounted_ms, 2.0, 1e-9);
 }
 
 TEST_F(JudgeWithFakeRunner, OffStreamWorkOnShortCallsIsJudgedAgainstFourClockAllowances) {
-  // Overhead 0.4 ms, so the allowance is 0.1 ms; the limit is 4 of them (half of a 0.1 ms event is less).
+  // Overhead 0.4 ms, so the allowance is 0.1 ms; the limit is 4 of them (half of a 0.1 ms event is
+  // less).
   times_.calibration_judge_ms = 0.6;
   const EvalResult within = judged(at("timed", kEvery, timed_at(0.1, 0.1 + 0.4 + 0.35)));
   EXPECT_EQ(within.verdict, VerdictKind::kCorrect) << within.feedback;
@@ -841,7 +896,8 @@ TEST_F(JudgeWithFakeRunner, TimeBeyondTheEventWindowIsChargedLessAQuarterOfTheHa
 }
 
 TEST_F(JudgeWithFakeRunner, TimeBeyondTheEventWindowIsChargedLessTheSlackWhenTheHarnessIsFast) {
-  times_.calibration_judge_ms = 0.21;  // overhead 0.01 ms: a quarter of it is under the 0.02 ms slack
+  times_.calibration_judge_ms =
+      0.21;  // overhead 0.01 ms: a quarter of it is under the 0.02 ms slack
   const EvalResult r = judged(at("timed", kEvery, timed_at(1.0, 1.21)));
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_NEAR(*r.candidate_ms, 1.2 - 0.02, 1e-9);
@@ -916,7 +972,8 @@ TEST_F(JudgeWithFakeRunner, ShakyComparisonRetimesTheBaseline) {
     return baseline_of(1.8);
   };
   // The first block's p90 is twice its median.
-  const EvalResult r = judged(both(at("timed", 4, timed_at(2.0, 2.1)), at("timed", 5, timed_at(2.0, 2.1))), hooks);
+  const EvalResult r =
+      judged(both(at("timed", 4, timed_at(2.0, 2.1)), at("timed", 5, timed_at(2.0, 2.1))), hooks);
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(retimed, 2);
 }
@@ -938,7 +995,9 @@ TEST_F(JudgeWithFakeRunner, DistantComparisonKeepsTheCachedBaseline) {
 TEST_F(JudgeWithFakeRunner, BaselineRetimingFailureIsTheHarnessError) {
   ref_.baseline = baseline_of(1.0);
   EvalHooks hooks;
-  hooks.retime_baseline = []() -> Result<TimingStats> { return unavailable("the reference worker died"); };
+  hooks.retime_baseline = []() -> Result<TimingStats> {
+    return unavailable("the reference worker died");
+  };
   const Status s = failed({}, hooks);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_EQ(s.message(), "the reference worker died");
@@ -958,13 +1017,15 @@ TEST_F(JudgeWithFakeRunner, SlowerCandidateIsToldToLookForAFasterApproach) {
   const EvalResult r = judged();
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_DOUBLE_EQ(*r.speedup, 0.5);
-  EXPECT_TRUE(contains(r.feedback, "a speedup of 0.50x. It is slower than the reference")) << r.feedback;
+  EXPECT_TRUE(contains(r.feedback, "a speedup of 0.50x. It is slower than the reference"))
+      << r.feedback;
 }
 
 // --- The result as JSON -----------------------------------------------------------------------
 
 TEST_F(JudgeWithFakeRunner, ResultReadsBackFromItsJsonForm) {
-  for (const EvalResult& r : {judged(), judged(at("call", 1, [](FakeExchange& x) { outputs_of(x)[5] += 1.0f; }))}) {
+  for (const EvalResult& r :
+       {judged(), judged(at("call", 1, [](FakeExchange& x) { outputs_of(x)[5] += 1.0f; }))}) {
     SCOPED_TRACE(verdict_name(r.verdict));
     auto back = eval_result_from_json(to_json(r));
     ASSERT_TRUE(back.is_ok()) << back.status().to_string();
@@ -982,14 +1043,16 @@ TEST_F(JudgeWithFakeRunner, ResultJsonWithAnUnknownVerdictOrAMistypedFieldIsRefu
   j["verdict"] = "brilliant";
   auto unknown = eval_result_from_json(j);
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_TRUE(contains(unknown.status().message(), "unknown verdict \"brilliant\"")) << unknown.status().message();
+  EXPECT_TRUE(contains(unknown.status().message(), "unknown verdict \"brilliant\""))
+      << unknown.status().message();
 }
 
 // --- Faults a neighbour on a shared GPU could cause ------------------------------------------
 
 TEST_F(JudgeWithFakeRunner, TimeoutWhileSharingTheGpuIsJudgedAgainWithTheGpuHeldAlone) {
   config_.gate = &gate_;
-  const EvalResult r = judged(at("call", 1, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; }));
+  const EvalResult r =
+      judged(at("call", 1, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; }));
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(log_.starts.size(), 2u);
 }
@@ -997,7 +1060,8 @@ TEST_F(JudgeWithFakeRunner, TimeoutWhileSharingTheGpuIsJudgedAgainWithTheGpuHeld
 TEST_F(JudgeWithFakeRunner, OutOfMemoryWhileSharingTheGpuIsJudgedAgain) {
   config_.gate = &gate_;
   const EvalResult r = judged(at("call", 0, [this](FakeExchange& x) {
-    if (log_.starts.size() == 1) x.body = {{"ok", false}, {"error", "cudaErrorMemoryAllocation: out of memory"}};
+    if (log_.starts.size() == 1)
+      x.body = {{"ok", false}, {"error", "cudaErrorMemoryAllocation: out of memory"}};
   }));
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(log_.starts.size(), 2u);
@@ -1025,8 +1089,9 @@ TEST_F(JudgeWithFakeRunner, TimeoutWithoutADeviceGateIsNotJudgedAgain) {
 
 TEST_F(JudgeWithFakeRunner, EveryRunnerIsFinishedWhateverBecameOfIt) {
   config_.gate = &gate_;
-  ASSERT_EQ(judged(at("call", 0, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; })).verdict,
-            VerdictKind::kCorrect);
+  ASSERT_EQ(
+      judged(at("call", 0, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; })).verdict,
+      VerdictKind::kCorrect);
   ASSERT_EQ(judged(at("call", 0, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); })).verdict,
             VerdictKind::kRuntimeError);
   EXPECT_EQ(log_.starts.size(), 3u) << "one retried after a timeout; a crash is not retried";

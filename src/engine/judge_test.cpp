@@ -20,7 +20,8 @@ std::string sum_kernel(int spin) {
   return R"(#include "kevin_abi.h"
 extern "C" int kevin_forward(const kevin_args* args) {
   volatile double spin = 0;
-  for (int i = 0; i < )" + std::to_string(spin) + R"(; ++i) spin = spin + 1.0;
+  for (int i = 0; i < )" +
+         std::to_string(spin) + R"(; ++i) spin = spin + 1.0;
   const float* a = (const float*)args->inputs[0].data;
   const float* b = (const float*)args->inputs[1].data;
   float* out = (float*)args->outputs[0].data;
@@ -49,13 +50,16 @@ class JudgeTest : public ::testing::Test {
     config_.runner_path = fs::path(KEVIN_BUILD_DIR) / "bin/kevin-runner";
     config_.timing_budget_ms = 200;
   }
-  Result<EvalResult> evaluate(const std::string& source, const ReferenceSet& ref, const EvalHooks& hooks = {}) {
+  Result<EvalResult> evaluate(const std::string& source, const ReferenceSet& ref,
+                              const EvalHooks& hooks = {}) {
     Judge judge(*driver_, config_);
     return judge.evaluate(source, ref, hooks);
   }
-  ReferenceSet sums(std::optional<TimingStats> baseline, const std::function<float(float, float)>& f =
-                                                             [](float a, float b) { return a + b; }) {
-    auto ref = write_sum_reference(data_.path() / std::to_string(next_++), 4096, 3, 12, baseline, f);
+  ReferenceSet sums(
+      std::optional<TimingStats> baseline,
+      const std::function<float(float, float)>& f = [](float a, float b) { return a + b; }) {
+    auto ref =
+        write_sum_reference(data_.path() / std::to_string(next_++), 4096, 3, 12, baseline, f);
     EXPECT_TRUE(ref.is_ok()) << ref.status().to_string();
     return *ref;
   }
@@ -84,15 +88,18 @@ TEST_F(JudgeTest, AnHonestKernelIsCorrectAndTimedOnFreshSetsAgainstTheJudgesCloc
       << *r->harness_overhead_ms << " ms)";
   EXPECT_EQ(r->baseline_source, "cached");
   EXPECT_NE(r->feedback.find("inputs it had not seen"), std::string::npos);
-  for (const char* layer : {"netns", "ipcns", "mountns", "pidns", "empty root", "rlimits", "seccomp allowlist"}) {
-    EXPECT_NE(std::find(r->sandbox_enforced.begin(), r->sandbox_enforced.end(), layer), r->sandbox_enforced.end())
+  for (const char* layer :
+       {"netns", "ipcns", "mountns", "pidns", "empty root", "rlimits", "seccomp allowlist"}) {
+    EXPECT_NE(std::find(r->sandbox_enforced.begin(), r->sandbox_enforced.end(), layer),
+              r->sandbox_enforced.end())
         << layer;
   }
 }
 
 TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAroundTheCandidate) {
   auto first = evaluate(kSlowSum, sums(std::nullopt));
-  ASSERT_TRUE(first.is_ok() && first->correct()) << (first.is_ok() ? first->feedback : first.status().to_string());
+  ASSERT_TRUE(first.is_ok() && first->correct())
+      << (first.is_ok() ? first->feedback : first.status().to_string());
   TimingStats baseline;
   baseline.median_ms = baseline.p90_ms = *first->candidate_ms;  // a speedup of about 1
   int retimed = 0;
@@ -138,8 +145,8 @@ TEST_F(JudgeTest, DegenerateDataIsRefusedUnlessAllowed) {
 }
 
 TEST_F(JudgeTest, RepliesTheCandidateBreaksAreItsVerdictNeverAnError) {
-  for (const char* fixture : {"hostile_reply_nested.cpp", "hostile_reply_oversized.cpp", "hostile_reply_forged.cpp",
-                              "hostile_scribble_runner.cpp"}) {
+  for (const char* fixture : {"hostile_reply_nested.cpp", "hostile_reply_oversized.cpp",
+                              "hostile_reply_forged.cpp", "hostile_scribble_runner.cpp"}) {
     auto source = read_file(fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/kernels/cpu" / fixture);
     ASSERT_TRUE(source.is_ok());
     // The fixtures are written for a two-dimensional task; these reference data are 1-D, so

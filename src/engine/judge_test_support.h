@@ -16,16 +16,17 @@
 namespace kevin::engine {
 
 // out = f(a, b) elementwise over `n` floats; `f` makes degenerate data when asked.
-inline Result<ReferenceSet> write_sum_reference(const std::filesystem::path& dir, int64_t n, size_t sets,
-                                                size_t timing_sets, std::optional<TimingStats> baseline,
-                                                const std::function<float(float, float)>& f =
-                                                    [](float a, float b) { return a + b; }) {
+inline Result<ReferenceSet> write_sum_reference(
+    const std::filesystem::path& dir, int64_t n, size_t sets, size_t timing_sets,
+    std::optional<TimingStats> baseline,
+    const std::function<float(float, float)>& f = [](float a, float b) { return a + b; }) {
   ReferenceSet ref;
   ref.task_name = "sum";
   ref.backend = "cpu";
   ref.device_name = "cpu";
   ref.torch_version = "none";
-  ref.inputs = {{TensorSpec{"a", DType::kF32, {n}}, ArgRole::kInput}, {TensorSpec{"b", DType::kF32, {n}}, ArgRole::kInput}};
+  ref.inputs = {{TensorSpec{"a", DType::kF32, {n}}, ArgRole::kInput},
+                {TensorSpec{"b", DType::kF32, {n}}, ArgRole::kInput}};
   ref.outputs = {TensorSpec{"output", DType::kF32, {n}}};
   ref.num_sets = sets;
   ref.scalars.assign(sets, {});
@@ -36,7 +37,8 @@ inline Result<ReferenceSet> write_sum_reference(const std::filesystem::path& dir
   const SetLayout in = layout_of(ref.input_tensors()), out = layout_of(ref.outputs);
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
-  const auto write_sets = [&](size_t count, const std::filesystem::path& inputs, const std::filesystem::path& expected) {
+  const auto write_sets = [&](size_t count, const std::filesystem::path& inputs,
+                              const std::filesystem::path& expected) {
     std::string in_bytes(count * in.set_bytes, '\0'), out_bytes(count * out.set_bytes, '\0');
     for (size_t k = 0; k < count; ++k) {
       auto* a = reinterpret_cast<float*>(in_bytes.data() + k * in.set_bytes + in.offsets[0]);
@@ -54,7 +56,8 @@ inline Result<ReferenceSet> write_sum_reference(const std::filesystem::path& dir
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   KEVIN_RETURN_IF_ERROR(write_sets(sets, ref.inputs_file(), ref.expected_file()));
-  KEVIN_RETURN_IF_ERROR(write_sets(timing_sets, ref.timing_inputs_file(), ref.timing_expected_file()));
+  KEVIN_RETURN_IF_ERROR(
+      write_sets(timing_sets, ref.timing_inputs_file(), ref.timing_expected_file()));
   KEVIN_RETURN_IF_ERROR(write_file_atomic(dir / "meta.json", dump_json(reference_meta_json(ref))));
   return load_reference(dir);
 }

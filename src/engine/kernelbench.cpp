@@ -27,8 +27,10 @@ bool starts_with_python_import(std::string_view source) {
     if (end == std::string_view::npos) end = source.size();
     std::string_view line = source.substr(at, end - at);
     at = end + 1;
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r')) line.remove_prefix(1);
-    if (line.empty() || line == "#" || line.substr(0, 2) == "# " || line.substr(0, 2) == "#!") continue;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    if (line.empty() || line == "#" || line.substr(0, 2) == "# " || line.substr(0, 2) == "#!")
+      continue;
     return line.substr(0, 7) == "import " || line.substr(0, 5) == "from ";
   }
   return false;
@@ -42,7 +44,8 @@ CandidateFormat detect_format(std::string_view source) {
   // judged, and refused, as one).
   static const std::regex kModelNew(R"((^|\n)class[ \t]+ModelNew[ \t]*(\([^)\n]*\))?[ \t]*:)");
   const bool model_new = std::regex_search(source.begin(), source.end(), kModelNew);
-  return model_new || starts_with_python_import(source) ? CandidateFormat::kKernelBench : CandidateFormat::kKevin;
+  return model_new || starts_with_python_import(source) ? CandidateFormat::kKernelBench
+                                                        : CandidateFormat::kKevin;
 }
 
 namespace {
@@ -79,10 +82,12 @@ Result<TorchToolchain> read_torch_toolchain(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(t.library_dirs, json_get<std::vector<std::string>>(j, "library_dirs"));
   KEVIN_ASSIGN_OR_RETURN(t.defines, json_get<std::vector<std::string>>(j, "defines"));
   KEVIN_ASSIGN_OR_RETURN(t.cuda, json_get<bool>(j, "cuda"));
-  if (t.include_dirs.empty() || t.library_dirs.empty()) return invalid_argument("torch toolchain without include or library folders");
+  if (t.include_dirs.empty() || t.library_dirs.empty())
+    return invalid_argument("torch toolchain without include or library folders");
   for (const auto* dirs : {&t.include_dirs, &t.library_dirs}) {
     for (const auto& dir : *dirs) {
-      if (dir.empty() || dir[0] != '/') return invalid_argument("torch folder is not absolute: " + dir);
+      if (dir.empty() || dir[0] != '/')
+        return invalid_argument("torch folder is not absolute: " + dir);
     }
   }
   return t;
@@ -108,19 +113,23 @@ ExtensionUnits extension_units(const ExtensionSpec& ext) {
   units.host = "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
   if (!ext.functions.empty()) {
     units.host += "PYBIND11_MODULE(" + ext.name + ", m) {\n";
-    for (const auto& f : ext.functions) units.host += "  m.def(\"" + f + "\", &" + f + ", \"" + f + "\");\n";
+    for (const auto& f : ext.functions)
+      units.host += "  m.def(\"" + f + "\", &" + f + ", \"" + f + "\");\n";
     units.host += "}\n";
   }
   if (!ext.cuda_sources.empty()) {
-    units.device = "#include <torch/types.h>\n#include <cuda_runtime.h>\n" + ext.cuda_sources + "\n";
+    units.device =
+        "#include <torch/types.h>\n#include <cuda_runtime.h>\n" + ext.cuda_sources + "\n";
   }
   return units;
 }
 
 std::string with_light_torch_header(std::string_view unit, UnitKind kind) {
-  static const std::regex kExtensionInclude(R"(^[ \t]*#[ \t]*include[ \t]*(<torch/extension\.h>|"torch/extension\.h")[ \t\r]*$)");
-  const char* light = kind == UnitKind::kHost ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
-                                              : "#include <torch/types.h>";
+  static const std::regex kExtensionInclude(
+      R"(^[ \t]*#[ \t]*include[ \t]*(<torch/extension\.h>|"torch/extension\.h")[ \t\r]*$)");
+  const char* light = kind == UnitKind::kHost
+                          ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
+                          : "#include <torch/types.h>";
   std::string out;
   size_t start = 0;
   while (start < unit.size()) {

@@ -26,9 +26,9 @@ CandidateFormat detect_format(std::string_view source);
 
 // One load_inline call as the answer wrote it (the checker resolved every argument).
 struct ExtensionSpec {
-  std::string name;                    // the module name (an identifier)
+  std::string name;                       // the module name (an identifier)
   std::string cpp_sources, cuda_sources;  // each load_inline list joined with newlines
-  std::vector<std::string> functions;  // bound with pybind11; empty: the sources bind themselves
+  std::vector<std::string> functions;     // bound with pybind11; empty: the sources bind themselves
 };
 
 struct AnswerFinding {
@@ -64,10 +64,10 @@ std::string with_light_torch_header(std::string_view unit, UnitKind kind);
 // What building a PyTorch extension needs of the Python installation that will load it.
 struct TorchToolchain {
   std::string torch_version;
-  std::vector<std::string> include_dirs;   // torch's, then Python's (absolute)
-  std::vector<std::string> library_dirs;   // where libtorch* and libc10* lie
-  std::vector<std::string> defines;        // -D values: ABI and pybind11 settings torch was built with
-  bool cuda = false;                       // torch was built with CUDA
+  std::vector<std::string> include_dirs;  // torch's, then Python's (absolute)
+  std::vector<std::string> library_dirs;  // where libtorch* and libc10* lie
+  std::vector<std::string> defines;  // -D values: ABI and pybind11 settings torch was built with
+  bool cuda = false;                 // torch was built with CUDA
 };
 // Parses the probe's JSON (tasks/kernelbench_tools.h). kInvalidArgument naming the field.
 Result<TorchToolchain> torch_toolchain_from_json(const Json& j);

@@ -12,10 +12,13 @@ namespace kevin::engine {
 namespace {
 
 TEST(KernelBenchFormat, AModelNewClassOrLeadingImportsArePythonAndCppIsKevin) {
-  EXPECT_EQ(detect_format("import torch\nclass ModelNew(nn.Module):\n    pass\n"), CandidateFormat::kKernelBench);
-  EXPECT_EQ(detect_format("# an answer\n#!x\nfrom torch import nn\nx = 1\n"), CandidateFormat::kKernelBench);
+  EXPECT_EQ(detect_format("import torch\nclass ModelNew(nn.Module):\n    pass\n"),
+            CandidateFormat::kKernelBench);
+  EXPECT_EQ(detect_format("# an answer\n#!x\nfrom torch import nn\nx = 1\n"),
+            CandidateFormat::kKernelBench);
   EXPECT_EQ(detect_format("x = 1\nclass ModelNew :\n  pass"), CandidateFormat::kKernelBench);
-  EXPECT_EQ(detect_format("#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return 0; }"),
+  EXPECT_EQ(detect_format("#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const "
+                          "kevin_args* a) { return 0; }"),
             CandidateFormat::kKevin);
   // A C++ class of that name is not Python.
   EXPECT_EQ(detect_format("// import torch\nclass ModelNew {\n};\n"), CandidateFormat::kKevin);
@@ -25,9 +28,14 @@ TEST(KernelBenchFormat, AModelNewClassOrLeadingImportsArePythonAndCppIsKevin) {
 }
 
 TEST(KernelBenchFormat, TheCheckersJsonIsReadAndMalformedJsonNamesTheField) {
-  const Json good = {{"findings", {{{"rule", "try_except_fallback"}, {"line", 7}, {"detail", "try"}}}},
-                     {"extensions",
-                      {{{"name", "ext"}, {"cpp_sources", "a"}, {"cuda_sources", ""}, {"functions", {"f"}}, {"line", 3}}}}};
+  const Json good = {
+      {"findings", {{{"rule", "try_except_fallback"}, {"line", 7}, {"detail", "try"}}}},
+      {"extensions",
+       {{{"name", "ext"},
+         {"cpp_sources", "a"},
+         {"cuda_sources", ""},
+         {"functions", {"f"}},
+         {"line", 3}}}}};
   auto check = answer_check_from_json(good);
   ASSERT_TRUE(check.is_ok()) << check.status().to_string();
   EXPECT_EQ(check->findings.at(0).rule, "try_except_fallback");
@@ -42,11 +50,12 @@ TEST(KernelBenchFormat, TheCheckersJsonIsReadAndMalformedJsonNamesTheField) {
 }
 
 TEST(KernelBenchFormat, TheUnitsAreLaidOutAsLoadInlineLaysOutItsFiles) {
-  const ExtensionUnits units =
-      extension_units({"my_ext", "int f(int);", "__global__ void k() {}\nint f(int x) { return x; }", {"f"}});
+  const ExtensionUnits units = extension_units(
+      {"my_ext", "int f(int);", "__global__ void k() {}\nint f(int x) { return x; }", {"f"}});
   EXPECT_EQ(units.host.find("#include <torch/extension.h>\n"), 0u);
   EXPECT_NE(units.host.find("int f(int);"), std::string::npos);
-  EXPECT_EQ(units.host.find("int f(int x)"), std::string::npos) << "the CUDA sources are their own unit";
+  EXPECT_EQ(units.host.find("int f(int x)"), std::string::npos)
+      << "the CUDA sources are their own unit";
   EXPECT_NE(units.host.find("PYBIND11_MODULE(my_ext, m)"), std::string::npos);
   EXPECT_NE(units.host.find("m.def(\"f\", &f, \"f\");"), std::string::npos);
   EXPECT_EQ(units.device.find("#include <torch/types.h>\n#include <cuda_runtime.h>\n"), 0u);
@@ -61,18 +70,23 @@ TEST(KernelBenchFormat, TheUnitsAreLaidOutAsLoadInlineLaysOutItsFiles) {
 TEST(KernelBenchFormat, TheLightHeaderReplacesOnlyPlainExtensionIncludes) {
   const std::string unit =
       "#include <torch/extension.h>\n  # include \"torch/extension.h\"\r\n"
-      "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include <cuda_runtime.h>\nint x;";
+      "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include "
+      "<cuda_runtime.h>\nint x;";
   EXPECT_EQ(with_light_torch_header(unit, UnitKind::kDevice),
             "#include <torch/types.h>\n#include <torch/types.h>\n"
-            "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include <cuda_runtime.h>\nint x;");
+            "#include <torch/extension.h> // why\n// #include <torch/extension.h>\n#include "
+            "<cuda_runtime.h>\nint x;");
   EXPECT_EQ(with_light_torch_header("#include <torch/extension.h>\nint y;", UnitKind::kHost),
             "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\nint y;");
   EXPECT_EQ(with_light_torch_header("", UnitKind::kDevice), "");
 }
 
 TEST(KernelBenchFormat, TheToolchainNeedsAbsoluteFolders) {
-  Json j = {{"torch_version", "2.11"}, {"include_dirs", {"/opt/torch/include"}}, {"library_dirs", {"/opt/torch/lib"}},
-            {"defines", {"_GLIBCXX_USE_CXX11_ABI=1"}}, {"cuda", true}};
+  Json j = {{"torch_version", "2.11"},
+            {"include_dirs", {"/opt/torch/include"}},
+            {"library_dirs", {"/opt/torch/lib"}},
+            {"defines", {"_GLIBCXX_USE_CXX11_ABI=1"}},
+            {"cuda", true}};
   auto t = torch_toolchain_from_json(j);
   ASSERT_TRUE(t.is_ok()) << t.status().to_string();
   EXPECT_TRUE(t->cuda);
@@ -83,13 +97,15 @@ TEST(KernelBenchFormat, TheToolchainNeedsAbsoluteFolders) {
 }
 
 TEST(TorchProfileGates, TorchHeadersAreAllowedOnlyInExtensionsAndNoEntryPointIsNeeded) {
-  const std::string unit = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x; }\n";
+  const std::string unit =
+      "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x; }\n";
   EXPECT_EQ(check_source(unit, Backend::kCpu, Profile::kTorchExtension), std::nullopt);
   auto abi = check_source(unit, Backend::kCpu);
   ASSERT_TRUE(abi.has_value());
   EXPECT_EQ(abi->rule, "include_not_allowed");
   // The ABI's other rules still hold for extensions.
-  auto pragma = check_source(unit + "#pragma GCC optimize(\"O0\")\n", Backend::kCpu, Profile::kTorchExtension);
+  auto pragma = check_source(unit + "#pragma GCC optimize(\"O0\")\n", Backend::kCpu,
+                             Profile::kTorchExtension);
   ASSERT_TRUE(pragma.has_value());
   EXPECT_EQ(pragma->rule, "compiler_flag_override");
   auto fstream = check_source("#include <fstream>\n", Backend::kCpu, Profile::kTorchExtension);
@@ -107,9 +123,10 @@ std::string torch_rule(const std::string& symbol, Backend backend = Backend::kCp
 
 TEST(TorchProfileGates, ImportsOfAllocationAndViewsPassAndComputeThreadsClocksAndImportsDoNot) {
   // What an honest extension imports: allocation, metadata, errors, pybind11 and the C API.
-  for (const char* ok : {"_ZN2at4_ops10empty_like4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE",
-                         "_ZN3c106detail14torchCheckFailEPKcS2_jS2_", "PyTuple_New", "PyEval_GetBuiltins",
-                         "_ZNK2at10TensorBase8data_ptrIfEEPT_v", "__cxa_throw", "malloc"}) {
+  for (const char* ok :
+       {"_ZN2at4_ops10empty_like4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE",
+        "_ZN3c106detail14torchCheckFailEPKcS2_jS2_", "PyTuple_New", "PyEval_GetBuiltins",
+        "_ZNK2at10TensorBase8data_ptrIfEEPT_v", "__cxa_throw", "malloc"}) {
     EXPECT_EQ(torch_rule(ok), "") << ok;
   }
   EXPECT_EQ(torch_rule("_ZN2at4_ops2mm4callERKNS_6TensorES4_"), "pytorch_compute");
@@ -117,10 +134,14 @@ TEST(TorchProfileGates, ImportsOfAllocationAndViewsPassAndComputeThreadsClocksAn
   EXPECT_EQ(torch_rule("_ZN2at6native3addERKNS_6TensorE"), "pytorch_compute");
   EXPECT_EQ(torch_rule("PyImport_ImportModule"), "dynamic_code");
   EXPECT_EQ(torch_rule("PyRun_SimpleString"), "dynamic_code");
-  EXPECT_EQ(torch_rule("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE"), "threads");
+  EXPECT_EQ(
+      torch_rule(
+          "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE"),
+      "threads");
   EXPECT_EQ(torch_rule("_ZNSt6chrono3_V212steady_clock3nowEv"), "timing_patch");
   EXPECT_EQ(torch_rule("_ZN3c104cuda17getStreamFromPoolEba", Backend::kCuda), "stream_injection");
-  EXPECT_EQ(torch_rule("_ZN2at4cuda25getCurrentCUDABlasHandleEv", Backend::kCuda), "library_not_allowed");
+  EXPECT_EQ(torch_rule("_ZN2at4cuda25getCurrentCUDABlasHandleEv", Backend::kCuda),
+            "library_not_allowed");
   EXPECT_EQ(torch_rule("_ZN2at13globalContextEv"), "global_state");
   EXPECT_EQ(torch_rule("fopen"), "import_not_allowed");
   EXPECT_EQ(torch_rule("pthread_create"), "import_not_allowed");

@@ -46,7 +46,8 @@ ElfObject honest() {
                 {PT_GNU_STACK, PF_R | PF_W, 0, 0}};
   o.needed = {"libm.so.6", "libc.so.6"};
   o.has_symtab = true;
-  o.load_time_calls = {call(ElfCallKind::kDtInit, "DT_INIT", {"_init"}), call(ElfCallKind::kDtFini, "DT_FINI", {"_fini"}),
+  o.load_time_calls = {call(ElfCallKind::kDtInit, "DT_INIT", {"_init"}),
+                       call(ElfCallKind::kDtFini, "DT_FINI", {"_fini"}),
                        call(ElfCallKind::kInitArray, ".init_array[0]", {"frame_dummy"}),
                        call(ElfCallKind::kFiniArray, ".fini_array[0]", {"__do_global_dtors_aux"})};
   o.init_code = std::string("\x48\x83\xec\x08", 4);
@@ -54,7 +55,8 @@ ElfObject honest() {
   return o;
 }
 
-std::string rule_after(const std::function<void(ElfObject&)>& change, Backend backend = Backend::kCpu) {
+std::string rule_after(const std::function<void(ElfObject&)>& change,
+                       Backend backend = Backend::kCpu) {
   ElfObject o = honest();
   change(o);
   const auto r = check_object_structure(o, backend);
@@ -62,7 +64,8 @@ std::string rule_after(const std::function<void(ElfObject&)>& change, Backend ba
 }
 
 ElfSection& section(ElfObject& o, std::string_view name) {
-  return *std::find_if(o.sections.begin(), o.sections.end(), [&](const ElfSection& s) { return s.name == name; });
+  return *std::find_if(o.sections.begin(), o.sections.end(),
+                       [&](const ElfSection& s) { return s.name == name; });
 }
 
 TEST(ObjectGate, HonestObjectPasses) {
@@ -71,43 +74,68 @@ TEST(ObjectGate, HonestObjectPasses) {
 }
 
 TEST(ObjectGate, Sections) {
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.sections.push_back({"kevin_evil", SHT_PROGBITS, SHF_ALLOC, 0x5000, 8}); }),
+  EXPECT_EQ(rule_after([](ElfObject& o) {
+              o.sections.push_back({"kevin_evil", SHT_PROGBITS, SHF_ALLOC, 0x5000, 8});
+            }),
             "banned_construct");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.sections.push_back({".preinit_array", SHT_PREINIT_ARRAY, SHF_ALLOC, 0, 8}); }),
+  EXPECT_EQ(rule_after([](ElfObject& o) {
+              o.sections.push_back({".preinit_array", SHT_PREINIT_ARRAY, SHF_ALLOC, 0, 8});
+            }),
             "banned_construct");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.sections.push_back({".tdata", SHT_PROGBITS, SHF_ALLOC | SHF_TLS, 0, 8}); }),
+  EXPECT_EQ(rule_after([](ElfObject& o) {
+              o.sections.push_back({".tdata", SHT_PROGBITS, SHF_ALLOC | SHF_TLS, 0, 8});
+            }),
             "banned_construct");
-  for (const char* ok : {".rodata.cst4", ".data.rel.ro", ".text.unlikely", ".note.gnu.property", ".gnu.version_r",
-                         ".nv_fatbin", ".nvFatBinSegment", "__nv_module_id", ".debug_info", ".rela.plt", ".nv.info"}) {
-    EXPECT_EQ(rule_after([&](ElfObject& o) { o.sections.push_back({ok, SHT_PROGBITS, 0, 0, 8}); }), "") << ok;
+  for (const char* ok : {".rodata.cst4", ".data.rel.ro", ".text.unlikely", ".note.gnu.property",
+                         ".gnu.version_r", ".nv_fatbin", ".nvFatBinSegment", "__nv_module_id",
+                         ".debug_info", ".rela.plt", ".nv.info"}) {
+    EXPECT_EQ(rule_after([&](ElfObject& o) {
+                o.sections.push_back({ok, SHT_PROGBITS, 0, 0, 8});
+              }),
+              "")
+        << ok;
   }
 }
 
 TEST(ObjectGate, CodeOnlyWhereCodeBelongs) {
-  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".rodata").flags |= SHF_EXECINSTR; }), "code_outside_text");
-  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".data").flags |= SHF_EXECINSTR; }), "writable_code");
-  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".rodata").addr = 0x1148; }), "code_outside_text")
+  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".rodata").flags |= SHF_EXECINSTR; }),
+            "code_outside_text");
+  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".data").flags |= SHF_EXECINSTR; }),
+            "writable_code");
+  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".rodata").addr = 0x1148; }),
+            "code_outside_text")
       << "data inside the executable segment";
-  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".text").flags |= SHF_WRITE; }), "writable_code");
+  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".text").flags |= SHF_WRITE; }),
+            "writable_code");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.segments[1].flags |= PF_W; }), "writable_code");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.text_relocations = true; }), "writable_code");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.segments[4].flags |= PF_X; }), "executable_stack");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.segments.pop_back(); }), "executable_stack");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.ifuncs = {"pick"}; }), "indirect_function");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.ifuncs = {"R_X86_64_IRELATIVE"}; }), "indirect_function");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.ifuncs = {"R_X86_64_IRELATIVE"}; }),
+            "indirect_function");
 }
 
 TEST(ObjectGate, Libraries) {
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libdl.so.2"); }), "library_not_allowed");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcublas.so.13"); }, Backend::kCuda), "library_not_allowed");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcudart.so.13"); }, Backend::kCpu), "library_not_allowed");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcudart.so.13"); }, Backend::kCuda), "");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed = {"libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}; }), "");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.loader_directives = {"DT_RUNPATH=/tmp"}; }), "library_not_allowed");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libdl.so.2"); }),
+            "library_not_allowed");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcublas.so.13"); }, Backend::kCuda),
+            "library_not_allowed");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcudart.so.13"); }, Backend::kCpu),
+            "library_not_allowed");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.needed.push_back("libcudart.so.13"); }, Backend::kCuda),
+            "");
+  EXPECT_EQ(rule_after([](ElfObject& o) {
+              o.needed = {"libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"};
+            }),
+            "");
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.loader_directives = {"DT_RUNPATH=/tmp"}; }),
+            "library_not_allowed");
 }
 
 TEST(ObjectGate, LoadTimeCode) {
-  const auto init_entry = [](std::vector<std::string> names, bool resolved = true, bool unique = true) {
+  const auto init_entry = [](std::vector<std::string> names, bool resolved = true,
+                             bool unique = true) {
     return [=](ElfObject& o) {
       auto c = call(ElfCallKind::kInitArray, ".init_array[1]", names);
       c.resolved = resolved;
@@ -124,21 +152,31 @@ TEST(ObjectGate, LoadTimeCode) {
 
   EXPECT_EQ(rule_after(init_entry({"evil"})), "load_time_code");
   EXPECT_EQ(rule_after(init_entry({"frame_dummy"}, false)), "load_time_code") << "unresolved slot";
-  EXPECT_EQ(rule_after(init_entry({"frame_dummy"}, true, false)), "load_time_code") << "a second frame_dummy";
+  EXPECT_EQ(rule_after(init_entry({"frame_dummy"}, true, false)), "load_time_code")
+      << "a second frame_dummy";
   EXPECT_EQ(rule_after(init_entry({})), "load_time_code") << "no function there";
-  EXPECT_EQ(rule_after(init_entry({"_ZL24__sti____cudaRegisterAllv"}), Backend::kCpu), "load_time_code");
+  EXPECT_EQ(rule_after(init_entry({"_ZL24__sti____cudaRegisterAllv"}), Backend::kCpu),
+            "load_time_code");
   EXPECT_EQ(rule_after(init_entry({"_ZL24__sti____cudaRegisterAllv"}), Backend::kCuda), "");
   EXPECT_EQ(rule_after(init_entry({"frame_dummy", "alias_of_it"})), "");
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[0].names = {"evil"}; }), "load_time_code") << "DT_INIT";
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[1].names = {"_init"}; }), "load_time_code") << "DT_FINI";
-  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[3].names = {"frame_dummy"}; }), "load_time_code") << "fini entry";
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[0].names = {"evil"}; }),
+            "load_time_code")
+      << "DT_INIT";
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[1].names = {"_init"}; }),
+            "load_time_code")
+      << "DT_FINI";
+  EXPECT_EQ(rule_after([](ElfObject& o) { o.load_time_calls[3].names = {"frame_dummy"}; }),
+            "load_time_code")
+      << "fini entry";
   EXPECT_EQ(rule_after([](ElfObject& o) {
-              o.load_time_calls.push_back(call(ElfCallKind::kPreinitArray, ".preinit_array[0]", {"frame_dummy"}));
+              o.load_time_calls.push_back(
+                  call(ElfCallKind::kPreinitArray, ".preinit_array[0]", {"frame_dummy"}));
             }),
             "load_time_code");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.has_symtab = false; }), "load_time_code");
   EXPECT_EQ(rule_after([](ElfObject& o) { o.unverified_relocations = true; }), "load_time_code");
-  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".init").size = 28; }), "load_time_code") << "a call added to .init";
+  EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".init").size = 28; }), "load_time_code")
+      << "a call added to .init";
   EXPECT_EQ(rule_after([](ElfObject& o) { section(o, ".fini").size = 14; }), "load_time_code");
   EXPECT_EQ(rule_after([](ElfObject& o) {
               section(o, ".init").size = 27;
@@ -149,7 +187,8 @@ TEST(ObjectGate, LoadTimeCode) {
 }
 
 TEST(ObjectGate, StoredObjectAndItsTruncations) {
-  auto image = read_file(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fuzz/corpus/elf/small_cpu.elf");
+  auto image =
+      read_file(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fuzz/corpus/elf/small_cpu.elf");
   ASSERT_TRUE(image.is_ok());
   auto object = read_elf_object(*image);
   ASSERT_TRUE(object.is_ok()) << object.status().to_string();

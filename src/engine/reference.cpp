@@ -13,9 +13,12 @@ namespace fs = std::filesystem;
 
 const char* arg_role_name(ArgRole role) {
   switch (role) {
-    case ArgRole::kInput: return "input";
-    case ArgRole::kParameter: return "parameter";
-    case ArgRole::kBuffer: return "buffer";
+    case ArgRole::kInput:
+      return "input";
+    case ArgRole::kParameter:
+      return "parameter";
+    case ArgRole::kBuffer:
+      return "buffer";
   }
   return "input";
 }
@@ -50,7 +53,7 @@ TimingStats timing_stats(std::vector<double> ms) {
 }
 
 Json to_json(const TimingStats& t) {
-  Json j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"p90_ms", t.p90_ms},
+  Json j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},     {"p90_ms", t.p90_ms},
             {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms}, {"calls", t.calls}};
   if (t.measured_at != 0) j["measured_at"] = t.measured_at;  // baselines only
   return j;
@@ -124,14 +127,19 @@ Result<ReferenceSet> load_reference(const fs::path& dir) {
   KEVIN_ASSIGN_OR_RETURN(ref.device_name, json_get<std::string>(meta, "device_name"));
   KEVIN_ASSIGN_OR_RETURN(ref.torch_version, json_get<std::string>(meta, "torch_version"));
   KEVIN_ASSIGN_OR_RETURN(ref.num_sets, json_get<size_t>(meta, "num_sets"));
-  KEVIN_ASSIGN_OR_RETURN(ref.scalar_names, json_get<std::vector<std::string>>(meta, "scalar_names"));
-  KEVIN_ASSIGN_OR_RETURN(ref.scalar_kinds, json_get<std::vector<std::string>>(meta, "scalar_kinds"));
-  KEVIN_ASSIGN_OR_RETURN(ref.forward_args, json_get<std::vector<std::string>>(meta, "forward_args"));
+  KEVIN_ASSIGN_OR_RETURN(ref.scalar_names,
+                         json_get<std::vector<std::string>>(meta, "scalar_names"));
+  KEVIN_ASSIGN_OR_RETURN(ref.scalar_kinds,
+                         json_get<std::vector<std::string>>(meta, "scalar_kinds"));
+  KEVIN_ASSIGN_OR_RETURN(ref.forward_args,
+                         json_get<std::vector<std::string>>(meta, "forward_args"));
   ref.init_inputs = meta.value("init_inputs", Json());
-  if (ref.scalar_kinds.size() != ref.scalar_names.size()) return invalid_argument("reference meta: scalar_kinds and scalar_names disagree");
+  if (ref.scalar_kinds.size() != ref.scalar_names.size())
+    return invalid_argument("reference meta: scalar_kinds and scalar_names disagree");
   KEVIN_ASSIGN_OR_RETURN(ref.scalars, json_get<std::vector<std::vector<double>>>(meta, "scalars"));
   KEVIN_ASSIGN_OR_RETURN(ref.num_timing_sets, json_get<size_t>(meta, "num_timing_sets"));
-  KEVIN_ASSIGN_OR_RETURN(ref.timing_scalars, json_get<std::vector<std::vector<double>>>(meta, "timing_scalars"));
+  KEVIN_ASSIGN_OR_RETURN(ref.timing_scalars,
+                         json_get<std::vector<std::vector<double>>>(meta, "timing_scalars"));
   for (const auto& item : meta.value("inputs", Json::array())) {
     ArgSpec arg;
     KEVIN_ASSIGN_OR_RETURN(arg.tensor, tensor_spec_from_json(item));
@@ -172,14 +180,21 @@ Json reference_meta_json(const ReferenceSet& ref) {
   }
   Json outputs = Json::array();
   for (const auto& o : ref.outputs) outputs.push_back(to_json(o));
-  return {{"protocol", kReferenceProtocol}, {"task", ref.task_name},
-          {"backend", ref.backend},         {"device_name", ref.device_name},
-          {"torch_version", ref.torch_version}, {"num_sets", ref.num_sets},
-          {"scalar_names", ref.scalar_names},   {"scalars", ref.scalars},
-          {"scalar_kinds", ref.scalar_kinds},   {"init_inputs", ref.init_inputs},
+  return {{"protocol", kReferenceProtocol},
+          {"task", ref.task_name},
+          {"backend", ref.backend},
+          {"device_name", ref.device_name},
+          {"torch_version", ref.torch_version},
+          {"num_sets", ref.num_sets},
+          {"scalar_names", ref.scalar_names},
+          {"scalars", ref.scalars},
+          {"scalar_kinds", ref.scalar_kinds},
+          {"init_inputs", ref.init_inputs},
           {"forward_args", ref.forward_args},
-          {"num_timing_sets", ref.num_timing_sets}, {"timing_scalars", ref.timing_scalars},
-          {"inputs", inputs},               {"outputs", outputs},
+          {"num_timing_sets", ref.num_timing_sets},
+          {"timing_scalars", ref.timing_scalars},
+          {"inputs", inputs},
+          {"outputs", outputs},
           {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};
 }
 

@@ -55,8 +55,8 @@ Result<TimingStats> timing_stats_from_json(const Json& j);
 
 struct ReferenceSet {
   std::string task_name;
-  std::string backend;          // "cuda" or "cpu"
-  std::string device_name;      // e.g. "NVIDIA H200" or "cpu"
+  std::string backend;      // "cuda" or "cpu"
+  std::string device_name;  // e.g. "NVIDIA H200" or "cpu"
   std::string torch_version;
   std::vector<ArgSpec> inputs;  // ABI order: forward tensors, then state_dict entries
   std::vector<std::string> scalar_names;
@@ -66,12 +66,12 @@ struct ReferenceSet {
   // when the task's init inputs are not JSON (tensors), which such answers cannot be run on.
   Json init_inputs;
   std::vector<TensorSpec> outputs;
-  size_t num_sets = 0;                       // K correctness sets
-  std::vector<std::vector<double>> scalars;  // [set][scalar]
-  size_t num_timing_sets = 0;                // T timing sets (each timed once)
+  size_t num_sets = 0;                              // K correctness sets
+  std::vector<std::vector<double>> scalars;         // [set][scalar]
+  size_t num_timing_sets = 0;                       // T timing sets (each timed once)
   std::vector<std::vector<double>> timing_scalars;  // [timing set][scalar]
-  std::filesystem::path dir;                 // holds the four data files and meta.json
-  std::optional<TimingStats> baseline;       // eager PyTorch, same protocol as candidates
+  std::filesystem::path dir;                        // holds the four data files and meta.json
+  std::optional<TimingStats> baseline;              // eager PyTorch, same protocol as candidates
   // The task file the set was made from (absolute; set by the provider, not stored in
   // meta.json): what a re-timing of the baseline needs. Empty for sets loaded directly.
   std::filesystem::path task_file;

@@ -11,7 +11,8 @@ namespace kevin::engine {
 namespace {
 
 TEST(Layout, AlignsEveryTensorTo256Bytes) {
-  std::vector<TensorSpec> t = {{"a", DType::kF32, {3}}, {"b", DType::kF16, {300}}, {"c", DType::kI64, {}}};
+  std::vector<TensorSpec> t = {
+      {"a", DType::kF32, {3}}, {"b", DType::kF16, {300}}, {"c", DType::kI64, {}}};
   SetLayout l = layout_of(t);
   EXPECT_EQ(l.offsets, (std::vector<uint64_t>{0, 256, 1024}));
   EXPECT_EQ(l.set_bytes, 1280u);
@@ -33,7 +34,8 @@ ReferenceSet small_set(const std::filesystem::path& dir) {
   ref.backend = "cpu";
   ref.device_name = "cpu";
   ref.torch_version = "1.13";
-  ref.inputs = {{{"x", DType::kF32, {4}}, ArgRole::kInput}, {{"w", DType::kF32, {2}}, ArgRole::kParameter}};
+  ref.inputs = {{{"x", DType::kF32, {4}}, ArgRole::kInput},
+                {{"w", DType::kF32, {2}}, ArgRole::kParameter}};
   ref.outputs = {{"out", DType::kF32, {4}}};
   ref.num_sets = 2;
   ref.scalars = {{}, {}};
@@ -44,11 +46,17 @@ ReferenceSet small_set(const std::filesystem::path& dir) {
 }
 
 void write_files(const ReferenceSet& ref) {
-  ASSERT_TRUE(write_file_atomic(ref.dir / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(ref.dir / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
   ASSERT_TRUE(write_file_atomic(ref.inputs_file(), std::string(ref.num_sets * 512, '\0')).is_ok());
-  ASSERT_TRUE(write_file_atomic(ref.expected_file(), std::string(ref.num_sets * 256, '\0')).is_ok());
-  ASSERT_TRUE(write_file_atomic(ref.timing_inputs_file(), std::string(ref.num_timing_sets * 512, '\0')).is_ok());
-  ASSERT_TRUE(write_file_atomic(ref.timing_expected_file(), std::string(ref.num_timing_sets * 256, '\0')).is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(ref.expected_file(), std::string(ref.num_sets * 256, '\0')).is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(ref.timing_inputs_file(), std::string(ref.num_timing_sets * 512, '\0'))
+          .is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(ref.timing_expected_file(), std::string(ref.num_timing_sets * 256, '\0'))
+          .is_ok());
 }
 
 TEST(Reference, MetaRoundTripAndSizeCheck) {
@@ -96,10 +104,12 @@ TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
   ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(meta)).is_ok());
   const Status old = load_reference(dir->path()).status();
   EXPECT_EQ(old.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(old.message().find("protocol 1 (this build reads 3)"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("protocol 1 (this build reads 3)"), std::string::npos)
+      << old.message();
   ref.num_timing_sets = 0;
   ref.timing_scalars.clear();
-  ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
   EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
 }
 

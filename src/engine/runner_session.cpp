@@ -38,7 +38,8 @@ pid_t judge_of_runner(const fs::path& proc_entry) {
   std::ifstream environ(proc_entry / "environ");
   std::string var;
   while (std::getline(environ, var, '\0')) {
-    if (var.rfind("KEVIN_PARENT_PID=", 0) == 0) return static_cast<pid_t>(std::atol(var.c_str() + 17));
+    if (var.rfind("KEVIN_PARENT_PID=", 0) == 0)
+      return static_cast<pid_t>(std::atol(var.c_str() + 17));
   }
   return -1;
 }
@@ -54,17 +55,21 @@ bool fields_well_typed(const Json& body) {
     if (!list.is_array()) return false;
     return std::all_of(list.begin(), list.end(), [&](const Json& v) { return (v.*check)(); });
   };
-  if (!is("ok", &Json::is_boolean) || !is("ready", &Json::is_boolean) || !is("rc", &Json::is_number_integer) ||
-      !is("event_ms", &Json::is_number) || !is("error", &Json::is_string) || !is("stage", &Json::is_string) ||
+  if (!is("ok", &Json::is_boolean) || !is("ready", &Json::is_boolean) ||
+      !is("rc", &Json::is_number_integer) || !is("event_ms", &Json::is_number) ||
+      !is("error", &Json::is_string) || !is("stage", &Json::is_string) ||
       !is("device", &Json::is_string) || !is("static_bytes", &Json::is_number_unsigned) ||
       !is("workspace_bytes", &Json::is_number_unsigned)) {
     return false;
   }
-  if (const auto h = body.find("input_hashes"); h != body.end() && !list_of(*h, &Json::is_number_unsigned)) return false;
+  if (const auto h = body.find("input_hashes");
+      h != body.end() && !list_of(*h, &Json::is_number_unsigned))
+    return false;
   if (const auto sb = body.find("sandbox"); sb != body.end()) {
     if (!sb->is_object()) return false;
     for (const char* key : {"enforced", "skipped"}) {
-      if (const auto l = sb->find(key); l != sb->end() && !list_of(*l, &Json::is_string)) return false;
+      if (const auto l = sb->find(key); l != sb->end() && !list_of(*l, &Json::is_string))
+        return false;
     }
   }
   return true;
@@ -118,7 +123,8 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   }
 
   const int inputs = ::open(how.inputs_file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (inputs < 0) return io_error("cannot open " + how.inputs_file.string() + ": " + std::strerror(errno));
+  if (inputs < 0)
+    return io_error("cannot open " + how.inputs_file.string() + ": " + std::strerror(errno));
   sys::Fd inputs_fd(inputs);
   KEVIN_ASSIGN_OR_RETURN(s.staging_, sys::SharedMemory::create("kevin-staging", how.staging_bytes));
   KEVIN_ASSIGN_OR_RETURN(s.slot_, sys::SharedMemory::create("kevin-slot", how.slot_bytes));
@@ -135,19 +141,25 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   if (how.sandbox) o.argv.push_back("--sandbox");
   if (how.sandbox && how.pid_namespace) o.argv.push_back("--pid-namespace");
   if (!how.python.empty()) {
-    o.argv.insert(o.argv.end(), {"--python", how.python, how.python_runner.string(), how.support_library.string()});
+    o.argv.insert(o.argv.end(), {"--python", how.python, how.python_runner.string(),
+                                 how.support_library.string()});
   }
-  o.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=" + sys::child_visible_device(how.device, std::getenv("CUDA_VISIBLE_DEVICES")),
-           "CUDA_DEVICE_ORDER=PCI_BUS_ID", "NCCL_NVLS_ENABLE=0", "HOME=/nonexistent",
+  o.env = {"PATH=/usr/bin:/bin",
+           "CUDA_VISIBLE_DEVICES=" +
+               sys::child_visible_device(how.device, std::getenv("CUDA_VISIBLE_DEVICES")),
+           "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+           "NCCL_NVLS_ENABLE=0",
+           "HOME=/nonexistent",
            "KEVIN_PARENT_PID=" + std::to_string(::getpid())};
   if (!how.python.empty()) {
     // Where the interpreter finds PyTorch, as the reference worker does.
     for (const char* name : {"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "VIRTUAL_ENV"}) {
-      if (const char* v = std::getenv(name); v != nullptr) o.env.push_back(std::string(name) + "=" + v);
+      if (const char* v = std::getenv(name); v != nullptr)
+        o.env.push_back(std::string(name) + "=" + v);
     }
   }
-  o.fds = {{0, devnull}, {1, capture}, {2, capture}, {3, cmd.read.get()}, {4, rep.write.get()},
-           {5, inputs_fd.get()}, {6, s.staging_.fd()}, {7, s.slot_.fd()}};
+  o.fds = {{0, devnull},         {1, capture},         {2, capture},         {3, cmd.read.get()},
+           {4, rep.write.get()}, {5, inputs_fd.get()}, {6, s.staging_.fd()}, {7, s.slot_.fd()}};
   o.cwd = s.scratch_.path();
   KEVIN_ASSIGN_OR_RETURN(s.child_, sys::spawn(o));
   s.commands_ = std::move(cmd.write);
@@ -157,7 +169,7 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
 
 Result<Json> parse_runner_reply(std::string_view frame) {
   KEVIN_ASSIGN_OR_RETURN(Json body, parse_json(frame, JsonLimits{RunnerSession::kMaxReplyBytes,
-                                                                  RunnerSession::kMaxReplyDepth}));
+                                                                 RunnerSession::kMaxReplyDepth}));
   if (!body.is_object()) return invalid_argument("a reply that is not a JSON object");
   if (!fields_well_typed(body)) return invalid_argument("a reply with fields of the wrong type");
   return body;
@@ -197,8 +209,8 @@ Status RunnerSession::resume(sys::Deadline deadline) {
   return sys::write_frame(commands_.get(), R"({"cmd":"resume"})", deadline);
 }
 
-Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline, bool spin,
-                                                    bool measure_cpu) {
+Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline,
+                                                    bool spin, bool measure_cpu) {
   Reply reply;
   const auto end_with = [this, &reply](bool timed_out) {
     reply.timed_out = timed_out;
@@ -238,10 +250,12 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
   if (!sent.is_ok()) return end_with(sent.code() == StatusCode::kDeadlineExceeded);
   if (spin) spin_until_readable(replies_.get(), deadline);
   auto frame = sys::read_frame(replies_.get(), deadline, kMaxReplyBytes);
-  reply.judge_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  reply.judge_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!frame.is_ok()) {
     if (frame.status().code() == StatusCode::kDeadlineExceeded) return end_with(true);
-    if (frame.status().code() == StatusCode::kInvalidArgument) return refuse("a reply larger than 1 MiB");
+    if (frame.status().code() == StatusCode::kInvalidArgument)
+      return refuse("a reply larger than 1 MiB");
     return end_with(false);
   }
   auto body = parse_runner_reply(*frame);

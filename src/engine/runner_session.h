@@ -47,8 +47,8 @@ class Runner {
     uint64_t staging_bytes = 0;         // one output set
     uint64_t slot_bytes = 0;            // one input set
     int device = 0;
-    bool sandbox = true;                // confine the runner (docs/sandbox.md)
-    bool pid_namespace = true;          // ... in a PID namespace of its own too
+    bool sandbox = true;        // confine the runner (docs/sandbox.md)
+    bool pid_namespace = true;  // ... in a PID namespace of its own too
     // KernelBench answers: kevin-runner execs `python` on `python_runner` (kernelbench_runner.py,
     // given `support_library`), and the answer's text lies beside the object as answer.py.
     std::string python;
@@ -79,7 +79,8 @@ class Runner {
   // frame; the next request first waits for it (within its own deadline, off its clock).
   // A runner that dies, stays silent or answers out of protocol is a Reply saying so (and is
   // killed). Errors: only the judge's own failures (the command could not be encoded).
-  virtual Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu) = 0;
+  virtual Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
+                                bool measure_cpu) = 0;
   // The output set the runner copies a call's outputs to (staging_bytes, shared with it).
   virtual const uint8_t* staging() const = 0;
   // The timing-set slot the runner uploads from on a timed call; the judge fills it.
@@ -114,7 +115,8 @@ class RunnerSession final : public Runner {
   // pipes, a runner that cannot be spawned).
   static Result<RunnerSession> start(const Start& how);
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu) override;
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
+                        bool measure_cpu) override;
   const uint8_t* staging() const override { return staging_.data(); }
   uint8_t* slot() override { return slot_.data(); }
   pid_t pid() const override { return child_.pid(); }

@@ -54,12 +54,14 @@ inline constexpr uint64_t kMaxWritableStaticBytes = 64ull << 20;
 inline constexpr uint64_t kMaxDeviceGlobalBytes = 1ull << 20;
 
 // True if a candidate for `backend` may import `symbol` (version suffix already removed).
-bool import_allowed(const std::string& symbol, Backend backend, Profile profile = Profile::kKevinAbi);
+bool import_allowed(const std::string& symbol, Backend backend,
+                    Profile profile = Profile::kKevinAbi);
 
 // nullopt when the built object passes; otherwise the first rule that fired.
 // `device_global_bytes` is the CUDA __device__ storage reported by ptxas (0 on CPU).
 std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backend,
-                                       uint64_t device_global_bytes, Profile profile = Profile::kKevinAbi);
+                                       uint64_t device_global_bytes,
+                                       Profile profile = Profile::kKevinAbi);
 
 // The structural rules (banned_construct for sections, code_outside_text, writable_code,
 // executable_stack, indirect_function, library_not_allowed, load_time_code) over an object
@@ -70,7 +72,8 @@ std::optional<Rejection> check_object_structure(const ElfObject& object, Backend
 // The whole object gate over a built shared object's bytes (`image`, untrusted, not kept):
 // reads the ELF, applies check_symbols, then check_object_structure. nullopt when it passes;
 // an unreadable object is rejected (rule import_not_allowed), never an error.
-std::optional<Rejection> check_object(std::string_view image, Backend backend, uint64_t device_global_bytes,
+std::optional<Rejection> check_object(std::string_view image, Backend backend,
+                                      uint64_t device_global_bytes,
                                       Profile profile = Profile::kKevinAbi);
 
 }  // namespace kevin::engine

@@ -26,9 +26,13 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_ident_start(char c) { return is_ident_char(c) && !is_digit(c); }
 
 // A raw string delimiter character: printable, not a space, parenthesis or backslash.
-bool is_raw_delimiter_char(char c) { return c > ' ' && c < 0x7f && c != '(' && c != ')' && c != '\\'; }
+bool is_raw_delimiter_char(char c) {
+  return c > ' ' && c < 0x7f && c != '(' && c != ')' && c != '\\';
+}
 
-bool is_raw_prefix(std::string_view w) { return w == "R" || w == "LR" || w == "uR" || w == "UR" || w == "u8R"; }
+bool is_raw_prefix(std::string_view w) {
+  return w == "R" || w == "LR" || w == "uR" || w == "UR" || w == "u8R";
+}
 
 bool is_literal_prefix(std::string_view w) { return w == "L" || w == "u" || w == "U" || w == "u8"; }
 
@@ -55,8 +59,9 @@ bool Lexer::skip_blanks() {
     } else if (c == '/' && at(pos_ + 1) == '*') {
       const size_t close = text_.find("*/", pos_ + 2);
       const size_t stop = close == std::string_view::npos ? text_.size() : close + 2;
-      line_ += static_cast<size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                                              text_.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
+      line_ +=
+          static_cast<size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                                         text_.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
       pos_ = stop;
     } else {
       return false;
@@ -106,7 +111,8 @@ Token Lexer::next() {
     return Token{TokenKind::kDirectiveStart, "#", line, start, pos_ - start};
   }
   line_start_ = false;
-  if (std::exchange(header_name_next_, false) && text_[pos_] == '<') return lex_header_name(start, line);
+  if (std::exchange(header_name_next_, false) && text_[pos_] == '<')
+    return lex_header_name(start, line);
   const char c = text_[pos_];
   Token token;
   if (is_ident_start(c) || (c == '\\' && (at(pos_ + 1) == 'u' || at(pos_ + 1) == 'U'))) {
@@ -119,7 +125,8 @@ Token Lexer::next() {
     token = lex_punctuator(start, line);
   }
   if (in_directive_ && ++directive_tokens_ == 1 && token.kind == TokenKind::kIdentifier) {
-    header_name_next_ = token.text == "include" || token.text == "include_next" || token.text == "import";
+    header_name_next_ =
+        token.text == "include" || token.text == "include_next" || token.text == "import";
   }
   return token;
 }
@@ -137,7 +144,8 @@ Token Lexer::lex_identifier_or_literal(size_t start, size_t line) {
   const std::string_view word = text_.substr(start, pos_ - start);
   const char quote = at(pos_);
   if (quote == '"' && is_raw_prefix(word)) return lex_raw_string(start, pos_, line);
-  if ((quote == '"' || quote == '\'') && is_literal_prefix(word)) return lex_quoted(start, pos_, line);
+  if ((quote == '"' || quote == '\'') && is_literal_prefix(word))
+    return lex_quoted(start, pos_, line);
   return make(TokenKind::kIdentifier, start, line);
 }
 
@@ -157,12 +165,14 @@ Token Lexer::lex_raw_string(size_t start, size_t quote, size_t line) {
   size_t open = quote + 1;
   const size_t limit = std::min(text_.size(), quote + 1 + 16);
   while (open < limit && is_raw_delimiter_char(text_[open])) ++open;
-  if (at(open) != '(') return lex_quoted(start, quote, line);  // not a raw string; the compiler errors
+  if (at(open) != '(')
+    return lex_quoted(start, quote, line);  // not a raw string; the compiler errors
   const std::string_view delimiter = text_.substr(quote + 1, open - quote - 1);
   size_t end = text_.size();
   for (size_t close = text_.find(')', open + 1); close != std::string_view::npos;
        close = text_.find(')', close + 1)) {
-    if (text_.substr(close + 1, delimiter.size()) == delimiter && at(close + 1 + delimiter.size()) == '"') {
+    if (text_.substr(close + 1, delimiter.size()) == delimiter &&
+        at(close + 1 + delimiter.size()) == '"') {
       end = close + delimiter.size() + 2;
       break;
     }
@@ -203,7 +213,8 @@ Token Lexer::lex_punctuator(size_t start, size_t line) {
   if (c == ':' && n == '>') return spelled(2, "]");
   if (c == '<' && n == '%') return spelled(2, "{");
   if (c == '%' && n == '>') return spelled(2, "}");
-  if (c == '%' && n == ':') return at(pos_ + 2) == '%' && at(pos_ + 3) == ':' ? spelled(4, "##") : spelled(2, "#");
+  if (c == '%' && n == ':')
+    return at(pos_ + 2) == '%' && at(pos_ + 3) == ':' ? spelled(4, "##") : spelled(2, "#");
   if (c == '<' && n == ':') {
     // [lex.pptoken]: "<::" not followed by ':' or '>' is "<" then "::" (as in a<::b>).
     const bool template_colons = at(pos_ + 2) == ':' && at(pos_ + 3) != ':' && at(pos_ + 3) != '>';
@@ -227,20 +238,23 @@ std::optional<Rejection> judge_pragma(std::span<const Token> body, size_t line) 
   if (body.empty()) return std::nullopt;
   const std::string_view first = body[0].text;
   const std::string_view second = body.size() > 1 ? body[1].text : std::string_view();
-  const std::string spelled = "#pragma " + std::string(first) + (second.empty() ? "" : " " + std::string(second));
+  const std::string spelled =
+      "#pragma " + std::string(first) + (second.empty() ? "" : " " + std::string(second));
   if (first == "weak" || first == "redefine_extname") {
     return Rejection{"banned_construct", spelled + line_note(line) +
                                              ": symbols may not be weakened or renamed by pragmas"};
   }
   if (first == "GCC" && (second == "system_header" || second == "dependency")) {
-    return Rejection{"banned_construct", spelled + line_note(line) + " is not allowed in a candidate"};
+    return Rejection{"banned_construct",
+                     spelled + line_note(line) + " is not allowed in a candidate"};
   }
-  const bool flags = first == "clang" || first == "STDC" || first == "float_control" || first == "fp_contract" ||
-                     first == "fenv_access" || first == "optimize" ||
+  const bool flags = first == "clang" || first == "STDC" || first == "float_control" ||
+                     first == "fp_contract" || first == "fenv_access" || first == "optimize" ||
                      (first == "GCC" && (second == "optimize" || second == "target"));
   if (flags) {
     return Rejection{"compiler_flag_override",
-                     spelled + line_note(line) + ": compiler flags and floating-point semantics are fixed by the harness"};
+                     spelled + line_note(line) +
+                         ": compiler flags and floating-point semantics are fixed by the harness"};
   }
   return std::nullopt;
 }
@@ -253,7 +267,8 @@ std::string destringize(std::string_view literal) {
   std::string out;
   out.reserve(inner.size());
   for (size_t i = 0; i < inner.size(); ++i) {
-    if (inner[i] == '\\' && i + 1 < inner.size() && (inner[i + 1] == '"' || inner[i + 1] == '\\')) ++i;
+    if (inner[i] == '\\' && i + 1 < inner.size() && (inner[i + 1] == '"' || inner[i + 1] == '\\'))
+      ++i;
     out += inner[i];
   }
   return out;
@@ -270,14 +285,22 @@ unsigned hex_value(char c) {
 
 char simple_escape(char c) {
   switch (c) {
-    case 'n': return '\n';
-    case 't': return '\t';
-    case 'r': return '\r';
-    case 'a': return '\a';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'v': return '\v';
-    default: return c;  // \\ \" \' \? and anything unknown stand for themselves
+    case 'n':
+      return '\n';
+    case 't':
+      return '\t';
+    case 'r':
+      return '\r';
+    case 'a':
+      return '\a';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'v':
+      return '\v';
+    default:
+      return c;  // \\ \" \' \? and anything unknown stand for themselves
   }
 }
 
@@ -293,11 +316,13 @@ std::string decode_escapes(std::string_view body) {
     unsigned value = 0;
     if (c >= '0' && c <= '7') {
       size_t digits = 0;
-      for (; digits < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7'; ++digits, ++i) value = value * 8 + hex_value(body[i]);
+      for (; digits < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7'; ++digits, ++i)
+        value = value * 8 + hex_value(body[i]);
       --i;
       out += static_cast<char>(value & 0xff);
     } else if (c == 'x') {
-      while (i + 1 < body.size() && hex_value(body[i + 1]) < 16) value = (value * 16 + hex_value(body[++i])) & 0xff;
+      while (i + 1 < body.size() && hex_value(body[i + 1]) < 16)
+        value = (value * 16 + hex_value(body[++i])) & 0xff;
       out += static_cast<char>(value);
     } else {
       out += simple_escape(c);
@@ -309,17 +334,20 @@ std::string decode_escapes(std::string_view body) {
 // Assembler directives that read files, build directives out of macros, or move code and
 // data into sections of the author's choosing. PTX has none of them.
 constexpr std::array<std::string_view, 16> kHostAsmDirectives = {
-    ".incbin",   ".include", ".macro",       ".irp",         ".irpc",        ".rept",     ".altmacro", ".purgem",
-    ".section",  ".pushsection", ".popsection", ".previous", ".subsection", ".text",     ".data",     ".bss"};
+    ".incbin",     ".include", ".macro",   ".irp",         ".irpc",       ".rept",
+    ".altmacro",   ".purgem",  ".section", ".pushsection", ".popsection", ".previous",
+    ".subsection", ".text",    ".data",    ".bss"};
 
 bool is_word_char(char c) { return is_ident_char(c) || c == '.'; }
 
 std::optional<std::string_view> find_host_asm_directive(std::string_view text) {
   std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
   for (const auto directive : kHostAsmDirectives) {
-    for (size_t at = lower.find(directive); at != std::string::npos; at = lower.find(directive, at + 1)) {
+    for (size_t at = lower.find(directive); at != std::string::npos;
+         at = lower.find(directive, at + 1)) {
       const size_t end = at + directive.size();
       const bool starts = at == 0 || !is_word_char(lower[at - 1]);
       const bool ends = end >= lower.size() || !is_word_char(lower[end]);
@@ -333,18 +361,22 @@ std::optional<std::string_view> find_host_asm_directive(std::string_view text) {
 std::optional<Rejection> judge_attribute(std::string_view name, size_t line) {
   if (name.size() > 2 && name.substr(0, 2) == "__") name.remove_prefix(2);
   if (name.size() > 2 && name.substr(name.size() - 2) == "__") name.remove_suffix(2);
-  static constexpr std::array<std::string_view, 4> kFlags = {"optimize", "target", "target_clones", "target_version"};
+  static constexpr std::array<std::string_view, 4> kFlags = {"optimize", "target", "target_clones",
+                                                             "target_version"};
   static constexpr std::array<std::string_view, 13> kPlacement = {
-      "constructor", "destructor", "init_priority", "section", "alias", "weakref", "ifunc",
-      "symver",      "naked",      "copy",          "fentry_section", "allocate", "code_seg"};
+      "constructor",    "destructor", "init_priority", "section", "alias",
+      "weakref",        "ifunc",      "symver",        "naked",   "copy",
+      "fentry_section", "allocate",   "code_seg"};
   const std::string spelled = "attribute '" + std::string(name) + "'" + line_note(line);
   if (std::find(kFlags.begin(), kFlags.end(), name) != kFlags.end()) {
-    return Rejection{"compiler_flag_override", spelled + ": compiler flags are fixed by the harness"};
+    return Rejection{"compiler_flag_override",
+                     spelled + ": compiler flags are fixed by the harness"};
   }
   if (std::find(kPlacement.begin(), kPlacement.end(), name) != kPlacement.end()) {
-    return Rejection{"banned_construct", spelled +
-                                             ": no code may run outside kevin_forward, and code and data "
-                                             "are placed and named by the compiler"};
+    return Rejection{"banned_construct",
+                     spelled +
+                         ": no code may run outside kevin_forward, and code and data "
+                         "are placed and named by the compiler"};
   }
   return std::nullopt;
 }
@@ -357,10 +389,12 @@ std::string decode_string_literal(std::string_view literal) {
   if (quote > 0 && literal[quote - 1] == 'R') {
     const size_t open = literal.find('(', quote);
     const size_t close = literal.rfind(')');
-    if (open == std::string_view::npos || close == std::string_view::npos || close < open) return {};
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+      return {};
     return std::string(literal.substr(open + 1, close - open - 1));
   }
-  const size_t end = literal.size() > quote + 1 && literal.back() == '"' ? literal.size() - 1 : literal.size();
+  const size_t end =
+      literal.size() > quote + 1 && literal.back() == '"' ? literal.size() - 1 : literal.size();
   return decode_escapes(literal.substr(quote + 1, end - quote - 1));
 }
 
@@ -369,8 +403,9 @@ std::optional<Rejection> ConstructScanner::end_asm_run(size_t line) {
   const auto directive = find_host_asm_directive(asm_run_);
   asm_run_.clear();
   if (!directive) return std::nullopt;
-  return Rejection{"banned_construct", "assembler directive '" + std::string(*directive) + "' in inline assembly" +
-                                           line_note(line) + ": assembly may not read files or place code and data"};
+  return Rejection{"banned_construct", "assembler directive '" + std::string(*directive) +
+                                           "' in inline assembly" + line_note(line) +
+                                           ": assembly may not read files or place code and data"};
 }
 
 std::optional<Rejection> ConstructScanner::feed(const Token& token, bool own, size_t line) {
@@ -393,13 +428,15 @@ std::optional<Rejection> ConstructScanner::feed(const Token& token, bool own, si
     const std::string body = destringize(token.text);
     Lexer lexer(body, DirectiveStyle::kNone);
     std::vector<Token> tokens;
-    for (Token t = lexer.next(); t.kind != TokenKind::kEnd && tokens.size() < 2; t = lexer.next()) tokens.push_back(t);
+    for (Token t = lexer.next(); t.kind != TokenKind::kEnd && tokens.size() < 2; t = lexer.next())
+      tokens.push_back(t);
     return judge_pragma(tokens, line);
   }
   if (token.kind != TokenKind::kIdentifier) return std::nullopt;
   const std::string_view w = token.text;
-  if (pending == Pending::kAsmKeyword && (w == "volatile" || w == "__volatile__" || w == "__volatile" || w == "goto" ||
-                                          w == "inline" || w == "__inline__")) {
+  if (pending == Pending::kAsmKeyword &&
+      (w == "volatile" || w == "__volatile__" || w == "__volatile" || w == "goto" ||
+       w == "inline" || w == "__inline__")) {
     pending_ = Pending::kAsmKeyword;  // asm qualifiers come before the parenthesis
     return std::nullopt;
   }
@@ -449,13 +486,15 @@ std::optional<Rejection> ConstructScanner::on_word(const Token& token, bool own,
     pending_ = Pending::kDeclspecKeyword;
   } else if (word == "_Pragma" || word == "__pragma") {
     if (ban_pragma_operator_) {
-      return Rejection{"compiler_flag_override",
-                       "_Pragma" + line_note(line) + ": pragmas are not allowed through the operator form"};
+      return Rejection{
+          "compiler_flag_override",
+          "_Pragma" + line_note(line) + ": pragmas are not allowed through the operator form"};
     }
     pending_ = Pending::kPragmaKeyword;
   } else if (word == "asm" || word == "__asm__" || word == "__asm") {
     if (backend_ == Backend::kCpu) {
-      return Rejection{"banned_construct", "inline assembly" + line_note(line) + " is not allowed in CPU candidates"};
+      return Rejection{"banned_construct",
+                       "inline assembly" + line_note(line) + " is not allowed in CPU candidates"};
     }
     pending_ = Pending::kAsmKeyword;
   }
@@ -501,8 +540,8 @@ using gate_detail::TokenKind;
 
 // Places no candidate needs and that hold secrets or devices; used when the compile driver
 // does not say where its include directories are.
-constexpr std::array<std::string_view, 10> kDeniedRoots = {"/proc", "/dev", "/sys",  "/etc", "/root",
-                                                           "/home", "/tmp", "/var", "/run", "/boot"};
+constexpr std::array<std::string_view, 10> kDeniedRoots = {
+    "/proc", "/dev", "/sys", "/etc", "/root", "/home", "/tmp", "/var", "/run", "/boot"};
 // GCC allows 200 nested includes; deeper nesting is not compiler output.
 constexpr size_t kMaxIncludeDepth = 1024;
 // A linemarker has at most a number, a name and four flags; a pragma is judged on two words.
@@ -526,7 +565,8 @@ bool is_abi_header(std::string_view path) {
 // A linemarker's file name without its quotes, with GCC's escapes (\\, \", \ooo) undone.
 std::string unquote_file_name(std::string_view quoted) {
   std::string out;
-  const std::string_view inner = quoted.size() >= 2 ? quoted.substr(1, quoted.size() - 2) : std::string_view();
+  const std::string_view inner =
+      quoted.size() >= 2 ? quoted.substr(1, quoted.size() - 2) : std::string_view();
   for (size_t i = 0; i < inner.size(); ++i) {
     if (inner[i] != '\\' || i + 1 >= inner.size()) {
       out += inner[i];
@@ -534,7 +574,8 @@ std::string unquote_file_name(std::string_view quoted) {
     }
     size_t digits = 0;
     unsigned value = 0;
-    while (digits < 3 && i + 1 + digits < inner.size() && inner[i + 1 + digits] >= '0' && inner[i + 1 + digits] <= '7') {
+    while (digits < 3 && i + 1 + digits < inner.size() && inner[i + 1 + digits] >= '0' &&
+           inner[i + 1 + digits] <= '7') {
       value = value * 8 + static_cast<unsigned>(inner[i + 1 + digits] - '0');
       ++digits;
     }
@@ -563,7 +604,8 @@ std::optional<Linemarker> parse_linemarker(std::span<const Token> tokens, size_t
   Linemarker marker;
   for (const char c : tokens[i].text) {
     if (c < '0' || c > '9') return std::nullopt;
-    marker.line = std::min<size_t>(marker.line * 10 + static_cast<size_t>(c - '0'), size_t{1} << 40);
+    marker.line =
+        std::min<size_t>(marker.line * 10 + static_cast<size_t>(c - '0'), size_t{1} << 40);
   }
   ++i;
   if (i < tokens.size()) {
@@ -595,7 +637,8 @@ class FileTracker {
     if (roots == nullptr) return;
     have_roots_ = true;
     for (const auto& root : *roots) {
-      if (auto normal = gate_detail::normalise_absolute_path(root)) roots_.push_back(std::move(*normal));
+      if (auto normal = gate_detail::normalise_absolute_path(root))
+        roots_.push_back(std::move(*normal));
     }
   }
 
@@ -610,7 +653,8 @@ class FileTracker {
   // The line in the current file of a token on physical output line `physical`.
   size_t file_line(size_t physical) const {
     if (!have_marker_) return physical;
-    return physical > marker_physical_ ? marker_line_ + (physical - marker_physical_ - 1) : marker_line_;
+    return physical > marker_physical_ ? marker_line_ + (physical - marker_physical_ - 1)
+                                       : marker_line_;
   }
 
   std::optional<Rejection> apply(const Linemarker& marker, size_t physical) {
@@ -642,7 +686,8 @@ class FileTracker {
   }
 
   std::optional<Rejection> leave(const std::string& name) {
-    if (stack_.size() < 2 || stack_[stack_.size() - 2] != name) return malformed_markers("linemarkers that do not nest");
+    if (stack_.size() < 2 || stack_[stack_.size() - 2] != name)
+      return malformed_markers("linemarkers that do not nest");
     stack_.pop_back();
     return std::nullopt;
   }
@@ -669,17 +714,24 @@ class FileTracker {
   std::optional<Rejection> check_file(const std::string& name, bool direct) const {
     if (is_pseudo_file(name) && !direct) return std::nullopt;
     const auto path = gate_detail::normalise_absolute_path(name);
-    if (!path) return Rejection{"include_not_allowed", "the candidate pulls in '" + name + "', which is not a plain absolute path"};
+    if (!path)
+      return Rejection{"include_not_allowed",
+                       "the candidate pulls in '" + name + "', which is not a plain absolute path"};
     if (have_roots_) {
-      const bool inside = std::any_of(roots_.begin(), roots_.end(), [&](const std::string& r) { return is_under(*path, r); });
-      if (!inside) return Rejection{"include_not_allowed", "'" + *path + "' is outside the compiler's include directories"};
+      const bool inside = std::any_of(roots_.begin(), roots_.end(),
+                                      [&](const std::string& r) { return is_under(*path, r); });
+      if (!inside)
+        return Rejection{"include_not_allowed",
+                         "'" + *path + "' is outside the compiler's include directories"};
     } else if (!is_abi_header(*path)) {
       for (const auto root : kDeniedRoots) {
-        if (is_under(*path, root)) return Rejection{"include_not_allowed", "the candidate pulls in '" + *path + "'"};
+        if (is_under(*path, root))
+          return Rejection{"include_not_allowed", "the candidate pulls in '" + *path + "'"};
       }
     }
     if (direct && !is_allowed_header_path(*path)) {
-      return Rejection{"include_not_allowed", "#include of '" + *path + "' is not on the list of allowed headers"};
+      return Rejection{"include_not_allowed",
+                       "#include of '" + *path + "' is not on the list of allowed headers"};
     }
     return std::nullopt;
   }
@@ -711,8 +763,11 @@ class FileTracker {
 // tokens through the construct scanner, judged where they come from the main file.
 class TranslationUnitGate {
  public:
-  TranslationUnitGate(std::string_view text, Backend backend, Profile profile, const std::vector<std::string>* roots)
-      : lexer_(text, DirectiveStyle::kPreprocessed), scanner_(backend, false), files_(backend, profile, roots) {}
+  TranslationUnitGate(std::string_view text, Backend backend, Profile profile,
+                      const std::vector<std::string>* roots)
+      : lexer_(text, DirectiveStyle::kPreprocessed),
+        scanner_(backend, false),
+        files_(backend, profile, roots) {}
 
   std::optional<Rejection> run() {
     for (Token token = lexer_.next(); token.kind != TokenKind::kEnd; token = lexer_.next()) {
@@ -734,7 +789,8 @@ class TranslationUnitGate {
     std::array<Token, kMaxDirectiveTokens> tokens;
     size_t kept = 0;
     size_t total = 0;
-    for (Token t = lexer_.next(); t.kind != TokenKind::kDirectiveEnd && t.kind != TokenKind::kEnd; t = lexer_.next()) {
+    for (Token t = lexer_.next(); t.kind != TokenKind::kDirectiveEnd && t.kind != TokenKind::kEnd;
+         t = lexer_.next()) {
       if (kept < tokens.size()) tokens[kept++] = t;
       ++total;
     }
@@ -760,8 +816,9 @@ class TranslationUnitGate {
 std::optional<Rejection> check_preprocessed(std::string_view text, Backend backend, Profile profile,
                                             const std::vector<std::string>* roots) {
   if (text.size() > kMaxPreprocessedBytes) {
-    return Rejection{"source_too_large", "the preprocessed candidate is " + std::to_string(text.size()) +
-                                             " bytes; the limit is " + std::to_string(kMaxPreprocessedBytes >> 20) + " MiB"};
+    return Rejection{"source_too_large", "the preprocessed candidate is " +
+                                             std::to_string(text.size()) + " bytes; the limit is " +
+                                             std::to_string(kMaxPreprocessedBytes >> 20) + " MiB"};
   }
   return TranslationUnitGate(text, backend, profile, roots).run();
 }
@@ -773,7 +830,8 @@ std::optional<Rejection> check_translation_unit(std::string_view preprocessed, B
 }
 
 std::optional<Rejection> check_translation_unit(std::string_view preprocessed, Backend backend,
-                                                const std::vector<std::string>& allowed_roots, Profile profile) {
+                                                const std::vector<std::string>& allowed_roots,
+                                                Profile profile) {
   return check_preprocessed(preprocessed, backend, profile, &allowed_roots);
 }
 
@@ -795,7 +853,8 @@ std::vector<std::string> include_search_dirs(std::string_view verbose_output) {
       if (line.empty() || line[0] != '/') continue;
       dirs.emplace_back(line);
       std::error_code ec;
-      const std::filesystem::path real = std::filesystem::canonical(std::filesystem::path(line), ec);
+      const std::filesystem::path real =
+          std::filesystem::canonical(std::filesystem::path(line), ec);
       if (!ec && real.string() != line) dirs.push_back(real.string());
     }
   }

@@ -19,10 +19,10 @@ namespace kevin::engine::gate_detail {
 enum class TokenKind {
   kIdentifier,
   kNumber,
-  kString,      // any string literal, prefix and quotes included (raw strings too)
-  kCharacter,   // a character literal, prefix and quotes included
-  kHeaderName,  // <...> right after #include / #include_next / #import
-  kPunctuator,  // one character, or "::", "##"; digraphs are given in their usual spelling
+  kString,          // any string literal, prefix and quotes included (raw strings too)
+  kCharacter,       // a character literal, prefix and quotes included
+  kHeaderName,      // <...> right after #include / #include_next / #import
+  kPunctuator,      // one character, or "::", "##"; digraphs are given in their usual spelling
   kDirectiveStart,  // the '#' that begins a directive
   kDirectiveEnd,    // the end of that directive's line
   kEnd,
@@ -69,7 +69,7 @@ class Lexer {
   DirectiveStyle style_;
   size_t pos_ = 0;
   size_t line_ = 1;
-  bool line_start_ = true;     // only blanks since the last newline outside a comment
+  bool line_start_ = true;  // only blanks since the last newline outside a comment
   bool in_directive_ = false;
   size_t directive_tokens_ = 0;
   bool header_name_next_ = false;
@@ -108,7 +108,15 @@ class ConstructScanner {
   std::optional<Rejection> feed(const Token& token, bool own, size_t line);
 
  private:
-  enum class Pending { kNone, kGnuKeyword, kGnuFirstParen, kDeclspecKeyword, kPragmaKeyword, kPragmaParen, kAsmKeyword };
+  enum class Pending {
+    kNone,
+    kGnuKeyword,
+    kGnuFirstParen,
+    kDeclspecKeyword,
+    kPragmaKeyword,
+    kPragmaParen,
+    kAsmKeyword
+  };
   std::optional<Rejection> on_open(const Token& token, bool own);
   void on_close();
   std::optional<Rejection> on_word(const Token& token, bool own, size_t line);

@@ -6,7 +6,8 @@
 
 namespace kevin::env {
 
-DevicePool::DevicePool(size_t lanes, int max_in_flight) : running_(std::max<size_t>(1, lanes), 0), max_in_flight_(std::max(1, max_in_flight)) {}
+DevicePool::DevicePool(size_t lanes, int max_in_flight)
+    : running_(std::max<size_t>(1, lanes), 0), max_in_flight_(std::max(1, max_in_flight)) {}
 
 size_t DevicePool::acquire() {
   std::unique_lock<std::mutex> lock(mu_);

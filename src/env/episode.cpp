@@ -7,7 +7,8 @@ namespace kevin::env {
 
 std::string parse_error_feedback(const std::string& why) {
   return "Your response could not be evaluated: " + why +
-         " Reply with the complete kernel in one fenced ```cuda code block, followed by a short summary.";
+         " Reply with the complete kernel in one fenced ```cuda code block, followed by a short "
+         "summary.";
 }
 
 Result<TurnOutcome> Episode::step(const Action& action) {

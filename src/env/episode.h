@@ -26,8 +26,8 @@ struct Action {
 struct TurnOutcome {
   std::string code, summary;
   VerdictKind verdict = VerdictKind::kParseError;
-  std::string reason;    // short cause or rejecting rule
-  std::string feedback;  // the text the model sees next turn
+  std::string reason;                      // short cause or rejecting rule
+  std::string feedback;                    // the text the model sees next turn
   std::optional<engine::EvalResult> eval;  // absent for parse errors and restored turns
   std::optional<double> speedup;           // when correct
   double score = 0;
@@ -40,8 +40,12 @@ std::string parse_error_feedback(const std::string& why);
 class Episode {
  public:
   // `evaluator` is borrowed and must outlive the episode.
-  Episode(tasks::TaskInfo task, std::string problem, Evaluator* evaluator, reward::ScoreConfig score = {})
-      : task_(std::move(task)), problem_(std::move(problem)), evaluator_(evaluator), score_(score) {}
+  Episode(tasks::TaskInfo task, std::string problem, Evaluator* evaluator,
+          reward::ScoreConfig score = {})
+      : task_(std::move(task)),
+        problem_(std::move(problem)),
+        evaluator_(evaluator),
+        score_(score) {}
 
   // Judges `action` and appends the turn. An error Status (the harness failed) appends
   // nothing, so the same action can be retried.

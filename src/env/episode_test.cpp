@@ -20,7 +20,9 @@ class EpisodeTest : public ::testing::Test {
     task_ = {"suite/add", "suite", "elementwise", dir_->path() / "add.py"};
     ASSERT_TRUE(write_file_atomic(task_.path, "class Model: pass\n").is_ok());
   }
-  Action kernel(const std::string& directive) { return {true, "// fake: " + directive + "\n", "summary", ""}; }
+  Action kernel(const std::string& directive) {
+    return {true, "// fake: " + directive + "\n", "summary", ""};
+  }
 
   std::optional<sys::TempDir> dir_;
   tasks::TaskInfo task_;

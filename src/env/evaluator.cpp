@@ -26,19 +26,25 @@ Status EngineEvaluator::choose_devices() {
   }
   std::string why;
   const int n = sys::cuda_device_count(&why);
-  if (n == 0) return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
+  if (n == 0)
+    return failed_precondition("the CUDA backend needs a GPU: " + why + " (use --backend cpu)");
   if (options_.devices.empty()) {
     for (int d = 0; d < n; ++d) options_.devices.push_back(d);
   }
   std::set<int> seen;
   for (int d : options_.devices) {
-    if (d < 0 || d >= n) return invalid_argument("device " + std::to_string(d) + ": only " + std::to_string(n) + " CUDA devices");
-    if (!seen.insert(d).second) return invalid_argument("device " + std::to_string(d) + " is listed twice");
+    if (d < 0 || d >= n)
+      return invalid_argument("device " + std::to_string(d) + ": only " + std::to_string(n) +
+                              " CUDA devices");
+    if (!seen.insert(d).second)
+      return invalid_argument("device " + std::to_string(d) + " is listed twice");
     const std::string name = sys::cuda_device_name(d);
     if (device_name_.empty()) device_name_ = name;
     if (name != device_name_) {
-      return invalid_argument("devices " + std::to_string(options_.devices.front()) + " (" + device_name_ + ") and " +
-                              std::to_string(d) + " (" + name + ") are different GPU models; choose GPUs of one model with --devices");
+      return invalid_argument(
+          "devices " + std::to_string(options_.devices.front()) + " (" + device_name_ + ") and " +
+          std::to_string(d) + " (" + name +
+          ") are different GPU models; choose GPUs of one model with --devices");
     }
   }
   return Status::ok();
@@ -47,13 +53,14 @@ Status EngineEvaluator::choose_devices() {
 Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOptions& options) {
   const engine::Leftovers left = engine::clean_up_after_dead_judges();
   if (left.folders + left.runners > 0) {
-    KEVIN_LOG(info) << "cleaned up after an earlier kevin that did not exit cleanly: " << left.runners
-                    << " runner processes, " << left.folders << " scratch folders";
+    KEVIN_LOG(info) << "cleaned up after an earlier kevin that did not exit cleanly: "
+                    << left.runners << " runner processes, " << left.folders << " scratch folders";
   }
   std::unique_ptr<EngineEvaluator> ev(new EngineEvaluator(options));
   KEVIN_RETURN_IF_ERROR(ev->choose_devices());
   KEVIN_ASSIGN_OR_RETURN(auto tolerance, engine::ToleranceProfile::parse(options.tolerance));
-  if (!fs::exists(options.runner_path)) return not_found("kevin-runner not found: " + options.runner_path.string());
+  if (!fs::exists(options.runner_path))
+    return not_found("kevin-runner not found: " + options.runner_path.string());
 
   tasks::ProviderOptions p;
   p.cache_dir = options.cache_dir;
@@ -85,7 +92,8 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
     auto kb = ev->kernelbench_support();
     if (kb.is_ok()) {
       e.kernelbench = std::move(kb).value();
-    } else if (options.format == "kernelbench" || kb.status().code() == StatusCode::kInvalidArgument) {
+    } else if (options.format == "kernelbench" ||
+               kb.status().code() == StatusCode::kInvalidArgument) {
       return kb.status();
     } else {
       // auto: kevin's own candidates do not need PyTorch's toolchain; a ModelNew answer is then
@@ -113,19 +121,24 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
     lane->judge = std::make_unique<engine::Judge>(*ev->compiler_, e);
     ev->lanes_.push_back(std::move(lane));
   }
-  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ev->pool_ = std::make_unique<DevicePool>(ev->lanes_.size(), jobs);
   return ev;
 }
 
 Result<engine::KernelBenchSupport> EngineEvaluator::kernelbench_support() {
   if (options_.format != "kernelbench" && options_.format != "auto") {
-    return invalid_argument("unknown candidate format '" + options_.format + "' (kevin, kernelbench or auto)");
+    return invalid_argument("unknown candidate format '" + options_.format +
+                            "' (kevin, kernelbench or auto)");
   }
-  KEVIN_ASSIGN_OR_RETURN(tasks::TorchInstallation torch,
-                         tasks::probe_torch(options_.python.empty() ? std::nullopt : std::optional(options_.python)));
+  KEVIN_ASSIGN_OR_RETURN(
+      tasks::TorchInstallation torch,
+      tasks::probe_torch(options_.python.empty() ? std::nullopt : std::optional(options_.python)));
   if (options_.backend == engine::Backend::kCuda && !torch.toolchain.cuda) {
-    return failed_precondition(torch.python + " has a PyTorch without CUDA (" + torch.toolchain.torch_version +
+    return failed_precondition(torch.python + " has a PyTorch without CUDA (" +
+                               torch.toolchain.torch_version +
                                "); KernelBench answers on the GPU need one with it");
   }
   engine::CompilerConfig c = compiler_->config();
@@ -140,12 +153,15 @@ Result<engine::KernelBenchSupport> EngineEvaluator::kernelbench_support() {
   kb.runner_script = options_.share_dir / "kernelbench_runner.py";
   kb.support_library = options_.runner_path.parent_path() / "libkevin-runner-support.so";
   for (const auto& needed : {kb.runner_script, kb.support_library}) {
-    if (!fs::exists(needed)) return not_found("KernelBench answers need " + needed.string() + " (build kevin fully)");
+    if (!fs::exists(needed))
+      return not_found("KernelBench answers need " + needed.string() + " (build kevin fully)");
   }
-  kb.check = [python = torch.python, checker = options_.share_dir / "kernelbench_check.py"](std::string_view answer) {
+  kb.check = [python = torch.python,
+              checker = options_.share_dir / "kernelbench_check.py"](std::string_view answer) {
     return tasks::check_kernelbench_answer(python, checker, answer);
   };
-  KEVIN_LOG(info) << "KernelBench answers: " << torch.python << " (torch " << torch.toolchain.torch_version << ")";
+  KEVIN_LOG(info) << "KernelBench answers: " << torch.python << " (torch "
+                  << torch.toolchain.torch_version << ")";
   return kb;
 }
 
@@ -187,13 +203,15 @@ namespace {
 // Bytes of the tensors a describe reply lists under `key` (dtype names as torch prints them).
 Result<uint64_t> tensor_bytes(const Json& reply, const char* key) {
   static const std::map<std::string, uint64_t> kElementBytes = {
-      {"float64", 8}, {"int64", 8}, {"complex64", 8}, {"float32", 4}, {"int32", 4}, {"float16", 2},
-      {"bfloat16", 2}, {"int16", 2}, {"uint8", 1}, {"int8", 1}, {"bool", 1}};
-  if (!reply.contains(key) || !reply[key].is_array()) return invalid_argument(std::string("describe: no ") + key);
+      {"float64", 8},  {"int64", 8}, {"complex64", 8}, {"float32", 4}, {"int32", 4}, {"float16", 2},
+      {"bfloat16", 2}, {"int16", 2}, {"uint8", 1},     {"int8", 1},    {"bool", 1}};
+  if (!reply.contains(key) || !reply[key].is_array())
+    return invalid_argument(std::string("describe: no ") + key);
   uint64_t total = 0;
   for (const Json& spec : reply[key]) {
     KEVIN_ASSIGN_OR_RETURN(std::string dtype, json_get<std::string>(spec, "dtype"));
-    KEVIN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, json_get<std::vector<int64_t>>(spec, "shape"));
+    KEVIN_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                           json_get<std::vector<int64_t>>(spec, "shape"));
     uint64_t n = kElementBytes.count(dtype) ? kElementBytes.at(dtype) : 4;
     for (int64_t d : shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
     total += n;
@@ -216,13 +234,15 @@ Result<engine::ReferenceSet> EngineEvaluator::reference(const fs::path& task) {
   return provider_->get(task, backend(), options_.devices.front());
 }
 
-Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, const engine::ReferenceSet& ref,
+Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source,
+                                                  const engine::ReferenceSet& ref,
                                                   std::optional<engine::CandidateFormat> format) {
   DevicePool::Lease lease(*pool_);
   const Lane& lane = *lanes_[lease.lane()];
   engine::EvalHooks hooks;
   if (!ref.task_file.empty()) {
-    // Called by the judge while it holds this lane's gate exclusively (the provider takes no gate here).
+    // Called by the judge while it holds this lane's gate exclusively (the provider takes no gate
+    // here).
     hooks.retime_baseline = [this, &ref, device = lane.device] {
       return provider_->retime_baseline(ref.task_file, backend(), device);
     };
@@ -230,16 +250,19 @@ Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source, con
   return lane.judge->evaluate(source, ref, hooks, format.value_or(format_of(source)));
 }
 
-Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+Result<engine::EvalResult> EngineEvaluator::evaluate(const tasks::TaskInfo& task,
+                                                     const std::string& source) {
   KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, reference(task.path));
   return judge(source, ref);
 }
 
-Result<engine::EvalResult> EngineEvaluator::evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+Result<engine::EvalResult> EngineEvaluator::evaluate_as(const tasks::TaskInfo& task,
+                                                        const std::string& source,
                                                         engine::CandidateFormat format) {
   if (format == engine::CandidateFormat::kKernelBench && !judges_kernelbench()) {
-    return failed_precondition("this engine does not judge KernelBench answers (it needs --format auto or kernelbench "
-                               "and a Python with PyTorch's extension headers)");
+    return failed_precondition(
+        "this engine does not judge KernelBench answers (it needs --format auto or kernelbench "
+        "and a Python with PyTorch's extension headers)");
   }
   KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, reference(task.path));
   return judge(source, ref, format);
@@ -251,7 +274,8 @@ std::vector<int> EngineEvaluator::devices() const {
   return options_.backend == engine::Backend::kCuda ? options_.devices : std::vector<int>{};
 }
 
-Result<engine::EvalResult> Evaluator::evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+Result<engine::EvalResult> Evaluator::evaluate_as(const tasks::TaskInfo& task,
+                                                  const std::string& source,
                                                   engine::CandidateFormat format) {
   if (format == engine::CandidateFormat::kKernelBench) {
     return failed_precondition("this evaluator does not judge KernelBench answers");
@@ -259,7 +283,8 @@ Result<engine::EvalResult> Evaluator::evaluate_as(const tasks::TaskInfo& task, c
   return evaluate(task, source);
 }
 
-Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& task,
+                                                      const std::string& source) {
   KEVIN_ASSIGN_OR_RETURN(std::string task_source, read_file(task.path, size_t{16} << 20));
   const std::string key = Sha256().update_field(task_source).update_field(source).hex_digest();
   std::promise<Result<engine::EvalResult>> promise;

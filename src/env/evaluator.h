@@ -30,11 +30,13 @@ class Evaluator {
   virtual Result<std::string> problem(const tasks::TaskInfo& task) = 0;
   // Judges one candidate source. Whatever the candidate does is in the EvalResult; an error
   // Status means the harness itself failed (reference data, runner binary). Thread-safe.
-  virtual Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) = 0;
+  virtual Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                              const std::string& source) = 0;
   // Judges one candidate in the format given rather than by this evaluator's own setting (a
   // queue worker judges in the producer's). The default judges kevin's ABI with evaluate()
   // and refuses KernelBench answers (kFailedPrecondition); evaluators that judge them override.
-  virtual Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
+  virtual Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task,
+                                                 const std::string& source,
                                                  engine::CandidateFormat format);
   // "cuda" or "cpu", and the device name a prompt names ("NVIDIA H200", "CPU").
   virtual std::string backend() const = 0;
@@ -57,11 +59,11 @@ struct EngineOptions {
   // CUDA ordinals to evaluate on; empty: every visible GPU. They must be one GPU model (the
   // baseline times and speedups are per model). Ignored by the CPU backend.
   std::vector<int> devices;
-  std::filesystem::path cache_dir;       // reference data, baselines, builds
-  std::filesystem::path share_dir;       // kevin_abi.h and reference_worker.py
-  std::filesystem::path runner_path;     // the kevin-runner executable
-  std::string python;                    // interpreter override ("" = discover)
-  int seeds = 5;                         // K
+  std::filesystem::path cache_dir;    // reference data, baselines, builds
+  std::filesystem::path share_dir;    // kevin_abi.h and reference_worker.py
+  std::filesystem::path runner_path;  // the kevin-runner executable
+  std::string python;                 // interpreter override ("" = discover)
+  int seeds = 5;                      // K
   bool fresh_seeds = false;
   // Reference data and baselines (tasks::ProviderOptions has the defaults' reasons).
   uint64_t timing_bytes_budget = tasks::kDefaultTimingBytesBudget;  // bounds the T timing sets
@@ -73,12 +75,14 @@ struct EngineOptions {
   bool sandbox = true;
   // A PID namespace per CPU runner too (CUDA runners stay in the host's: see evaluator.cpp).
   bool pid_namespace = true;
-  bool allow_degenerate_tasks = false;   // evaluate tasks a trivial output passes (refused otherwise)
-  uint64_t build_cache_max_bytes = uint64_t{8} << 30;  // cap on <cache>/builds (unused entries evicted, LRU)
+  bool allow_degenerate_tasks =
+      false;  // evaluate tasks a trivial output passes (refused otherwise)
+  uint64_t build_cache_max_bytes = uint64_t{8}
+                                   << 30;  // cap on <cache>/builds (unused entries evicted, LRU)
   double call_timeout_s = 20;
   double timing_budget_ms = 2000;
   int max_timed_calls = 100;
-  int jobs = 0;                          // concurrent evaluations over all GPUs; 0 = CPU cores
+  int jobs = 0;  // concurrent evaluations over all GPUs; 0 = CPU cores
   // Candidate formats judged (docs/kernelbench.md): "kevin" (the C ABI only), "kernelbench"
   // (ModelNew answers only), "auto" (each source by its text: engine::detect_format). Anything
   // but "kevin" probes the Python with PyTorch for its extension toolchain when created.
@@ -97,7 +101,8 @@ class EngineEvaluator final : public Evaluator {
   static Result<std::unique_ptr<EngineEvaluator>> create(const EngineOptions& options);
 
   Result<std::string> problem(const tasks::TaskInfo& task) override;
-  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                      const std::string& source) override;
   // KernelBench answers need judges_kernelbench() (kFailedPrecondition otherwise).
   Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
                                          engine::CandidateFormat format) override;
@@ -105,7 +110,8 @@ class EngineEvaluator final : public Evaluator {
   std::string device_name() const override;
   engine::DeviceGate* device_gate(int device) override;
   engine::CandidateFormat answer_format() const override {
-    return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+    return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench
+                                            : engine::CandidateFormat::kKevin;
   }
   bool judges_kernelbench() const override { return extension_compiler_ != nullptr; }
 
@@ -168,8 +174,11 @@ class SharingEvaluator final : public Evaluator {
   // `inner` is borrowed and must outlive this object.
   explicit SharingEvaluator(Evaluator* inner) : inner_(inner) {}
 
-  Result<std::string> problem(const tasks::TaskInfo& task) override { return inner_->problem(task); }
-  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  Result<std::string> problem(const tasks::TaskInfo& task) override {
+    return inner_->problem(task);
+  }
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                      const std::string& source) override;
   std::string backend() const override { return inner_->backend(); }
   std::string device_name() const override { return inner_->device_name(); }
   engine::DeviceGate* device_gate(int device) override { return inner_->device_gate(device); }
@@ -177,7 +186,8 @@ class SharingEvaluator final : public Evaluator {
  private:
   Evaluator* inner_;
   std::mutex mu_;
-  std::map<std::string, std::shared_future<Result<engine::EvalResult>>> results_;  // by (task, source) hash
+  std::map<std::string, std::shared_future<Result<engine::EvalResult>>>
+      results_;  // by (task, source) hash
 };
 
 }  // namespace kevin::env

@@ -42,7 +42,8 @@ Result<std::string> FakeEvaluator::problem(const tasks::TaskInfo& task) {
   return "Problem " + task.id + ":\n" + source;
 }
 
-Result<engine::EvalResult> FakeEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+Result<engine::EvalResult> FakeEvaluator::evaluate(const tasks::TaskInfo& task,
+                                                   const std::string& source) {
   ++calls_;
   const Directive d = read_directive(source);
   if (d.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d.delay_ms));
@@ -59,7 +60,8 @@ Result<engine::EvalResult> FakeEvaluator::evaluate(const tasks::TaskInfo& task, 
     r.baseline_ms = 1.0;
     r.speedup = d.speedup;
     r.candidate_ms = 1.0 / d.speedup;
-    r.feedback = "Your kernel is correct (fake evaluation): speedup " + std::to_string(d.speedup) + "x.";
+    r.feedback =
+        "Your kernel is correct (fake evaluation): speedup " + std::to_string(d.speedup) + "x.";
   } else {
     r.reason = d.verdict;
     r.feedback = "Fake evaluation verdict: " + d.verdict + ".";

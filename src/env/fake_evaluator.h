@@ -21,7 +21,8 @@ class FakeEvaluator final : public Evaluator {
 
   // "Problem <id>:" followed by the task file's text (errors if it cannot be read).
   Result<std::string> problem(const tasks::TaskInfo& task) override;
-  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                      const std::string& source) override;
   // Judges either format alike (the directive decides), counting KernelBench ones.
   Result<engine::EvalResult> evaluate_as(const tasks::TaskInfo& task, const std::string& source,
                                          engine::CandidateFormat format) override {

@@ -43,28 +43,33 @@ OpenAIClient::OpenAIClient(OpenAIConfig config) : config_(std::move(config)) {
   while (!config_.base_url.empty() && config_.base_url.back() == '/') config_.base_url.pop_back();
 }
 
-std::string OpenAIClient::request_body(const std::vector<ChatMessage>& messages, const GenerationParams& p) const {
+std::string OpenAIClient::request_body(const std::vector<ChatMessage>& messages,
+                                       const GenerationParams& p) const {
   Json msgs = Json::array();
   for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-  Json body = {{"model", config_.model}, {"messages", msgs}, {"temperature", p.temperature},
-               {"top_p", p.top_p}, {"max_tokens", p.max_tokens}, {"stream", false}};
+  Json body = {{"model", config_.model},       {"messages", msgs},
+               {"temperature", p.temperature}, {"top_p", p.top_p},
+               {"max_tokens", p.max_tokens},   {"stream", false}};
   if (!p.stop.empty()) body["stop"] = p.stop;
   return dump_json(body);
 }
 
 Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
   auto doc = parse_json(body);
-  if (!doc.is_ok()) return invalid_argument("the server's reply is not JSON: " + body.substr(0, 200));
+  if (!doc.is_ok())
+    return invalid_argument("the server's reply is not JSON: " + body.substr(0, 200));
   const Json& j = *doc;
-  if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
-      !j["choices"][0].is_object()) {
+  if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() ||
+      j["choices"].empty() || !j["choices"][0].is_object()) {
     return invalid_argument("the server's reply has no choices: " + body.substr(0, 200));
   }
   const Json& choice = j["choices"][0];
   const Json message = choice.value("message", Json::object());
   if (!message.is_object()) return invalid_argument("the server's reply has a malformed message");
   Generation g;
-  const auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
+  const auto text = [](const Json& v) {
+    return v.is_string() ? v.get<std::string>() : std::string();
+  };
   g.content = message.contains("content") ? text(message["content"]) : "";
   g.reasoning = message.contains("reasoning_content") ? text(message["reasoning_content"])
                 : message.contains("reasoning")       ? text(message["reasoning"])
@@ -72,7 +77,8 @@ Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
   g.finish_reason = choice.contains("finish_reason") ? text(choice["finish_reason"]) : "";
   if (j.contains("usage") && j["usage"].is_object()) {
     const Json& u = j["usage"];
-    if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer()) g.prompt_tokens = u["prompt_tokens"];
+    if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer())
+      g.prompt_tokens = u["prompt_tokens"];
     if (u.contains("completion_tokens") && u["completion_tokens"].is_number_integer()) {
       g.completion_tokens = u["completion_tokens"];
     }
@@ -81,12 +87,14 @@ Result<Generation> OpenAIClient::parse_reply(const std::string& body) {
   return g;
 }
 
-OpenAIClient::Attempt OpenAIClient::post(const std::string& body, const std::atomic<bool>* cancel) const {
+OpenAIClient::Attempt OpenAIClient::post(const std::string& body,
+                                         const std::atomic<bool>* cancel) const {
   return request("/chat/completions", &body, config_.timeout, cancel);
 }
 
 OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::string* body,
-                                            std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) const {
+                                            std::chrono::milliseconds timeout,
+                                            const std::atomic<bool>* cancel) const {
   Attempt a;
   CURL* curl = curl_easy_init();
   if (curl == nullptr) {
@@ -95,7 +103,8 @@ OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::
   }
   const std::string url = config_.base_url + path;
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  if (!api_key_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + api_key_).c_str());
+  if (!api_key_.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + api_key_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   if (body != nullptr) {
@@ -103,7 +112,8 @@ OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body->size()));
   }
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(config_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
@@ -117,7 +127,8 @@ OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
   } else {
     a.transport = curl_easy_strerror(rc);
-    if (rc == CURLE_OPERATION_TIMEDOUT) a.transport = "timed out after " + std::to_string(timeout.count()) + " ms";
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+      a.transport = "timed out after " + std::to_string(timeout.count()) + " ms";
     if (rc == CURLE_ABORTED_BY_CALLBACK) a.transport = kCancelledTransport;
   }
   curl_slist_free_all(headers);
@@ -128,10 +139,13 @@ OpenAIClient::Attempt OpenAIClient::request(const std::string& path, const std::
 Result<std::vector<std::string>> OpenAIClient::served_models() const {
   const Attempt a = request("/models", nullptr, std::chrono::milliseconds(15000));
   const std::string where = config_.base_url + "/models";
-  if (a.status == 0) return unavailable("cannot reach the model server at " + where + ": " + a.transport);
-  if (a.status == 404) return not_found(where + " answered 404: this server does not list its models");
+  if (a.status == 0)
+    return unavailable("cannot reach the model server at " + where + ": " + a.transport);
+  if (a.status == 404)
+    return not_found(where + " answered 404: this server does not list its models");
   if (a.status != 200) {
-    return unavailable(where + " answered HTTP " + std::to_string(a.status) + ": " + a.body.substr(0, 200));
+    return unavailable(where + " answered HTTP " + std::to_string(a.status) + ": " +
+                       a.body.substr(0, 200));
   }
   auto doc = parse_json(a.body);
   if (!doc.is_ok() || !doc->is_object() || !doc->contains("data") || !(*doc)["data"].is_array()) {
@@ -139,7 +153,8 @@ Result<std::vector<std::string>> OpenAIClient::served_models() const {
   }
   std::vector<std::string> ids;
   for (const Json& m : (*doc)["data"]) {
-    if (m.is_object() && m.contains("id") && m["id"].is_string()) ids.push_back(m["id"].get<std::string>());
+    if (m.is_object() && m.contains("id") && m["id"].is_string())
+      ids.push_back(m["id"].get<std::string>());
   }
   return ids;
 }
@@ -150,13 +165,15 @@ namespace {
 void sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>* cancel) {
   const auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end && (cancel == nullptr || !cancel->load())) {
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(50)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(50)));
   }
 }
 
 }  // namespace
 
-Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) {
+Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages,
+                                          const GenerationParams& params) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     slots_cv_.wait(lock, [this] { return in_flight_ < config_.max_concurrency; });
@@ -183,23 +200,32 @@ Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messag
     if (last.transport == kCancelledTransport) return cancelled(name() + ": generation cancelled");
     if (last.status == 200) {
       auto g = parse_reply(last.body);
-      if (g.is_ok()) g->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (g.is_ok())
+        g->latency_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
       return g;
     }
     if (!retryable(last.status)) {
-      return invalid_argument("the server refused the request (HTTP " + std::to_string(last.status) + "): " +
-                              last.body.substr(0, 300));
+      return invalid_argument("the server refused the request (HTTP " +
+                              std::to_string(last.status) + "): " + last.body.substr(0, 300));
     }
     if (attempt == config_.max_retries) break;
-    const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, static_cast<int>(wait.count() / 4))(rng));
-    KEVIN_LOG(warn) << name() << ": " << (last.status ? "HTTP " + std::to_string(last.status) : last.transport)
+    const auto jitter = std::chrono::milliseconds(
+        std::uniform_int_distribution<int>(0, static_cast<int>(wait.count() / 4))(rng));
+    KEVIN_LOG(warn) << name() << ": "
+                    << (last.status ? "HTTP " + std::to_string(last.status) : last.transport)
                     << "; retrying in " << (wait + jitter).count() << " ms";
     sleep_unless_cancelled(wait + jitter, params.cancel);
     wait = std::min(wait * 2, std::chrono::milliseconds(16000));
   }
-  const std::string why = last.status ? "HTTP " + std::to_string(last.status) + ": " + last.body.substr(0, 300) : last.transport;
-  if (last.status == 0 && last.transport.rfind("timed out", 0) == 0) return deadline_exceeded(name() + ": " + why);
-  return unavailable(name() + ": gave up after " + std::to_string(config_.max_retries + 1) + " attempts: " + why);
+  const std::string why =
+      last.status ? "HTTP " + std::to_string(last.status) + ": " + last.body.substr(0, 300)
+                  : last.transport;
+  if (last.status == 0 && last.transport.rfind("timed out", 0) == 0)
+    return deadline_exceeded(name() + ": " + why);
+  return unavailable(name() + ": gave up after " + std::to_string(config_.max_retries + 1) +
+                     " attempts: " + why);
 }
 
 }  // namespace kevin::policy

@@ -18,11 +18,13 @@ using kevin::testing::FakeHttpServer;
 using kevin::testing::FakeReply;
 using namespace std::chrono_literals;
 
-std::string reply_json(const std::string& content, const std::string& reasoning = "", const std::string& finish = "stop") {
+std::string reply_json(const std::string& content, const std::string& reasoning = "",
+                       const std::string& finish = "stop") {
   Json message = {{"role", "assistant"}, {"content", content}};
   if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-  return dump_json(Json{{"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish}}}},
-                        {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 34}}}});
+  return dump_json(
+      Json{{"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish}}}},
+           {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 34}}}});
 }
 
 OpenAIConfig config_for(const FakeHttpServer& server) {
@@ -66,7 +68,8 @@ TEST(OpenAIClient, SendsChatRequestAndParsesReply) {
 }
 
 TEST(OpenAIClient, InlineThinkAndLengthFinish) {
-  FakeHttpServer server({{200, reply_json("<think>inline reasoning</think>\nanswer", "", "length")}});
+  FakeHttpServer server(
+      {{200, reply_json("<think>inline reasoning</think>\nanswer", "", "length")}});
   OpenAIClient client(config_for(server));
   auto g = client.generate({{"user", "q"}}, {});
   ASSERT_TRUE(g.is_ok());
@@ -76,7 +79,8 @@ TEST(OpenAIClient, InlineThinkAndLengthFinish) {
 }
 
 TEST(OpenAIClient, RetriesServerErrorsRateLimitsAndDroppedConnections) {
-  FakeHttpServer server({{503, "overloaded"}, {429, "slow down"}, {200, "", 0, true}, {200, reply_json("ok")}});
+  FakeHttpServer server(
+      {{503, "overloaded"}, {429, "slow down"}, {200, "", 0, true}, {200, reply_json("ok")}});
   OpenAIClient client(config_for(server));
   auto g = client.generate({{"user", "q"}}, {});
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
@@ -128,7 +132,8 @@ TEST(OpenAIClient, ACancelledGenerationStopsWithoutWaitingForTheServer) {
   auto g = client.generate({{"user", "q"}}, params);
   stopper.join();
   EXPECT_EQ(g.status().code(), StatusCode::kCancelled) << g.status().to_string();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 1400ms) << "the 1.5 s reply must not be waited for";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1400ms)
+      << "the 1.5 s reply must not be waited for";
   // Already cancelled: no request at all.
   const size_t sent = server.requests().size();
   EXPECT_EQ(client.generate({{"user", "q"}}, params).status().code(), StatusCode::kCancelled);
@@ -150,7 +155,8 @@ TEST(OpenAIClient, MalformedRepliesAreErrors) {
   EXPECT_FALSE(OpenAIClient::parse_reply("{}").is_ok());
   EXPECT_FALSE(OpenAIClient::parse_reply("{\"choices\": []}").is_ok());
   EXPECT_FALSE(OpenAIClient::parse_reply("{\"choices\": [1]}").is_ok());
-  auto null_content = OpenAIClient::parse_reply("{\"choices\": [{\"message\": {\"content\": null, \"reasoning\": \"r\"}}]}");
+  auto null_content = OpenAIClient::parse_reply(
+      "{\"choices\": [{\"message\": {\"content\": null, \"reasoning\": \"r\"}}]}");
   ASSERT_TRUE(null_content.is_ok());
   EXPECT_EQ(null_content->content, "");
   EXPECT_EQ(null_content->reasoning, "r");

@@ -24,10 +24,10 @@ struct GenerationParams {
 };
 
 struct Generation {
-  std::string content;        // the answer after any reasoning
-  std::string reasoning;      // reasoning_content, or an inline <think> block
-  std::string finish_reason;  // "stop", "length", ...
-  int64_t prompt_tokens = -1;      // from the server's usage report; -1 if unknown
+  std::string content;         // the answer after any reasoning
+  std::string reasoning;       // reasoning_content, or an inline <think> block
+  std::string finish_reason;   // "stop", "length", ...
+  int64_t prompt_tokens = -1;  // from the server's usage report; -1 if unknown
   int64_t completion_tokens = -1;
   double latency_ms = 0;
   // Exact tokens and the sampler's log-probabilities, when the policy knows them (the
@@ -43,7 +43,8 @@ class Policy {
   // One response to `messages`. Thread-safe. Errors are values: kUnavailable (server
   // unreachable after retries), kDeadlineExceeded, kInvalidArgument (request refused or reply
   // malformed), kFailedPrecondition (a script ran out), kCancelled (params.cancel was set).
-  virtual Result<Generation> generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) = 0;
+  virtual Result<Generation> generate(const std::vector<ChatMessage>& messages,
+                                      const GenerationParams& params) = 0;
   // e.g. "scripted:file.jsonl" or "openai:model@url".
   virtual std::string name() const = 0;
 };

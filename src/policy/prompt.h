@@ -27,13 +27,13 @@ struct TurnRecord {
 };
 
 struct PromptConfig {
-  std::string backend = "cuda";           // "cuda" or "cpu"
+  std::string backend = "cuda";  // "cuda" or "cpu"
   // kKernelBench: the model is asked, in KernelBench's style, for a Python module whose
   // `class ModelNew` calls code built with load_inline (docs/kernelbench.md), in a ```python block.
   engine::CandidateFormat format = engine::CandidateFormat::kKevin;
   std::string device_name = "NVIDIA H200";
-  size_t context_tokens = 24000;          // budget for the whole prompt
-  size_t max_feedback_chars = 4000;       // per earlier turn; longer logs keep head and tail
+  size_t context_tokens = 24000;     // budget for the whole prompt
+  size_t max_feedback_chars = 4000;  // per earlier turn; longer logs keep head and tail
 };
 
 // A documented estimate for when no tokenizer is at hand: one token per 3 bytes, rounded up
@@ -48,7 +48,8 @@ struct Prompt {
 };
 
 // `problem` is the task statement (tasks::problem_statement). `history` is in turn order.
-Prompt build_prompt(const std::string& problem, const std::vector<TurnRecord>& history, const PromptConfig& config);
+Prompt build_prompt(const std::string& problem, const std::vector<TurnRecord>& history,
+                    const PromptConfig& config);
 
 // Keeps the first and last parts of `text` within `max_chars`, marking what was cut.
 std::string truncate_middle(std::string_view text, size_t max_chars);

@@ -15,7 +15,8 @@
 namespace kevin::policy {
 namespace {
 
-const std::string kProblem = "Task level1/028_gelu\n```python\nclass Model: ...\n```\ninputs[0] x float32[8, 8]\n";
+const std::string kProblem =
+    "Task level1/028_gelu\n```python\nclass Model: ...\n```\ninputs[0] x float32[8, 8]\n";
 
 TEST(Prompt, FirstTurnHasProblemRulesExampleAndSummaryRequest) {
   const Prompt p = build_prompt(kProblem, {}, {});
@@ -31,11 +32,13 @@ TEST(Prompt, FirstTurnHasProblemRulesExampleAndSummaryRequest) {
 }
 
 TEST(Prompt, LaterTurnsCarryKernelSummaryFeedbackButNoExampleOrReasoning) {
-  const std::vector<TurnRecord> history = {{"int first_kernel;", "naive version", "compile error: x"},
-                                           {"int second_kernel;", "tiled", "correct, speedup 1.20x"}};
+  const std::vector<TurnRecord> history = {
+      {"int first_kernel;", "naive version", "compile error: x"},
+      {"int second_kernel;", "tiled", "correct, speedup 1.20x"}};
   const Prompt p = build_prompt(kProblem, history, {});
   const std::string& user = p.messages[1].content;
-  EXPECT_EQ(user.find("Example of the expected form"), std::string::npos) << "one-shot example on turn 1 only";
+  EXPECT_EQ(user.find("Example of the expected form"), std::string::npos)
+      << "one-shot example on turn 1 only";
   const size_t a = user.find("int first_kernel;"), b = user.find("int second_kernel;");
   ASSERT_NE(a, std::string::npos);
   ASSERT_NE(b, std::string::npos);
@@ -50,7 +53,8 @@ TEST(Prompt, LaterTurnsCarryKernelSummaryFeedbackButNoExampleOrReasoning) {
 TEST(Prompt, BudgetDropsOldestTurnsFirst) {
   std::vector<TurnRecord> history;
   for (int i = 0; i < 6; ++i) {
-    history.push_back({"// kernel " + std::to_string(i) + "\n" + std::string(3000, 'k'), "s" + std::to_string(i), "ok"});
+    history.push_back({"// kernel " + std::to_string(i) + "\n" + std::string(3000, 'k'),
+                       "s" + std::to_string(i), "ok"});
   }
   PromptConfig c;
   c.context_tokens = 4000;
@@ -88,7 +92,8 @@ TEST(Prompt, KernelBenchFormatAsksForModelNewInPython) {
   const Prompt later = build_prompt(kProblem, {{"class ModelNew: ...", "s", "Feedback text"}}, c);
   EXPECT_NE(later.messages[1].content.find("```python\nclass ModelNew: ..."), std::string::npos);
   c.backend = "cpu";
-  EXPECT_EQ(build_prompt(kProblem, {}, c).messages[1].content.find("cuda_sources"), std::string::npos);
+  EXPECT_EQ(build_prompt(kProblem, {}, c).messages[1].content.find("cuda_sources"),
+            std::string::npos);
 }
 
 TEST(Prompt, CpuBackendSpeaksOfCpp) {
@@ -113,10 +118,12 @@ TEST(Prompt, ExamplesPassTheGates) {
   for (const char* backend : {"cuda", "cpu"}) {
     PromptConfig c;
     c.backend = backend;
-    const ParsedResponse example = parse_response(build_prompt(kProblem, {}, c).messages[1].content);
+    const ParsedResponse example =
+        parse_response(build_prompt(kProblem, {}, c).messages[1].content);
     ASSERT_TRUE(example.ok) << backend;
     const auto b = *engine::backend_from_name(backend);
-    EXPECT_FALSE(engine::check_source(example.code, b).has_value()) << backend << ": " << engine::check_source(example.code, b)->detail;
+    EXPECT_FALSE(engine::check_source(example.code, b).has_value())
+        << backend << ": " << engine::check_source(example.code, b)->detail;
   }
   auto cache = sys::TempDir::create("kevin-prompt-test-");
   ASSERT_TRUE(cache.is_ok());
@@ -129,7 +136,8 @@ TEST(Prompt, ExamplesPassTheGates) {
   ASSERT_TRUE(driver.is_ok());
   PromptConfig cpu;
   cpu.backend = "cpu";
-  auto built = driver->build(parse_response(build_prompt(kProblem, {}, cpu).messages[1].content).code);
+  auto built =
+      driver->build(parse_response(build_prompt(kProblem, {}, cpu).messages[1].content).code);
   ASSERT_TRUE(built.is_ok());
   EXPECT_TRUE(built->ok) << built->log;
   auto image = read_file(built->object);

@@ -43,13 +43,15 @@ std::optional<std::pair<size_t, std::string>> fence(std::string_view line) {
   while (i + ticks < line.size() && line[i + ticks] == '`') ++ticks;
   if (ticks < 3) return std::nullopt;
   std::string info(trim(line.substr(i + ticks)));
-  std::transform(info.begin(), info.end(), info.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(info.begin(), info.end(), info.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return std::make_pair(ticks, info);
 }
 
 bool is_code_language(const std::string& info, engine::CandidateFormat format) {
   const std::string lang = info.substr(0, info.find_first_of(" \t{"));
-  if (format == engine::CandidateFormat::kKernelBench) return lang.empty() || lang == "python" || lang == "py";
+  if (format == engine::CandidateFormat::kKernelBench)
+    return lang.empty() || lang == "python" || lang == "py";
   for (const char* ok : {"", "cuda", "cu", "cpp", "c++", "c", "cc", "cxx", "cuh", "hpp", "h"}) {
     if (lang == ok) return true;
   }
@@ -58,19 +60,24 @@ bool is_code_language(const std::string& info, engine::CandidateFormat format) {
 
 }  // namespace
 
-ParsedResponse parse_response(std::string_view response, size_t max_summary, engine::CandidateFormat format) {
-  const std::string block = format == engine::CandidateFormat::kKernelBench ? "```python" : "```cuda";
+ParsedResponse parse_response(std::string_view response, size_t max_summary,
+                              engine::CandidateFormat format) {
+  const std::string block =
+      format == engine::CandidateFormat::kKernelBench ? "```python" : "```cuda";
   ParsedResponse out;
   std::string_view body = response;
   const size_t think_open = body.find("<think>");
   const size_t think_close = body.find("</think>");
   if (think_close != std::string_view::npos) {
-    const size_t start = think_open != std::string_view::npos && think_open < think_close ? think_open + 7 : 0;
+    const size_t start =
+        think_open != std::string_view::npos && think_open < think_close ? think_open + 7 : 0;
     out.reasoning = std::string(trim(body.substr(start, think_close - start)));
     body = body.substr(think_close + 8);
   } else if (think_open != std::string_view::npos) {
-    out.error = "the response ended inside its reasoning (<think> was never closed), so it contains no code; "
-                "keep the reasoning shorter and finish with the code block";
+    out.error =
+        "the response ended inside its reasoning (<think> was never closed), so it contains no "
+        "code; "
+        "keep the reasoning shorter and finish with the code block";
     return out;
   }
 
@@ -93,17 +100,22 @@ ParsedResponse parse_response(std::string_view response, size_t max_summary, eng
     i = j;
   }
   if (truncated) {
-    out.error = "the last code block was never closed with ``` (the response was probably cut off at the length "
-                "limit); send the complete source in one closed " + block + " block";
+    out.error =
+        "the last code block was never closed with ``` (the response was probably cut off at the "
+        "length "
+        "limit); send the complete source in one closed " +
+        block + " block";
     return out;
   }
   if (!best) {
-    out.error = "no fenced code block was found; put the complete source in one " + block + " ... ``` block";
+    out.error = "no fenced code block was found; put the complete source in one " + block +
+                " ... ``` block";
     return out;
   }
   const size_t code_begin = best->first < lines.size() ? lines[best->first].begin : body.size();
   const size_t code_end = lines[best->second].begin;
-  out.code = std::string(body.substr(code_begin, code_end > code_begin ? code_end - code_begin : 0));
+  out.code =
+      std::string(body.substr(code_begin, code_end > code_begin ? code_end - code_begin : 0));
   if (trim(out.code).empty()) {
     out.error = "the code block is empty";
     out.code.clear();

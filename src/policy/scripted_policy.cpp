@@ -28,7 +28,8 @@ Result<std::unique_ptr<ScriptedPolicy>> ScriptedPolicy::load(const std::filesyst
     const Json& d = (*docs)[i];
     Entry e;
     auto response = json_get<std::string>(d, "response");
-    if (!response.is_ok()) return response.status().with_context(file.string() + " line " + std::to_string(i + 1));
+    if (!response.is_ok())
+      return response.status().with_context(file.string() + " line " + std::to_string(i + 1));
     e.response = *response;
     e.match = d.value("match", "");
     e.reasoning = d.value("reasoning", "");
@@ -39,11 +40,14 @@ Result<std::unique_ptr<ScriptedPolicy>> ScriptedPolicy::load(const std::filesyst
   return std::make_unique<ScriptedPolicy>(std::move(entries), file.filename().string());
 }
 
-Result<Generation> ScriptedPolicy::generate(const std::vector<ChatMessage>& messages, const GenerationParams&) {
+Result<Generation> ScriptedPolicy::generate(const std::vector<ChatMessage>& messages,
+                                            const GenerationParams&) {
   const std::string& last = messages.empty() ? std::string() : messages.back().content;
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < entries_.size(); ++i) {
-    if (used_[i] || (!entries_[i].match.empty() && last.find(entries_[i].match) == std::string::npos)) continue;
+    if (used_[i] ||
+        (!entries_[i].match.empty() && last.find(entries_[i].match) == std::string::npos))
+      continue;
     used_[i] = true;
     Generation g;
     g.content = entries_[i].response;

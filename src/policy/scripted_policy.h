@@ -25,7 +25,8 @@ class ScriptedPolicy final : public Policy {
   // kNotFound / kInvalidArgument (naming the line) for a bad file.
   static Result<std::unique_ptr<ScriptedPolicy>> load(const std::filesystem::path& file);
 
-  Result<Generation> generate(const std::vector<ChatMessage>& messages, const GenerationParams& params) override;
+  Result<Generation> generate(const std::vector<ChatMessage>& messages,
+                              const GenerationParams& params) override;
   std::string name() const override { return "scripted:" + source_; }
   size_t remaining() const;
 

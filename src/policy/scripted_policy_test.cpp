@@ -13,10 +13,12 @@ TEST(ScriptedPolicy, MatchesFirstUnusedLineAndSplitsReasoning) {
   auto dir = sys::TempDir::create("kevin-script-");
   ASSERT_TRUE(dir.is_ok());
   const auto file = dir->path() / "script.jsonl";
-  ASSERT_TRUE(write_file_atomic(file,
-      "{\"match\": \"gelu\", \"response\": \"<think>g</think>gelu answer\"}\n"
-      "{\"response\": \"any answer\", \"finish_reason\": \"length\"}\n"
-      "{\"match\": \"gelu\", \"response\": \"second gelu\", \"reasoning\": \"r\"}\n").is_ok());
+  ASSERT_TRUE(write_file_atomic(
+                  file,
+                  "{\"match\": \"gelu\", \"response\": \"<think>g</think>gelu answer\"}\n"
+                  "{\"response\": \"any answer\", \"finish_reason\": \"length\"}\n"
+                  "{\"match\": \"gelu\", \"response\": \"second gelu\", \"reasoning\": \"r\"}\n")
+                  .is_ok());
   auto p = ScriptedPolicy::load(file);
   ASSERT_TRUE(p.is_ok()) << p.status().to_string();
   auto a = (*p)->generate({{"user", "task gelu"}}, {});
@@ -30,13 +32,15 @@ TEST(ScriptedPolicy, MatchesFirstUnusedLineAndSplitsReasoning) {
   EXPECT_EQ(c->content, "second gelu");
   EXPECT_EQ(c->reasoning, "r");
   EXPECT_EQ((*p)->remaining(), 0u);
-  EXPECT_EQ((*p)->generate({{"user", "more"}}, {}).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*p)->generate({{"user", "more"}}, {}).status().code(),
+            StatusCode::kFailedPrecondition);
 }
 
 TEST(ScriptedPolicy, BadFilesAreErrors) {
   auto dir = sys::TempDir::create("kevin-script-");
   ASSERT_TRUE(dir.is_ok());
-  EXPECT_EQ(ScriptedPolicy::load(dir->path() / "missing.jsonl").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ScriptedPolicy::load(dir->path() / "missing.jsonl").status().code(),
+            StatusCode::kNotFound);
   ASSERT_TRUE(write_file_atomic(dir->path() / "bad.jsonl", "{\"text\": 1}\n").is_ok());
   auto bad = ScriptedPolicy::load(dir->path() / "bad.jsonl");
   ASSERT_FALSE(bad.is_ok());

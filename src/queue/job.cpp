@@ -13,9 +13,12 @@ namespace {
 const char* kind_name(Job::Kind k) { return k == Job::Kind::kProblem ? "problem" : "evaluate"; }
 const char* status_name(JobResult::Status s) {
   switch (s) {
-    case JobResult::Status::kOk: return "ok";
-    case JobResult::Status::kHarnessError: return "harness_error";
-    case JobResult::Status::kDeadLetter: return "dead_letter";
+    case JobResult::Status::kOk:
+      return "ok";
+    case JobResult::Status::kHarnessError:
+      return "harness_error";
+    case JobResult::Status::kDeadLetter:
+      return "dead_letter";
   }
   return "harness_error";
 }
@@ -36,12 +39,14 @@ std::string model_key(const std::string& device_name) {
 }
 
 Json to_json(const Job& job) {
-  return {{"kind", kind_name(job.kind)}, {"id", job.id},         {"attempt", job.attempt},
-          {"task_id", job.task_id},      {"task_source", job.task_source}, {"candidate", job.candidate},
-          {"judging", job.judging},      {"format", job.format}};
+  return {{"kind", kind_name(job.kind)},    {"id", job.id},
+          {"attempt", job.attempt},         {"task_id", job.task_id},
+          {"task_source", job.task_source}, {"candidate", job.candidate},
+          {"judging", job.judging},         {"format", job.format}};
 }
 
-std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s, bool allow_degenerate_tasks) {
+std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s,
+                        bool allow_degenerate_tasks) {
   std::ostringstream key;
   key << "seeds=" << seeds << " tolerance=" << tolerance << " timeout_s=" << call_timeout_s
       << " degenerate=" << (allow_degenerate_tasks ? "allow" : "refuse");
@@ -51,7 +56,8 @@ std::string judging_key(int seeds, const std::string& tolerance, double call_tim
 Result<Job> job_from_json(const Json& j) {
   Job job;
   KEVIN_ASSIGN_OR_RETURN(std::string kind, json_get<std::string>(j, "kind"));
-  if (kind != "evaluate" && kind != "problem") return invalid_argument("unknown job kind \"" + kind + "\"");
+  if (kind != "evaluate" && kind != "problem")
+    return invalid_argument("unknown job kind \"" + kind + "\"");
   job.kind = kind == "problem" ? Job::Kind::kProblem : Job::Kind::kEvaluate;
   KEVIN_ASSIGN_OR_RETURN(job.id, json_get<std::string>(j, "id"));
   KEVIN_ASSIGN_OR_RETURN(job.attempt, json_get<std::string>(j, "attempt"));
@@ -60,12 +66,14 @@ Result<Job> job_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(job.candidate, json_get_or<std::string>(j, "candidate", ""));
   KEVIN_ASSIGN_OR_RETURN(job.judging, json_get_or<std::string>(j, "judging", ""));
   KEVIN_ASSIGN_OR_RETURN(job.format, json_get_or<std::string>(j, "format", "kevin"));
-  if (!engine::format_from_name(job.format)) return invalid_argument("unknown candidate format \"" + job.format + "\"");
+  if (!engine::format_from_name(job.format))
+    return invalid_argument("unknown candidate format \"" + job.format + "\"");
   return job;
 }
 
 std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
-                   const std::string& candidate, const std::string& judging, const std::string& format) {
+                   const std::string& candidate, const std::string& judging,
+                   const std::string& format) {
   // Lengths first, so no two different inputs concatenate to the same text. kevin's format
   // adds nothing, so the ids of jobs from producers before formats stay as they were.
   const std::string judged_as = format == "kevin" ? judging : judging + " format=" + format;

@@ -37,11 +37,11 @@ std::string model_key(const std::string& device_name);
 struct Job {
   enum class Kind { kEvaluate, kProblem };  // judge a candidate / build the problem statement
   Kind kind = Kind::kEvaluate;
-  std::string id;          // content hash of (kind, model, task source, candidate)
-  std::string attempt;     // the producer's attempt (results go to done(id, attempt))
-  std::string task_id;     // the producer's id for the task (reported back, shown in logs)
-  std::string task_source; // the task's PyTorch source: workers need nothing else of it
-  std::string candidate;   // the candidate source (kEvaluate)
+  std::string id;           // content hash of (kind, model, task source, candidate)
+  std::string attempt;      // the producer's attempt (results go to done(id, attempt))
+  std::string task_id;      // the producer's id for the task (reported back, shown in logs)
+  std::string task_source;  // the task's PyTorch source: workers need nothing else of it
+  std::string candidate;    // the candidate source (kEvaluate)
   // The producer's judging settings (judging_key); a worker judging otherwise refuses the
   // job rather than give a verdict under other rules. "" = any (jobs of older producers).
   std::string judging;
@@ -53,13 +53,15 @@ struct Job {
 // The judging settings a verdict depends on, as one canonical text ("seeds=5
 // tolerance=default timeout_s=20 degenerate=refuse"): producers put it in every job, workers
 // compare it with their own.
-std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s, bool allow_degenerate_tasks);
+std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s,
+                        bool allow_degenerate_tasks);
 Json to_json(const Job& job);
 // kInvalidArgument naming the field for anything missing or mistyped.
 Result<Job> job_from_json(const Json& j);
 // The content hash a job is known by: identical work has one id across producers.
 std::string job_id(Job::Kind kind, const std::string& model, const std::string& task_source,
-                   const std::string& candidate, const std::string& judging = "", const std::string& format = "kevin");
+                   const std::string& candidate, const std::string& judging = "",
+                   const std::string& format = "kevin");
 
 // What a worker answers: an evaluation, a problem statement, or why there is none.
 struct JobResult {

@@ -10,9 +10,11 @@
 
 namespace kevin::queue {
 
-Result<std::unique_ptr<LocalRedis>> LocalRedis::start(const std::string& binary, const std::string& prefix) {
+Result<std::unique_ptr<LocalRedis>> LocalRedis::start(const std::string& binary,
+                                                      const std::string& prefix) {
   const std::optional<std::filesystem::path> path =
-      binary.find('/') != std::string::npos ? std::optional<std::filesystem::path>(binary) : sys::find_program(binary);
+      binary.find('/') != std::string::npos ? std::optional<std::filesystem::path>(binary)
+                                            : sys::find_program(binary);
   if (!path || ::access(path->c_str(), X_OK) != 0) {
     return not_found(binary + " is not installed (Debian: apt-get install redis-server)");
   }
@@ -31,8 +33,19 @@ Result<std::unique_ptr<LocalRedis>> LocalRedis::start(const std::string& binary,
 bool LocalRedis::try_port(const std::filesystem::path& binary) {
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   sys::SpawnOptions o;
-  o.argv = {binary.string(), "--port", std::to_string(address_.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--loglevel", "warning", "--dir", dir_.path().string()};
+  o.argv = {binary.string(),
+            "--port",
+            std::to_string(address_.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--loglevel",
+            "warning",
+            "--dir",
+            dir_.path().string()};
   o.env = sys::current_environment();
   if (null >= 0) o.fds = {{STDOUT_FILENO, null}};
   auto child = sys::spawn(o);

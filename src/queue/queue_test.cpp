@@ -29,7 +29,8 @@ TEST(RedisUrl, ParsesHostPortPasswordAndPrefix) {
   ASSERT_TRUE(plain.is_ok());
   EXPECT_EQ(plain->port, 6379);
   EXPECT_EQ(plain->prefix, "kevin");
-  for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:12x", "redis://h/a b"}) {
+  for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:12x",
+                          "redis://h/a b"}) {
     EXPECT_EQ(parse_redis_url(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
@@ -44,8 +45,10 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   ASSERT_TRUE(back.is_ok());
   EXPECT_EQ(back->candidate, "int x;");
   EXPECT_EQ(back->kind, Job::Kind::kEvaluate);
-  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "ab", "c"), job_id(Job::Kind::kEvaluate, "cpu", "a", "bc"));
-  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b"), job_id(Job::Kind::kEvaluate, "nvidia-h200", "a", "b"));
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "ab", "c"),
+            job_id(Job::Kind::kEvaluate, "cpu", "a", "bc"));
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b"),
+            job_id(Job::Kind::kEvaluate, "nvidia-h200", "a", "b"));
   job.judging = judging_key(5, "kevin", 20, false);
   EXPECT_EQ(job.judging, "seeds=5 tolerance=kevin timeout_s=20 degenerate=refuse");
   EXPECT_EQ(job_from_json(to_json(job))->judging, job.judging);
@@ -67,18 +70,22 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   auto rr = job_result_from_json(to_json(r));
   ASSERT_TRUE(rr.is_ok()) << rr.status().to_string();
   ASSERT_TRUE(rr->eval.has_value());
-  EXPECT_EQ(engine::to_json(*rr->eval), engine::to_json(e)) << "an evaluation survives the trip unchanged";
+  EXPECT_EQ(engine::to_json(*rr->eval), engine::to_json(e))
+      << "an evaluation survives the trip unchanged";
   EXPECT_EQ(job.format, "kevin");
   job.format = "kernelbench";
   EXPECT_EQ(job_from_json(to_json(job))->format, "kernelbench");
   Json old_producer = to_json(job);
   old_producer.erase("format");
-  EXPECT_EQ(job_from_json(old_producer)->format, "kevin") << "jobs of producers before formats are kevin's ABI";
+  EXPECT_EQ(job_from_json(old_producer)->format, "kevin")
+      << "jobs of producers before formats are kevin's ABI";
   Json unknown = to_json(job);
   unknown["format"] = "triton";
   EXPECT_EQ(job_from_json(unknown).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"), job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kevin"));
-  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"), job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kernelbench"))
+  EXPECT_EQ(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"),
+            job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kevin"));
+  EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"),
+            job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kernelbench"))
       << "the same text judged in another format is other work";
   EXPECT_FALSE(job_from_json(Json{{"kind", "evaluate"}}).is_ok());
   EXPECT_FALSE(job_result_from_json(Json{{"status", "maybe"}}).is_ok());
@@ -93,8 +100,10 @@ class QueueTest : public ::testing::Test {
     redis_ = std::move(redis).value();
     tasks_ = std::move(sys::TempDir::create("kevin-queue-tasks-")).value();
     for (int i = 0; i < 3; ++i) {
-      tasks::TaskInfo t{"t/task" + std::to_string(i), "t", "unknown", tasks_.path() / ("task" + std::to_string(i) + ".py")};
-      ASSERT_TRUE(write_file_atomic(t.path, "# task " + std::to_string(i) + "\nclass Model: pass\n").is_ok());
+      tasks::TaskInfo t{"t/task" + std::to_string(i), "t", "unknown",
+                        tasks_.path() / ("task" + std::to_string(i) + ".py")};
+      ASSERT_TRUE(write_file_atomic(t.path, "# task " + std::to_string(i) + "\nclass Model: pass\n")
+                      .is_ok());
       task_list_.push_back(t);
     }
     RemoteOptions o;
@@ -142,15 +151,18 @@ TEST_F(QueueTest, ManyProducersAndWorkersGetExactlyOneResultPerJob) {
   for (size_t p = 0; p < 6; ++p) {
     producers.emplace_back([&, p] {
       for (size_t i = p; i < kJobs; i += 6) {
-        const std::string source = "// fake: correct speedup=" + std::to_string(1 + i) + " delay_ms=20\n// job " + std::to_string(i);
+        const std::string source = "// fake: correct speedup=" + std::to_string(1 + i) +
+                                   " delay_ms=20\n// job " + std::to_string(i);
         results[i] = remote_->evaluate(task_list_[i % 3], source);
       }
     });
   }
   for (auto& t : producers) t.join();
   for (size_t i = 0; i < kJobs; ++i) {
-    ASSERT_TRUE(results[i] && results[i]->is_ok()) << i << ": " << (results[i] ? results[i]->status().to_string() : "none");
-    EXPECT_DOUBLE_EQ(*(*results[i])->speedup, static_cast<double>(1 + i)) << "each producer got its own job's result";
+    ASSERT_TRUE(results[i] && results[i]->is_ok())
+        << i << ": " << (results[i] ? results[i]->status().to_string() : "none");
+    EXPECT_DOUBLE_EQ(*(*results[i])->speedup, static_cast<double>(1 + i))
+        << "each producer got its own job's result";
   }
   EXPECT_EQ(evaluator_.calls(), static_cast<int>(kJobs)) << "every job evaluated exactly once";
 }
@@ -170,14 +182,16 @@ TEST_F(QueueTest, IdenticalWorkInFlightIsEvaluatedOnce) {
   EXPECT_EQ(evaluator_.calls(), 1);
   auto problem = remote_->problem(task_list_[1]);
   ASSERT_TRUE(problem.is_ok()) << problem.status().to_string();
-  EXPECT_NE(problem->find("# task 1"), std::string::npos) << "the worker built it from the task source it was sent";
+  EXPECT_NE(problem->find("# task 1"), std::string::npos)
+      << "the worker built it from the task source it was sent";
 }
 
 TEST_F(QueueTest, AHarnessFailureIsAnErrorAndTheWorkCanBeQueuedAgain) {
   start_workers(1);
   auto failed = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
   ASSERT_FALSE(failed.is_ok());
-  EXPECT_NE(failed.status().message().find("fake harness failure"), std::string::npos) << failed.status().to_string();
+  EXPECT_NE(failed.status().message().find("fake harness failure"), std::string::npos)
+      << failed.status().to_string();
   auto again = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
   EXPECT_FALSE(again.is_ok());
   EXPECT_EQ(evaluator_.calls(), 2) << "the failure was not kept as the answer";
@@ -193,8 +207,10 @@ TEST_F(QueueTest, AWorkerRefusesAJobAskingForOtherJudgingSettings) {
   auto loose = RemoteEvaluator::create(o);
   ASSERT_TRUE(loose.is_ok()) << loose.status().to_string();
   auto refused = (*loose)->evaluate(task_list_[0], "// fake: correct\n");
-  ASSERT_FALSE(refused.is_ok()) << "a verdict under the worker's tolerance would not be the one asked for";
-  EXPECT_NE(refused.status().message().find("the job asks for seeds=5 tolerance=kevin"), std::string::npos)
+  ASSERT_FALSE(refused.is_ok())
+      << "a verdict under the worker's tolerance would not be the one asked for";
+  EXPECT_NE(refused.status().message().find("the job asks for seeds=5 tolerance=kevin"),
+            std::string::npos)
       << refused.status().to_string();
   EXPECT_EQ(evaluator_.calls(), 0);
   o.judging = judging_key(5, "default", 20, false);
@@ -219,13 +235,17 @@ TEST_F(QueueTest, WorkersJudgeEachJobInTheFormatItsProducerResolved) {
   const std::string model_new = "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n";
   auto kb = (*producer)->evaluate(task_list_[0], model_new);
   ASSERT_TRUE(kb.is_ok()) << kb.status().to_string();
-  EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "auto: a ModelNew answer goes out as KernelBench's format";
-  auto abi = (*producer)->evaluate(task_list_[0], "// fake: correct\nextern \"C\" int kevin_forward();\n");
+  EXPECT_EQ(evaluator_.kernelbench_calls(), 1)
+      << "auto: a ModelNew answer goes out as KernelBench's format";
+  auto abi =
+      (*producer)->evaluate(task_list_[0], "// fake: correct\nextern \"C\" int kevin_forward();\n");
   ASSERT_TRUE(abi.is_ok()) << abi.status().to_string();
   EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "a C++ source stays kevin's ABI";
-  auto kevin_only = remote_->evaluate(task_list_[0], model_new);  // the fixture's producer: format kevin
+  auto kevin_only =
+      remote_->evaluate(task_list_[0], model_new);  // the fixture's producer: format kevin
   ASSERT_TRUE(kevin_only.is_ok()) << kevin_only.status().to_string();
-  EXPECT_EQ(evaluator_.kernelbench_calls(), 1) << "a kevin-only producer's jobs are judged as kevin's ABI";
+  EXPECT_EQ(evaluator_.kernelbench_calls(), 1)
+      << "a kevin-only producer's jobs are judged as kevin's ABI";
   EXPECT_EQ(evaluator_.calls(), 3) << "the same text in two formats is two jobs";
 }
 
@@ -234,7 +254,8 @@ TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {
   std::thread producer([&] {
     auto r = remote_->evaluate(task_list_[2], "// fake: correct\n// poison\n");
     ASSERT_FALSE(r.is_ok());
-    EXPECT_NE(r.status().message().find("dead-lettered"), std::string::npos) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("dead-lettered"), std::string::npos)
+        << r.status().to_string();
   });
   auto c = RedisConnection::connect(redis_->address());
   ASSERT_TRUE(c.is_ok());
@@ -242,12 +263,14 @@ TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {
   (void)(*c)->command({"XGROUP", "CREATE", keys.jobs("cpu"), kGroup, "0", "MKSTREAM"});
   std::string id;
   for (int i = 0; i < 100 && id.empty(); ++i) {
-    auto r = (*c)->command({"XREADGROUP", "GROUP", kGroup, "ghost0", "COUNT", "1", "BLOCK", "100", "STREAMS", keys.jobs("cpu"), ">"});
+    auto r = (*c)->command({"XREADGROUP", "GROUP", kGroup, "ghost0", "COUNT", "1", "BLOCK", "100",
+                            "STREAMS", keys.jobs("cpu"), ">"});
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     if (!r->elements.empty()) id = r->elements[0].elements[1].elements[0].elements[0].str;
   }
   ASSERT_FALSE(id.empty());
-  for (const char* ghost : {"ghost1", "ghost2"}) ASSERT_TRUE((*c)->command({"XCLAIM", keys.jobs("cpu"), kGroup, ghost, "0", id}).is_ok());
+  for (const char* ghost : {"ghost1", "ghost2"})
+    ASSERT_TRUE((*c)->command({"XCLAIM", keys.jobs("cpu"), kGroup, ghost, "0", id}).is_ok());
   start_workers(1, std::chrono::milliseconds(200));  // reclaims it: the fourth delivery
   producer.join();
   auto dead = (*c)->command({"XLEN", keys.dead("cpu")});

@@ -10,7 +10,8 @@ namespace kevin::queue {
 namespace {
 
 timeval to_timeval(std::chrono::milliseconds ms) {
-  return {static_cast<time_t>(ms.count() / 1000), static_cast<suseconds_t>((ms.count() % 1000) * 1000)};
+  return {static_cast<time_t>(ms.count() / 1000),
+          static_cast<suseconds_t>((ms.count() % 1000) * 1000)};
 }
 
 RedisReply convert(const redisReply* r) {
@@ -46,7 +47,8 @@ std::string RedisAddress::url() const {
 
 Result<RedisAddress> parse_redis_url(std::string_view url) {
   constexpr std::string_view kScheme = "redis://";
-  if (url.substr(0, kScheme.size()) != kScheme) return invalid_argument("queue URL must start with redis://: " + std::string(url));
+  if (url.substr(0, kScheme.size()) != kScheme)
+    return invalid_argument("queue URL must start with redis://: " + std::string(url));
   std::string_view rest = url.substr(kScheme.size());
   RedisAddress a;
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
@@ -77,8 +79,8 @@ Result<RedisAddress> parse_redis_url(std::string_view url) {
   return a;
 }
 
-Result<std::unique_ptr<RedisConnection>> RedisConnection::connect(const RedisAddress& address,
-                                                                  std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<RedisConnection>> RedisConnection::connect(
+    const RedisAddress& address, std::chrono::milliseconds timeout) {
   std::unique_ptr<RedisConnection> c(new RedisConnection(address, timeout));
   KEVIN_RETURN_IF_ERROR(c->open());
   return c;
@@ -109,7 +111,8 @@ Status RedisConnection::open() {
 
 Status RedisConnection::reconnect() { return open(); }
 
-Result<RedisReply> RedisConnection::command(const std::vector<std::string>& args, std::chrono::milliseconds read_timeout) {
+Result<RedisReply> RedisConnection::command(const std::vector<std::string>& args,
+                                            std::chrono::milliseconds read_timeout) {
   if (!context_) return unavailable("not connected to Redis at " + address_.url());
   redisSetTimeout(context_, to_timeval(read_timeout));
   std::vector<const char*> argv;
@@ -118,7 +121,8 @@ Result<RedisReply> RedisConnection::command(const std::vector<std::string>& args
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
   if (!reply) {
     const std::string why = context_->errstr;
     redisFree(context_);
@@ -139,7 +143,8 @@ Result<std::vector<std::string>> scan_keys(RedisConnection& c, const std::string
   std::vector<std::string> keys;
   std::string cursor = "0";
   do {
-    KEVIN_ASSIGN_OR_RETURN(RedisReply page, c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "500"}));
+    KEVIN_ASSIGN_OR_RETURN(RedisReply page,
+                           c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "500"}));
     if (page.elements.size() != 2) return internal_error("SCAN answered without [cursor, keys]");
     cursor = page.elements[0].str;
     for (const RedisReply& key : page.elements[1].elements) keys.push_back(key.str);

@@ -32,16 +32,16 @@ struct RedisReply {
   enum class Kind { kNil, kInteger, kString, kArray, kStatus };
   Kind kind = Kind::kNil;
   int64_t integer = 0;
-  std::string str;                    // kString and kStatus
-  std::vector<RedisReply> elements;   // kArray
+  std::string str;                   // kString and kStatus
+  std::vector<RedisReply> elements;  // kArray
   bool is_nil() const { return kind == Kind::kNil; }
 };
 
 class RedisConnection {
  public:
   // Connects (and AUTHs). kUnavailable when Redis cannot be reached within `timeout`.
-  static Result<std::unique_ptr<RedisConnection>> connect(const RedisAddress& address,
-                                                          std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  static Result<std::unique_ptr<RedisConnection>> connect(
+      const RedisAddress& address, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -56,7 +56,8 @@ class RedisConnection {
   const RedisAddress& address() const { return address_; }
 
  private:
-  RedisConnection(RedisAddress address, std::chrono::milliseconds timeout) : address_(std::move(address)), timeout_(timeout) {}
+  RedisConnection(RedisAddress address, std::chrono::milliseconds timeout)
+      : address_(std::move(address)), timeout_(timeout) {}
   Status open();
 
   RedisAddress address_;

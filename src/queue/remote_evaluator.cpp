@@ -24,7 +24,7 @@ std::string new_attempt() {
 // The first entry's field "result" of an XREAD reply, if any.
 std::optional<std::string> first_result(const RedisReply& reply) {
   if (reply.kind != RedisReply::Kind::kArray || reply.elements.empty()) return std::nullopt;
-  const RedisReply& stream = reply.elements[0];           // [key, entries]
+  const RedisReply& stream = reply.elements[0];  // [key, entries]
   if (stream.elements.size() < 2 || stream.elements[1].elements.empty()) return std::nullopt;
   const RedisReply& fields = stream.elements[1].elements[0].elements[1];  // [id, [f, v, ...]]
   for (size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
@@ -43,7 +43,8 @@ Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions o
   KEVIN_ASSIGN_OR_RETURN(int serving, e->count_workers(*c, &e->device_name_));
   if (serving == 0) {
     KEVIN_LOG(warn) << "queue: no live worker takes " << e->keys_.jobs(e->options_.stream_model())
-                    << " yet: jobs wait until one starts (kevin workers --queue " << e->options_.address.url() << ")";
+                    << " yet: jobs wait until one starts (kevin workers --queue "
+                    << e->options_.address.url() << ")";
   }
   e->give_back(std::move(c));
   return e;
@@ -52,7 +53,8 @@ Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions o
 std::string RemoteEvaluator::device_name() const {
   std::lock_guard lock(mu_);
   if (!device_name_.empty()) return device_name_;
-  return options_.model.empty() ? (options_.backend == "cpu" ? "CPU" : "remote GPU") : options_.model;
+  return options_.model.empty() ? (options_.backend == "cpu" ? "CPU" : "remote GPU")
+                                : options_.model;
 }
 
 Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
@@ -72,22 +74,26 @@ Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
   return r.problem;
 }
 
-Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task,
+                                                     const std::string& source) {
   Job job;
   job.task_id = task.id;
   KEVIN_ASSIGN_OR_RETURN(job.task_source, read_file(task.path));
   job.candidate = source;
   job.judging = options_.judging;
-  job.format = options_.format == "auto" ? engine::format_name(engine::detect_format(source)) : options_.format;
+  job.format = options_.format == "auto" ? engine::format_name(engine::detect_format(source))
+                                         : options_.format;
   KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
-  if (!r.eval) return internal_error("worker " + r.worker + " answered an evaluation without a result");
+  if (!r.eval)
+    return internal_error("worker " + r.worker + " answered an evaluation without a result");
   std::lock_guard lock(mu_);
   if (device_name_.empty()) device_name_ = r.eval->device_name;
   return *r.eval;
 }
 
 Result<JobResult> RemoteEvaluator::run(Job job) {
-  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate, job.judging, job.format);
+  job.id = job_id(job.kind, options_.stream_model(), job.task_source, job.candidate, job.judging,
+                  job.format);
   KEVIN_ASSIGN_OR_RETURN(auto c, take());
   const std::string ttl = std::to_string(options_.result_ttl.count());
   // Claim and queue in one step (a script runs atomically), so a producer dying between the
@@ -100,29 +106,35 @@ Result<JobResult> RemoteEvaluator::run(Job job) {
   while (attempt.empty()) {
     job.attempt = new_attempt();
     KEVIN_ASSIGN_OR_RETURN(RedisReply holder,
-                           persist(*c, {"EVAL", kClaimAndQueue, "2", keys_.claim(job.id), keys_.jobs(options_.stream_model()),
-                                        job.attempt, ttl, dump_json(to_json(job))}));
+                           persist(*c, {"EVAL", kClaimAndQueue, "2", keys_.claim(job.id),
+                                        keys_.jobs(options_.stream_model()), job.attempt, ttl,
+                                        dump_json(to_json(job))}));
     if (!holder.is_nil()) attempt = holder.str;  // nil: the other claim ended just now; try again
   }
   const std::string done = keys_.done(job.id, attempt);
   const auto deadline = Clock::now() + options_.wait_limit;
   while (Clock::now() < deadline) {
-    KEVIN_ASSIGN_OR_RETURN(RedisReply reply,
-                           persist(*c, {"XREAD", "COUNT", "1", "BLOCK", "2000", "STREAMS", done, "0"}, std::chrono::seconds(10)));
+    KEVIN_ASSIGN_OR_RETURN(
+        RedisReply reply,
+        persist(*c, {"XREAD", "COUNT", "1", "BLOCK", "2000", "STREAMS", done, "0"},
+                std::chrono::seconds(10)));
     const auto text = first_result(reply);
     if (!text) continue;
     give_back(std::move(c));
     KEVIN_ASSIGN_OR_RETURN(Json j, parse_json(*text));
     KEVIN_ASSIGN_OR_RETURN(JobResult r, job_result_from_json(j));
-    if (r.status == JobResult::Status::kHarnessError) return internal_error("worker " + r.worker + ": " + r.error);
+    if (r.status == JobResult::Status::kHarnessError)
+      return internal_error("worker " + r.worker + ": " + r.error);
     if (r.status == JobResult::Status::kDeadLetter) {
-      return internal_error("job " + job.id.substr(0, 12) + " for " + job.task_id + " was dead-lettered: " + r.error);
+      return internal_error("job " + job.id.substr(0, 12) + " for " + job.task_id +
+                            " was dead-lettered: " + r.error);
     }
     return r;
   }
-  return deadline_exceeded("no worker answered job " + job.id.substr(0, 12) + " for " + job.task_id + " in " +
-                           std::to_string(options_.wait_limit.count()) + " s (are workers running on " +
-                           keys_.jobs(options_.stream_model()) + "?)");
+  return deadline_exceeded("no worker answered job " + job.id.substr(0, 12) + " for " +
+                           job.task_id + " in " + std::to_string(options_.wait_limit.count()) +
+                           " s (are workers running on " + keys_.jobs(options_.stream_model()) +
+                           "?)");
 }
 
 Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* device) const {
@@ -131,7 +143,8 @@ Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* devi
   for (const std::string& name : names) {
     KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name}));
     auto state = parse_json(value.str);
-    if (!state.is_ok() || !state->is_object() || state->value("backend", "") != options_.backend) continue;
+    if (!state.is_ok() || !state->is_object() || state->value("backend", "") != options_.backend)
+      continue;
     if (!options_.model.empty() && state->value("model", "") != options_.model) continue;
     ++serving;
     // Prompts name the device the workers judge on ("NVIDIA H200"), known before any result.
@@ -157,14 +170,17 @@ void RemoteEvaluator::give_back(std::unique_ptr<RedisConnection> c) {
   idle_.push_back(std::move(c));
 }
 
-Result<RedisReply> RemoteEvaluator::persist(RedisConnection& c, const std::vector<std::string>& args,
+Result<RedisReply> RemoteEvaluator::persist(RedisConnection& c,
+                                            const std::vector<std::string>& args,
                                             std::chrono::milliseconds read_timeout) {
   auto backoff = std::chrono::milliseconds(100);
   const auto give_up = Clock::now() + options_.wait_limit;
   while (true) {
     Result<RedisReply> r = c.command(args, read_timeout);
-    if (r.is_ok() || r.status().code() != StatusCode::kUnavailable || Clock::now() > give_up) return r;
-    KEVIN_LOG(warn) << "queue: " << r.status().message() << "; reconnecting in " << backoff.count() << " ms";
+    if (r.is_ok() || r.status().code() != StatusCode::kUnavailable || Clock::now() > give_up)
+      return r;
+    KEVIN_LOG(warn) << "queue: " << r.status().message() << "; reconnecting in " << backoff.count()
+                    << " ms";
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
     (void)c.reconnect();

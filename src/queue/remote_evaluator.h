@@ -19,15 +19,15 @@ namespace kevin::queue {
 
 struct RemoteOptions {
   RedisAddress address;
-  std::string backend = "cuda";                  // what the workers judge on ("cuda" or "cpu")
-  std::string model;                             // a GPU model (model_key); "": any worker of the backend
+  std::string backend = "cuda";  // what the workers judge on ("cuda" or "cpu")
+  std::string model;             // a GPU model (model_key); "": any worker of the backend
   std::string stream_model() const { return model.empty() ? any_model(backend) : model; }
-  std::string judging;                           // judging_key of this producer's settings, sent with every evaluation
+  std::string judging;  // judging_key of this producer's settings, sent with every evaluation
   // Candidate formats sent (docs/kernelbench.md): "kevin", "kernelbench", or "auto" (each
   // source by its text); every job carries the one it resolves to.
   std::string format = "kevin";
-  std::chrono::seconds result_ttl{24 * 3600};    // results and claims kept this long
-  std::chrono::seconds wait_limit{3 * 3600};     // a job not answered by then is an error
+  std::chrono::seconds result_ttl{24 * 3600};  // results and claims kept this long
+  std::chrono::seconds wait_limit{3 * 3600};   // a job not answered by then is an error
   std::chrono::milliseconds reconnect_backoff_max{5000};
 };
 
@@ -37,11 +37,13 @@ class RemoteEvaluator final : public env::Evaluator {
   static Result<std::unique_ptr<RemoteEvaluator>> create(RemoteOptions options);
 
   Result<std::string> problem(const tasks::TaskInfo& task) override;
-  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                      const std::string& source) override;
   std::string backend() const override { return options_.backend; }
   std::string device_name() const override;
   engine::CandidateFormat answer_format() const override {
-    return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+    return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench
+                                            : engine::CandidateFormat::kKevin;
   }
   // The workers judge them (a worker that cannot answers each such job with an error).
   bool judges_kernelbench() const override { return options_.format != "kevin"; }

@@ -22,17 +22,17 @@ namespace kevin::queue {
 
 struct WorkerOptions {
   RedisAddress address;
-  std::string name;                                   // consumer name, unique per worker
-  std::string model;                                  // model_key of the local GPUs ("cpu" on the CPU)
-  int jobs = 1;                                       // jobs evaluated at once
-  std::chrono::milliseconds lease{60000};             // a job idle this long may be taken by another worker
-  int max_deliveries = 3;                             // then it is dead-lettered
-  std::filesystem::path task_dir;                     // task sources from jobs are written here
+  std::string name;                        // consumer name, unique per worker
+  std::string model;                       // model_key of the local GPUs ("cpu" on the CPU)
+  int jobs = 1;                            // jobs evaluated at once
+  std::chrono::milliseconds lease{60000};  // a job idle this long may be taken by another worker
+  int max_deliveries = 3;                  // then it is dead-lettered
+  std::filesystem::path task_dir;          // task sources from jobs are written here
   std::chrono::seconds result_ttl{24 * 3600};
-  std::chrono::seconds heartbeat{5};                  // the worker's key expires after 3 of these
+  std::chrono::seconds heartbeat{5};  // the worker's key expires after 3 of these
   std::chrono::milliseconds reconnect_backoff_max{5000};
-  std::vector<int> gpus;                              // CUDA ordinals judged on (for kevin workers)
-  std::string judging;                                // judging_key of this worker's engine; "" = takes any
+  std::vector<int> gpus;  // CUDA ordinals judged on (for kevin workers)
+  std::string judging;    // judging_key of this worker's engine; "" = takes any
 };
 
 class Worker {
@@ -58,11 +58,13 @@ class Worker {
   // most; blocks ~1 s when there are none). All of them are this worker's to process.
   Result<std::vector<Taken>> next(RedisConnection& c);
   Status ensure_groups(RedisConnection& c);
-  Status process(RedisConnection& c, const std::string& stream, const std::string& id, const std::string& job_text);
+  Status process(RedisConnection& c, const std::string& stream, const std::string& id,
+                 const std::string& job_text);
   JobResult handle(const Job& job);
   Status publish(RedisConnection& c, const Job& job, const JobResult& result);
   // `command`, reconnecting (and re-creating the groups) while Redis is away, until `stop`.
-  Result<RedisReply> persist(RedisConnection& c, const std::vector<std::string>& args, const std::atomic<bool>& stop,
+  Result<RedisReply> persist(RedisConnection& c, const std::vector<std::string>& args,
+                             const std::atomic<bool>& stop,
                              std::chrono::milliseconds read_timeout = std::chrono::seconds(10));
 
   env::Evaluator* evaluator_;

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:1120px;margin:2em auto;padding:0 1em}
+constexpr const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:1120px;margin:2em auto;padding:0 1em}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:2px solid #ddd;padding-bottom:.2em}h3{margin-top:1.5em}
 table{border-collapse:collapse;margin:.4em 0 1.2em}
 th,td{padding:.2em .7em;border-bottom:1px solid #e3e3e3;text-align:right;font-variant-numeric:tabular-nums}
@@ -32,13 +33,15 @@ std::string cell(const std::string& text) { return "<td>" + text + "</td>"; }
 std::string html_page(std::string_view title, std::string_view body) {
   const std::string heading = html_escape(title);
   std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << heading
-       << "</title>\n<style>\n" << kStyle << "</style>\n</head>\n<body>\n<h1>" << heading << "</h1>\n"
+  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
+       << heading << "</title>\n<style>\n"
+       << kStyle << "</style>\n</head>\n<body>\n<h1>" << heading << "</h1>\n"
        << body << "</body>\n</html>\n";
   return html.str();
 }
 
-std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
   std::ostringstream out;
   out << "<table><tr>";
   for (const std::string& h : header) out << "<th>" << h << "</th>";
@@ -55,18 +58,22 @@ std::string html_table(const std::vector<std::string>& header, const std::vector
 std::string config_section(const fs::path& dir, const std::string& file) {
   auto text = read_file(dir / file);
   if (!text.is_ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No " + html_escape(file) + " in the folder.</p>\n";
-    return "<p class=\"note\">" + html_escape(file) + " could not be read: " + html_escape(text.status().message()) + "</p>\n";
+    if (text.status().code() == StatusCode::kNotFound)
+      return "<p class=\"note\">No " + html_escape(file) + " in the folder.</p>\n";
+    return "<p class=\"note\">" + html_escape(file) +
+           " could not be read: " + html_escape(text.status().message()) + "</p>\n";
   }
   auto config = parse_json(*text);
   if (!config.is_ok() || !config->is_object()) {
     const std::string why = config.is_ok() ? "not a JSON object" : config.status().message();
-    return "<p class=\"note\">" + html_escape(file) + " is unusable: " + html_escape(why) + "</p>\n";
+    return "<p class=\"note\">" + html_escape(file) + " is unusable: " + html_escape(why) +
+           "</p>\n";
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& [key, value] : config->items()) {
     if (value.is_structured()) continue;
-    rows.push_back({"<code>" + html_escape(key) + "</code>", html_escape(value.is_string() ? value.get<std::string>() : dump_json(value))});
+    rows.push_back({"<code>" + html_escape(key) + "</code>",
+                    html_escape(value.is_string() ? value.get<std::string>() : dump_json(value))});
   }
   return html_table({"setting", "value"}, rows);
 }

@@ -15,7 +15,8 @@ std::string html_page(std::string_view title, std::string_view body);
 
 // A <table> with one header row. Header and cells are markup, inserted as is: callers escape
 // any text that comes from records. Pure.
-std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows);
 
 // The folder's own name ("run" for "a/run" and "a/run/"), not escaped. Pure.
 std::string folder_name(const std::filesystem::path& dir);
@@ -23,6 +24,7 @@ std::string folder_name(const std::filesystem::path& dir);
 // DIR/FILE's top-level scalar fields as a table (keys and values escaped), or a note saying
 // why there are none: no such file, unreadable, malformed or not an object. FILE is a run's
 // config.json or a training folder's train_config.json. Never fails.
-std::string config_section(const std::filesystem::path& dir, const std::string& file = "config.json");
+std::string config_section(const std::filesystem::path& dir,
+                           const std::string& file = "config.json");
 
 }  // namespace kevin::report

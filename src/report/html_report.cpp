@@ -44,7 +44,8 @@ bool plain_relative(const fs::path& p) {
 }
 
 // The href of the task's best kernel relative to the report's folder, or "" when none exists.
-std::string best_kernel_href(const fs::path& run_dir, const fs::path& out_file, const std::string& task) {
+std::string best_kernel_href(const fs::path& run_dir, const fs::path& out_file,
+                             const std::string& task) {
   if (!plain_relative(fs::path(task))) return "";
   std::error_code ec;
   for (const char* ext : {".cu", ".cpp"}) {
@@ -64,13 +65,16 @@ std::string overall_section(const GroupMetrics& g) {
       {"correct", percent(s.correct.best), percent(s.correct.avg)},
       {"speedup (mean over tasks)", times(s.speedup.best), times(s.speedup.avg)}};
   for (size_t i = 0; i < kFastThresholds.size(); ++i) {
-    rows.push_back({"fast<sub>" + trimmed(kFastThresholds[i]) + "</sub>", percent(s.fast[i].best), percent(s.fast[i].avg)});
+    rows.push_back({"fast<sub>" + trimmed(kFastThresholds[i]) + "</sub>", percent(s.fast[i].best),
+                    percent(s.fast[i].avg)});
   }
   std::ostringstream out;
-  out << "<p>" << g.tasks.size() << " tasks, " << g.trajectories << " trajectories, " << g.turns << " turns, "
-      << g.counts.turns << " records. Solved " << g.solved_tasks << " of " << g.tasks.size() << " tasks";
+  out << "<p>" << g.tasks.size() << " tasks, " << g.trajectories << " trajectories, " << g.turns
+      << " turns, " << g.counts.turns << " records. Solved " << g.solved_tasks << " of "
+      << g.tasks.size() << " tasks";
   if (g.geomean_speedup) {
-    out << "; geometric-mean best speedup <b>" << times(*g.geomean_speedup) << "</b> over " << g.geomean_tasks << " tasks";
+    out << "; geometric-mean best speedup <b>" << times(*g.geomean_speedup) << "</b> over "
+        << g.geomean_tasks << " tasks";
   }
   out << ".</p>\n" << html_table({"metric", "best@k", "avg@k"}, rows);
   std::vector<std::string> pass_header = {"k"}, pass_row = {"pass@k"};
@@ -89,9 +93,11 @@ std::string counts_section(const Counts& c) {
     row.push_back(std::to_string(c.verdicts[v]));
   }
   std::ostringstream out;
-  out << "<h3>Verdicts and time</h3>\n" << html_table(header, {row}) << "<p>Generation " << duration(c.generation_ms)
-      << ", compilation " << duration(c.compile_ms) << ", evaluation " << duration(c.eval_ms) << "; " << c.cached_evals
-      << " cached evaluations, " << c.truncated << " truncated responses.</p>\n";
+  out << "<h3>Verdicts and time</h3>\n"
+      << html_table(header, {row}) << "<p>Generation " << duration(c.generation_ms)
+      << ", compilation " << duration(c.compile_ms) << ", evaluation " << duration(c.eval_ms)
+      << "; " << c.cached_evals << " cached evaluations, " << c.truncated
+      << " truncated responses.</p>\n";
   return out.str();
 }
 
@@ -101,8 +107,16 @@ ChartSeries flat_series(const std::string& label, double y, int k_max) {
 
 std::string charts_section(const GroupMetrics& g) {
   const Summary& s = g.overall;
-  Chart speed_turns{"Speedup vs turns", "turns", "mean speedup", YScale::kSpeedup, {{"best@k", {}, false}, {"avg@k", {}, true}}};
-  Chart correct_turns{"Correctness vs turns", "turns", "correct", YScale::kFraction, {{"best@k", {}, false}, {"avg@k", {}, true}}};
+  Chart speed_turns{"Speedup vs turns",
+                    "turns",
+                    "mean speedup",
+                    YScale::kSpeedup,
+                    {{"best@k", {}, false}, {"avg@k", {}, true}}};
+  Chart correct_turns{"Correctness vs turns",
+                      "turns",
+                      "correct",
+                      YScale::kFraction,
+                      {{"best@k", {}, false}, {"avg@k", {}, true}}};
   for (const SerialPoint& p : s.serial) {
     const double t = p.turns;
     speed_turns.series[0].points.push_back({t, p.speedup.best});
@@ -111,32 +125,43 @@ std::string charts_section(const GroupMetrics& g) {
     correct_turns.series[1].points.push_back({t, p.correct.avg});
   }
   const int k_max = static_cast<int>(s.parallel.size());
-  Chart speed_k{"Speedup vs samples k", "trajectories k", "mean speedup", YScale::kSpeedup,
+  Chart speed_k{"Speedup vs samples k",
+                "trajectories k",
+                "mean speedup",
+                YScale::kSpeedup,
                 {{"best@k (expected)", {}, false}, flat_series("avg@k", s.speedup.avg, k_max)}};
-  Chart correct_k{"Correctness vs samples k", "trajectories k", "correct", YScale::kFraction,
+  Chart correct_k{"Correctness vs samples k",
+                  "trajectories k",
+                  "correct",
+                  YScale::kFraction,
                   {{"best@k (expected)", {}, false}, flat_series("avg@k", s.correct.avg, k_max)}};
   for (const ParallelPoint& p : s.parallel) {
     speed_k.series[0].points.push_back({static_cast<double>(p.k), p.speedup});
     correct_k.series[0].points.push_back({static_cast<double>(p.k), p.correct});
   }
-  return "<h3>Scaling</h3>\n<p class=\"note\">Turns: each trajectory cut to its first t turns. Samples: expected best of k "
-         "trajectories drawn at random from each task's; avg@k does not depend on k.</p>\n<div class=\"charts\">\n" +
-         render_svg_chart(speed_turns) + render_svg_chart(correct_turns) + render_svg_chart(speed_k) +
-         render_svg_chart(correct_k) + "</div>\n";
+  return "<h3>Scaling</h3>\n<p class=\"note\">Turns: each trajectory cut to its first t turns. "
+         "Samples: expected best of k "
+         "trajectories drawn at random from each task's; avg@k does not depend on k.</p>\n<div "
+         "class=\"charts\">\n" +
+         render_svg_chart(speed_turns) + render_svg_chart(correct_turns) +
+         render_svg_chart(speed_k) + render_svg_chart(correct_k) + "</div>\n";
 }
 
-std::string tasks_section(const GroupMetrics& g, const fs::path& run_dir, const fs::path& out_file) {
+std::string tasks_section(const GroupMetrics& g, const fs::path& run_dir,
+                          const fs::path& out_file) {
   std::vector<std::vector<std::string>> rows;
   for (const TaskMetrics& t : g.tasks) {
     const Summary& s = t.summary;
     const std::string href = best_kernel_href(run_dir, out_file, t.task);
-    rows.push_back({"<code>" + html_escape(t.task) + "</code>", std::to_string(t.trajectories), percent(s.correct.best),
-                    percent(s.correct.avg), times(s.speedup.best), times(s.speedup.avg), percent(s.fast[kFast1].best),
-                    percent(s.fast[kFast1].avg), href.empty() ? "—" : "<a href=\"" + html_escape(href) + "\">kernel</a>"});
+    rows.push_back({"<code>" + html_escape(t.task) + "</code>", std::to_string(t.trajectories),
+                    percent(s.correct.best), percent(s.correct.avg), times(s.speedup.best),
+                    times(s.speedup.avg), percent(s.fast[kFast1].best), percent(s.fast[kFast1].avg),
+                    href.empty() ? "—" : "<a href=\"" + html_escape(href) + "\">kernel</a>"});
   }
-  return "<h3>Tasks</h3>\n" + html_table({"task", "trajectories", "correct best", "correct avg", "speedup best", "speedup avg",
-                                          "fast<sub>1</sub> best", "fast<sub>1</sub> avg", "best kernel"},
-                                         rows);
+  return "<h3>Tasks</h3>\n" +
+         html_table({"task", "trajectories", "correct best", "correct avg", "speedup best",
+                     "speedup avg", "fast<sub>1</sub> best", "fast<sub>1</sub> avg", "best kernel"},
+                    rows);
 }
 
 // Each task's verdicts, with a column for every verdict the allocation saw.
@@ -149,33 +174,42 @@ std::string task_verdicts_section(const GroupMetrics& g) {
   for (size_t v : seen) header.push_back(verdict_name(static_cast<VerdictKind>(v)));
   std::vector<std::vector<std::string>> rows;
   for (const TaskMetrics& t : g.tasks) {
-    std::vector<std::string> row = {"<code>" + html_escape(t.task) + "</code>", std::to_string(t.counts.turns)};
-    for (size_t v : seen) row.push_back(t.counts.verdicts[v] ? std::to_string(t.counts.verdicts[v]) : "·");
+    std::vector<std::string> row = {"<code>" + html_escape(t.task) + "</code>",
+                                    std::to_string(t.counts.turns)};
+    for (size_t v : seen)
+      row.push_back(t.counts.verdicts[v] ? std::to_string(t.counts.verdicts[v]) : "·");
     rows.push_back(std::move(row));
   }
   return "<h3>Verdicts per task</h3>\n" + html_table(header, rows);
 }
 
-std::string group_section(const GroupMetrics& g, const fs::path& run_dir, const fs::path& out_file) {
-  return "<h2>Allocation <code>" + html_escape(g.allocation) + "</code></h2>\n" + overall_section(g) + charts_section(g) +
-         counts_section(g.counts) + tasks_section(g, run_dir, out_file) + task_verdicts_section(g);
+std::string group_section(const GroupMetrics& g, const fs::path& run_dir,
+                          const fs::path& out_file) {
+  return "<h2>Allocation <code>" + html_escape(g.allocation) + "</code></h2>\n" +
+         overall_section(g) + charts_section(g) + counts_section(g.counts) +
+         tasks_section(g, run_dir, out_file) + task_verdicts_section(g);
 }
 
 }  // namespace
 
-std::string render_html_report(const fs::path& run_dir, const Metrics& metrics, const fs::path& out_file) {
+std::string render_html_report(const fs::path& run_dir, const Metrics& metrics,
+                               const fs::path& out_file) {
   const RunView view = render_run_view(run_dir);
   std::ostringstream body;
-  body << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string()) << "</code>. Correctness and speedup per "
-       << "trajectory (its best correct kernel; 0 when none), best@k = best trajectory of a task, avg@k = mean over its "
-       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n" << view.settings;
+  body << "<p class=\"note\">Run folder <code>" << html_escape(run_dir.string())
+       << "</code>. Correctness and speedup per "
+       << "trajectory (its best correct kernel; 0 when none), best@k = best trajectory of a task, "
+          "avg@k = mean over its "
+       << "trajectories, both then averaged over tasks (docs/report.md).</p>\n<h2>Run</h2>\n"
+       << view.settings;
   if (metrics.groups.empty()) body << "<p>No turns recorded.</p>\n";
   for (const GroupMetrics& g : metrics.groups) body << group_section(g, run_dir, out_file);
   if (!metrics.groups.empty()) body << view.trajectories;
   return html_page("kevin report: " + folder_name(run_dir), body.str());
 }
 
-Status write_html_report(const fs::path& run_dir, const Metrics& metrics, const fs::path& out_file) {
+Status write_html_report(const fs::path& run_dir, const Metrics& metrics,
+                         const fs::path& out_file) {
   return write_file_atomic(out_file, render_html_report(run_dir, metrics, out_file));
 }
 

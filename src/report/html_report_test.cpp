@@ -30,7 +30,9 @@ class HtmlReport : public ::testing::Test {
     ASSERT_TRUE(dir.is_ok()) << dir.status().to_string();
     dir_ = std::move(dir).value();
     run_ = dir_.path() / "run";
-    ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(testing::two_task_records())).is_ok());
+    ASSERT_TRUE(
+        write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(testing::two_task_records()))
+            .is_ok());
   }
   std::string report_at(const fs::path& out_file, const Metrics& metrics) {
     EXPECT_TRUE(write_html_report(run_, metrics, out_file).is_ok());
@@ -52,27 +54,32 @@ TEST_F(HtmlReport, SelfContainedPageWithChartsAndTables) {
   for (const char* absent : {"<script", "<link", "src=", "@import", "url("}) {
     EXPECT_EQ(html.find(absent), std::string::npos) << absent;
   }
-  for (const char* expected : {"Allocation <code>3x3</code>", "Speedup vs turns", "Correctness vs samples k",
-                               "geometric-mean best speedup <b>1.00x</b>", "<code>lvl/a</code>", "83.3%",
-                               "No config.json in the folder."}) {
+  for (const char* expected :
+       {"Allocation <code>3x3</code>", "Speedup vs turns", "Correctness vs samples k",
+        "geometric-mean best speedup <b>1.00x</b>", "<code>lvl/a</code>", "83.3%",
+        "No config.json in the folder."}) {
     EXPECT_NE(html.find(expected), std::string::npos) << expected;
   }
 }
 
 TEST_F(HtmlReport, EscapesEveryRecordString) {
-  std::vector<Json> records = trajectory_records("<script>alert(1)</script>", "<b>x</b>", 0, {{"correct", 1.0}});
+  std::vector<Json> records =
+      trajectory_records("<script>alert(1)</script>", "<b>x</b>", 0, {{"correct", 1.0}});
   records[0]["code"] = "<script>steal()</script>";
   records[0]["feedback"] = "<img src=x>";
-  const Json config = {{"policy", {{"kind", "openai"}, {"model", "<script>evil()</script>"}, {"url", "http://h/<i>"}}},
-                       {"rollout", {{"temperature", 0.9}}}};
+  const Json config = {
+      {"policy",
+       {{"kind", "openai"}, {"model", "<script>evil()</script>"}, {"url", "http://h/<i>"}}},
+      {"rollout", {{"temperature", 0.9}}}};
   ASSERT_TRUE(write_file_atomic(run_ / "config.json", dump_json(config)).is_ok());
   ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(records)).is_ok());
   const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(records)));
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
-  for (const char* escaped : {"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;script&gt;evil()&lt;/script&gt;",
-                              "&lt;b&gt;x&lt;/b&gt;", "http://h/&lt;i&gt;", "&lt;script&gt;steal()&lt;/script&gt;",
-                              "&lt;img src=x&gt;"}) {
+  for (const char* escaped :
+       {"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;script&gt;evil()&lt;/script&gt;",
+        "&lt;b&gt;x&lt;/b&gt;", "http://h/&lt;i&gt;", "&lt;script&gt;steal()&lt;/script&gt;",
+        "&lt;img src=x&gt;"}) {
     EXPECT_NE(html.find(escaped), std::string::npos) << escaped;
   }
   EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
@@ -83,20 +90,30 @@ TEST_F(HtmlReport, TheRunTableNamesModelEndpointDeviceShapeSamplingTasksAndTimes
       {"kevin_version", "0.9.0"},
       {"created_at", 1796371200},  // 2026-12-04 08:00:00 UTC
       {"tasks", {{{"id", "lvl/a"}}, {{"id", "lvl/b"}}}},
-      {"policy", {{"kind", "openai"}, {"model", "qwen-coder"}, {"url", "http://127.0.0.1:8000/v1"}}},
+      {"policy",
+       {{"kind", "openai"}, {"model", "qwen-coder"}, {"url", "http://127.0.0.1:8000/v1"}}},
       {"engine", {{"backend", "cuda"}, {"devices", "0,1"}}},
-      {"rollout", {{"allocations", {"3x3"}}, {"search", "none"}, {"temperature", 0.7}, {"top_p", 0.95}, {"max_tokens", 4096}}}};
+      {"rollout",
+       {{"allocations", {"3x3"}},
+        {"search", "none"},
+        {"temperature", 0.7},
+        {"top_p", 0.95},
+        {"max_tokens", 4096}}}};
   ASSERT_TRUE(write_file_atomic(run_ / "config.json", dump_json(config)).is_ok());
   std::vector<Json> records = testing::two_task_records();
-  for (size_t i = 0; i < records.size(); ++i) records[i]["finished_at"] = 1796371200.0 + 60.0 * static_cast<double>(i + 1);
+  for (size_t i = 0; i < records.size(); ++i)
+    records[i]["finished_at"] = 1796371200.0 + 60.0 * static_cast<double>(i + 1);
   ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(records)).is_ok());
   const std::string html = report_at(run_ / "report.html", two_tasks());
-  for (const char* row : {"<td>model</td><td>qwen-coder</td>", "<td>endpoint</td><td>http://127.0.0.1:8000/v1</td>",
-                          "<td>backend</td><td>cuda, devices 0,1</td>", "<td>allocations</td><td>3x3 (trajectories × turns)</td>",
-                          "<td>sampling</td><td>temperature 0.7, top_p 0.95, max_tokens 4096</td>",
-                          "<td>tasks</td><td>2: lvl/a, lvl/b</td>", "<td>started</td><td>2026-12-04 08:00:00 UTC</td>",
-                          "<td>last turn</td><td>2026-12-04 08:18:00 UTC</td>", "<td>duration</td><td>18.0 min",
-                          "<td>kevin</td><td>0.9.0</td>"}) {
+  for (const char* row :
+       {"<td>model</td><td>qwen-coder</td>", "<td>endpoint</td><td>http://127.0.0.1:8000/v1</td>",
+        "<td>backend</td><td>cuda, devices 0,1</td>",
+        "<td>allocations</td><td>3x3 (trajectories × turns)</td>",
+        "<td>sampling</td><td>temperature 0.7, top_p 0.95, max_tokens 4096</td>",
+        "<td>tasks</td><td>2: lvl/a, lvl/b</td>",
+        "<td>started</td><td>2026-12-04 08:00:00 UTC</td>",
+        "<td>last turn</td><td>2026-12-04 08:18:00 UTC</td>", "<td>duration</td><td>18.0 min",
+        "<td>kevin</td><td>0.9.0</td>"}) {
     EXPECT_NE(html.find(row), std::string::npos) << row;
   }
 }
@@ -111,7 +128,8 @@ TEST_F(HtmlReport, VerdictsPerTaskAndEveryTrajectoryTurnByTurn) {
   const size_t view = html.find("<h2>Trajectories</h2>");
   ASSERT_NE(view, std::string::npos);
   EXPECT_EQ(occurrences(html.substr(view), "<h4>trajectory "), 6u) << "2 tasks x 3 trajectories";
-  EXPECT_EQ(occurrences(html.substr(view), "<pre>__global__ void k() {}</pre>"), 18u) << "every turn's kernel";
+  EXPECT_EQ(occurrences(html.substr(view), "<pre>__global__ void k() {}</pre>"), 18u)
+      << "every turn's kernel";
   EXPECT_NE(html.find("<td>1.20x</td>", view), std::string::npos);
   // A small page limit: later kernels are named, not embedded.
   const std::string capped = render_run_view(run_, 100).trajectories;
@@ -120,19 +138,29 @@ TEST_F(HtmlReport, VerdictsPerTaskAndEveryTrajectoryTurnByTurn) {
 }
 
 TEST(SvgChart, ASeriesHiddenUnderAnotherSaysSo) {
-  Chart c{"c", "turns", "speedup", YScale::kSpeedup,
-          {{"best@k", {{1, 1.5}, {2, 2.0}}, false}, {"avg@k", {{1, 1.5}, {2, 2.0}}, true}, {"other", {{1, 1.0}, {2, 1.0}}, true}}};
+  Chart c{"c",
+          "turns",
+          "speedup",
+          YScale::kSpeedup,
+          {{"best@k", {{1, 1.5}, {2, 2.0}}, false},
+           {"avg@k", {{1, 1.5}, {2, 2.0}}, true},
+           {"other", {{1, 1.0}, {2, 1.0}}, true}}};
   const std::string svg = render_svg_chart(c);
   EXPECT_NE(svg.find(">avg@k (= best@k)</text>"), std::string::npos) << svg;
   EXPECT_NE(svg.find(">other</text>"), std::string::npos);
-  EXPECT_NE(svg.find("fill=\"none\" stroke="), std::string::npos) << "later series' points are rings";
+  EXPECT_NE(svg.find("fill=\"none\" stroke="), std::string::npos)
+      << "later series' points are rings";
 }
 
 TEST_F(HtmlReport, MalformedConfigIsNotedNotFatal) {
   ASSERT_TRUE(write_file_atomic(run_ / "config.json", "{\"model\": ").is_ok());
-  EXPECT_NE(report_at(run_ / "report.html", two_tasks()).find("config.json is unusable: malformed JSON"), std::string::npos);
+  EXPECT_NE(
+      report_at(run_ / "report.html", two_tasks()).find("config.json is unusable: malformed JSON"),
+      std::string::npos);
   ASSERT_TRUE(write_file_atomic(run_ / "config.json", "[1, 2]").is_ok());
-  EXPECT_NE(report_at(run_ / "report.html", two_tasks()).find("config.json is unusable: not a JSON object"), std::string::npos);
+  EXPECT_NE(report_at(run_ / "report.html", two_tasks())
+                .find("config.json is unusable: not a JSON object"),
+            std::string::npos);
 }
 
 TEST_F(HtmlReport, LinksBestKernelsRelativeToTheReport) {
@@ -147,14 +175,16 @@ TEST_F(HtmlReport, LinksBestKernelsRelativeToTheReport) {
 
 TEST_F(HtmlReport, MissingKernelAndUnsafeTaskIdsGetNoLink) {
   ASSERT_TRUE(write_file_atomic(dir_.path() / "secret.cu", "x").is_ok());
-  const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(
-      trajectory_records("../../secret", "1x1", 0, {{"correct", 1.0}}))));
+  const std::string html = report_at(
+      run_ / "report.html",
+      compute_metrics(rows_of(trajectory_records("../../secret", "1x1", 0, {{"correct", 1.0}}))));
   EXPECT_EQ(html.find("<a href"), std::string::npos);
   EXPECT_NE(html.find("<td>—</td>"), std::string::npos);
 }
 
 TEST_F(HtmlReport, EmptyRunSaysSo) {
-  EXPECT_NE(report_at(run_ / "report.html", Metrics{}).find("No turns recorded."), std::string::npos);
+  EXPECT_NE(report_at(run_ / "report.html", Metrics{}).find("No turns recorded."),
+            std::string::npos);
 }
 
 TEST_F(HtmlReport, UnwritableOutputIsAnError) {
@@ -163,18 +193,25 @@ TEST_F(HtmlReport, UnwritableOutputIsAnError) {
 }
 
 TEST(HtmlChart, AxesTicksLabelsAndLegend) {
-  Chart chart{"Speedup <vs> turns", "turns", "mean speedup", YScale::kSpeedup,
-              {{"best@k", {{1, 0.5}, {2, 1.7}, {3, 2.3}}, false}, {"avg&k", {{1, 0.2}, {2, 0.4}, {3, 0.9}}, true}}};
+  Chart chart{"Speedup <vs> turns",
+              "turns",
+              "mean speedup",
+              YScale::kSpeedup,
+              {{"best@k", {{1, 0.5}, {2, 1.7}, {3, 2.3}}, false},
+               {"avg&k", {{1, 0.2}, {2, 0.4}, {3, 0.9}}, true}}};
   const std::string svg = render_svg_chart(chart);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(svg.find("Speedup &lt;vs&gt; turns"), std::string::npos);
   EXPECT_NE(svg.find(">avg&amp;k</text>"), std::string::npos);
   EXPECT_NE(svg.find(">turns</text>"), std::string::npos);
-  EXPECT_NE(svg.find("rotate(-90)\" text-anchor=\"middle\">mean speedup</text>"), std::string::npos);
+  EXPECT_NE(svg.find("rotate(-90)\" text-anchor=\"middle\">mean speedup</text>"),
+            std::string::npos);
   // Largest value 2.3: step 2.3/4 → 0.625 → nice 1, so y ticks 0x, 1x, 2x, 3x.
-  for (const char* tick : {">0x</text>", ">1x</text>", ">2x</text>", ">3x</text>"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  for (const char* tick : {">0x</text>", ">1x</text>", ">2x</text>", ">3x</text>"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   EXPECT_EQ(svg.find(">4x</text>"), std::string::npos);
-  for (const char* tick : {">1</text>", ">2</text>", ">3</text>"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  for (const char* tick : {">1</text>", ">2</text>", ">3</text>"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   EXPECT_EQ(occurrences(svg, "<polyline"), 2u);
   EXPECT_EQ(occurrences(svg, "stroke-dasharray"), 2u) << "the dashed series and its legend sample";
   EXPECT_EQ(occurrences(svg, "<circle"), 6u);
@@ -185,7 +222,8 @@ TEST(HtmlChart, FractionScaleAndManyPoints) {
   ChartSeries s{"best@k", {}, false};
   for (int k = 1; k <= 100; ++k) s.points.push_back({static_cast<double>(k), k / 100.0});
   const std::string svg = render_svg_chart({"Correctness", "k", "correct", YScale::kFraction, {s}});
-  for (const char* tick : {">0%</text>", ">50%</text>", ">100%</text>", ">1</text>", ">10</text>", ">100</text>"}) {
+  for (const char* tick :
+       {">0%</text>", ">50%</text>", ">100%</text>", ">1</text>", ">10</text>", ">100</text>"}) {
     EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   }
   EXPECT_EQ(svg.find(">5</text>"), std::string::npos) << "x ticks thinned to a 10 step";
@@ -196,7 +234,8 @@ TEST(HtmlChart, DegenerateChartsStillRender) {
   const std::string empty = render_svg_chart({"Nothing", "k", "speedup", YScale::kSpeedup, {}});
   EXPECT_NE(empty.find("</svg>"), std::string::npos);
   EXPECT_EQ(empty.find("nan"), std::string::npos);
-  const std::string single = render_svg_chart({"One", "k", "speedup", YScale::kSpeedup, {{"s", {{1, 0}}, false}}});
+  const std::string single =
+      render_svg_chart({"One", "k", "speedup", YScale::kSpeedup, {{"s", {{1, 0}}, false}}});
   EXPECT_EQ(single.find("nan"), std::string::npos);
   EXPECT_EQ(single.find("inf"), std::string::npos);
   EXPECT_NE(single.find(">1</text>"), std::string::npos);
@@ -206,8 +245,11 @@ TEST(HtmlChart, DegenerateChartsStillRender) {
 std::string y_tick(const std::string& label) { return "text-anchor=\"end\">" + label; }
 
 TEST(HtmlChart, LinearScaleAllowsNegativeValues) {
-  const std::string svg =
-      render_svg_chart({"Loss", "step", "loss", YScale::kLinear, {{"train", {{0, -0.3}, {1, 0.4}, {2, 1.2}}, false}}});
+  const std::string svg = render_svg_chart({"Loss",
+                                            "step",
+                                            "loss",
+                                            YScale::kLinear,
+                                            {{"train", {{0, -0.3}, {1, 0.4}, {2, 1.2}}, false}}});
   // Range [-0.3, 1.2]: step 1.5/4 → 0.375 → nice 0.5, from -0.5 up to 1.5; plain numbers.
   for (const char* label : {"-0.5", "0", "0.5", "1", "1.5"}) {
     const std::string tick = y_tick(std::string(label) + "</text>");
@@ -238,7 +280,8 @@ TEST(HtmlChart, LinearScaleTicksAtEveryMagnitude) {
   }
   EXPECT_EQ(negative.find(y_tick("1</text>")), std::string::npos) << "the axis stops at 0";
   const std::string flat = ticks_of({{0, 0}, {1, 0}});
-  EXPECT_NE(flat.find(y_tick("1</text>")), std::string::npos) << "an all-zero series gets a 0..1 axis";
+  EXPECT_NE(flat.find(y_tick("1</text>")), std::string::npos)
+      << "an all-zero series gets a 0..1 axis";
   EXPECT_EQ(flat.find("nan"), std::string::npos);
 }
 
@@ -257,7 +300,8 @@ TEST(Format, SignificantDigits) {
 }
 
 TEST(HtmlEscape, EscapesMarkupCharacters) {
-  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("plain"), "plain");
 }
 

@@ -14,7 +14,8 @@ Status field_error(std::string_view key, std::string_view what) {
 }
 
 Status line_error(const fs::path& jsonl, size_t line, const Status& cause) {
-  return invalid_argument(jsonl.string() + " line " + std::to_string(line) + ": " + cause.message());
+  return invalid_argument(jsonl.string() + " line " + std::to_string(line) + ": " +
+                          cause.message());
 }
 
 const Json* find_value(const Json& record, std::string_view key) {
@@ -34,7 +35,8 @@ Result<int64_t> as_integer(const Json& v, std::string_view key, int64_t max) {
   const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
                                                : v.get<int64_t>() >= 0 && v.get<int64_t>() <= max;
   if (!in_range) {
-    return field_error(key, max == kNoUpperBound ? "must be an integer >= 0" : "must be between 0 and " + std::to_string(max));
+    return field_error(key, max == kNoUpperBound ? "must be an integer >= 0"
+                                                 : "must be between 0 and " + std::to_string(max));
   }
   return v.get<int64_t>();
 }
@@ -44,7 +46,8 @@ Result<int64_t> required_integer(const Json& record, std::string_view key, int64
   return as_integer(*v, key, max);
 }
 
-Result<std::optional<int64_t>> optional_integer(const Json& record, std::string_view key, int64_t max) {
+Result<std::optional<int64_t>> optional_integer(const Json& record, std::string_view key,
+                                                int64_t max) {
   const Json* v = find_value(record, key);
   if (v == nullptr) return std::optional<int64_t>();
   KEVIN_ASSIGN_OR_RETURN(const int64_t value, as_integer(*v, key, max));
@@ -53,7 +56,8 @@ Result<std::optional<int64_t>> optional_integer(const Json& record, std::string_
 
 Result<std::string> required_string(const Json& record, std::string_view key) {
   KEVIN_ASSIGN_OR_RETURN(const Json* v, require_value(record, key));
-  if (!v->is_string() || v->get_ref<const std::string&>().empty()) return field_error(key, "must be a non-empty string");
+  if (!v->is_string() || v->get_ref<const std::string&>().empty())
+    return field_error(key, "must be a non-empty string");
   return v->get<std::string>();
 }
 

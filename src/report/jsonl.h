@@ -41,7 +41,8 @@ Result<int64_t> as_integer(const Json& v, std::string_view key, int64_t max);
 Result<int64_t> required_integer(const Json& record, std::string_view key, int64_t max);
 
 // An integer in [0, max], or nullopt when absent or null; errors as as_integer.
-Result<std::optional<int64_t>> optional_integer(const Json& record, std::string_view key, int64_t max);
+Result<std::optional<int64_t>> optional_integer(const Json& record, std::string_view key,
+                                                int64_t max);
 
 // A required non-empty string; otherwise "is missing" or "must be a non-empty string".
 Result<std::string> required_string(const Json& record, std::string_view key);
@@ -76,12 +77,13 @@ Status read_json_lines(const std::filesystem::path& jsonl, const JsonLineVisitor
 template <typename Row, typename Parse>
 Result<std::vector<Row>> read_json_rows(const std::filesystem::path& jsonl, Parse parse) {
   std::vector<Row> rows;
-  KEVIN_RETURN_IF_ERROR(read_json_lines(jsonl, [&rows, &parse](const Json& value, size_t line) -> Status {
-    KEVIN_ASSIGN_OR_RETURN(Row row, parse(value));
-    row.line = line;
-    rows.push_back(std::move(row));
-    return Status::ok();
-  }));
+  KEVIN_RETURN_IF_ERROR(
+      read_json_lines(jsonl, [&rows, &parse](const Json& value, size_t line) -> Status {
+        KEVIN_ASSIGN_OR_RETURN(Row row, parse(value));
+        row.line = line;
+        rows.push_back(std::move(row));
+        return Status::ok();
+      }));
   return rows;
 }
 

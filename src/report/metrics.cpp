@@ -75,19 +75,22 @@ void add_counts(const Counts& from, Counts& to) {
 std::vector<Group> group_rows(const std::vector<TurnRow>& rows) {
   std::vector<Group> groups;
   for (const TurnRow& row : rows) {
-    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.allocation == row.allocation; });
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& g) { return g.allocation == row.allocation; });
     if (group == groups.end()) group = groups.insert(groups.end(), Group{row.allocation, 0, {}});
     group->turns = std::max(group->turns, row.turn + 1);
     TaskRecords& task = group->tasks[row.task];
     Trajectory& trajectory = task.trajectories[row.trajectory];
     trajectory.parent = row.parent;
-    trajectory.own.push_back({row.turn, row.correct, row.correct ? row.speedup.value_or(0.0) : 0.0});
+    trajectory.own.push_back(
+        {row.turn, row.correct, row.correct ? row.speedup.value_or(0.0) : 0.0});
     count_row(row, task.counts);
   }
   for (Group& group : groups) {
     for (auto& [task_id, task] : group.tasks) {
       for (auto& [id, trajectory] : task.trajectories) {
-        std::sort(trajectory.own.begin(), trajectory.own.end(), [](const Kernel& a, const Kernel& b) { return a.turn < b.turn; });
+        std::sort(trajectory.own.begin(), trajectory.own.end(),
+                  [](const Kernel& a, const Kernel& b) { return a.turn < b.turn; });
       }
     }
   }
@@ -130,7 +133,8 @@ std::set<int> continued_trajectories(const std::map<int, Trajectory>& all) {
   for (const auto& [id, t] : all) {
     if (!t.parent) continue;
     const auto parent = all.find(*t.parent);
-    if (parent != all.end() && t.own.front().turn > parent->second.own.back().turn) continued.insert(*t.parent);
+    if (parent != all.end() && t.own.front().turn > parent->second.own.back().turn)
+      continued.insert(*t.parent);
   }
   return continued;
 }
@@ -203,7 +207,8 @@ std::vector<int> pass_ks(int n) {
 std::vector<ParallelPoint> parallel_curve(const std::vector<Outcome>& outcomes, int k_max) {
   std::vector<ParallelPoint> curve;
   const std::vector<double> c = correctness(outcomes), s = speedups(outcomes);
-  for (int k = 1; k <= k_max; ++k) curve.push_back({k, expected_best_at_k(c, k), expected_best_at_k(s, k)});
+  for (int k = 1; k <= k_max; ++k)
+    curve.push_back({k, expected_best_at_k(c, k), expected_best_at_k(s, k)});
   return curve;
 }
 
@@ -212,9 +217,11 @@ Summary summarise_task(const OutcomeTable& table, int turns) {
   const std::vector<Outcome> final_outcomes = at_turn_limit(table, turns);
   s.correct = best_avg(correctness(final_outcomes));
   s.speedup = best_avg(speedups(final_outcomes));
-  for (size_t i = 0; i < kFastThresholds.size(); ++i) s.fast[i] = best_avg(fast(final_outcomes, kFastThresholds[i]));
+  for (size_t i = 0; i < kFastThresholds.size(); ++i)
+    s.fast[i] = best_avg(fast(final_outcomes, kFastThresholds[i]));
   const int n = static_cast<int>(table.size());
-  const int c = static_cast<int>(std::count_if(final_outcomes.begin(), final_outcomes.end(), [](const Outcome& o) { return o.correct; }));
+  const int c = static_cast<int>(std::count_if(final_outcomes.begin(), final_outcomes.end(),
+                                               [](const Outcome& o) { return o.correct; }));
   for (int k : pass_ks(n)) s.pass_at_k.push_back({k, pass_at_k(n, c, k)});
   for (int t = 1; t <= turns; ++t) {
     const std::vector<Outcome> column = at_turn_limit(table, t);
@@ -247,8 +254,8 @@ BestAvg mean_over_tasks(const std::vector<TaskMetrics>& tasks, Pick pick) {
 
 // Per-task means. A task with fewer samples than a k contributes its value at k = its sample
 // count (pass@k and the parallel curve), so every task counts at every k.
-Summary summarise_group(const std::vector<TaskMetrics>& tasks, const std::vector<std::vector<Outcome>>& final_outcomes,
-                        int turns) {
+Summary summarise_group(const std::vector<TaskMetrics>& tasks,
+                        const std::vector<std::vector<Outcome>>& final_outcomes, int turns) {
   Summary s;
   const auto task_count = static_cast<double>(tasks.size());
   s.correct = mean_over_tasks(tasks, [](const Summary& x) { return x.correct; });
@@ -258,8 +265,9 @@ Summary summarise_group(const std::vector<TaskMetrics>& tasks, const std::vector
   }
   for (int t = 1; t <= turns; ++t) {
     const auto index = static_cast<size_t>(t - 1);
-    s.serial.push_back({t, mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].correct; }),
-                        mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].speedup; })});
+    s.serial.push_back(
+        {t, mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].correct; }),
+         mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].speedup; })});
   }
   int n_max = 0;
   for (const TaskMetrics& t : tasks) n_max = std::max(n_max, t.trajectories);
@@ -302,8 +310,9 @@ GroupMetrics group_metrics(const Group& group) {
     t.task = task_id;
     t.trajectories = static_cast<int>(table.size());
     final_outcomes.push_back(at_turn_limit(table, group.turns));
-    t.correct_trajectories = static_cast<int>(
-        std::count_if(final_outcomes.back().begin(), final_outcomes.back().end(), [](const Outcome& o) { return o.correct; }));
+    t.correct_trajectories =
+        static_cast<int>(std::count_if(final_outcomes.back().begin(), final_outcomes.back().end(),
+                                       [](const Outcome& o) { return o.correct; }));
     t.summary = summarise_task(table, group.turns);
     t.counts = records.counts;
     add_counts(t.counts, g.counts);
@@ -326,24 +335,33 @@ std::string threshold_key(double p) {
 
 Json summary_json(const Summary& s) {
   Json fast_json = Json::object();
-  for (size_t i = 0; i < kFastThresholds.size(); ++i) fast_json[threshold_key(kFastThresholds[i])] = best_avg_json(s.fast[i]);
+  for (size_t i = 0; i < kFastThresholds.size(); ++i)
+    fast_json[threshold_key(kFastThresholds[i])] = best_avg_json(s.fast[i]);
   Json pass = Json::array();
   for (const PassAtK& p : s.pass_at_k) pass.push_back({{"k", p.k}, {"value", p.value}});
   Json serial = Json::array();
   for (const SerialPoint& p : s.serial) {
-    serial.push_back({{"turns", p.turns}, {"correct", best_avg_json(p.correct)}, {"speedup", best_avg_json(p.speedup)}});
+    serial.push_back({{"turns", p.turns},
+                      {"correct", best_avg_json(p.correct)},
+                      {"speedup", best_avg_json(p.speedup)}});
   }
   Json parallel = Json::array();
-  for (const ParallelPoint& p : s.parallel) parallel.push_back({{"k", p.k}, {"correct", p.correct}, {"speedup", p.speedup}});
-  return {{"correct", best_avg_json(s.correct)}, {"speedup", best_avg_json(s.speedup)}, {"fast", fast_json},
-          {"pass_at_k", pass}, {"serial", serial}, {"parallel", parallel}};
+  for (const ParallelPoint& p : s.parallel)
+    parallel.push_back({{"k", p.k}, {"correct", p.correct}, {"speedup", p.speedup}});
+  return {{"correct", best_avg_json(s.correct)},
+          {"speedup", best_avg_json(s.speedup)},
+          {"fast", fast_json},
+          {"pass_at_k", pass},
+          {"serial", serial},
+          {"parallel", parallel}};
 }
 
 Json counts_json(const Counts& c) {
   Json verdicts = Json::object();
-  for (size_t v = 0; v < kVerdictKinds; ++v) verdicts[verdict_name(static_cast<VerdictKind>(v))] = c.verdicts[v];
-  return {{"turns", c.turns},           {"verdicts", verdicts},         {"generation_ms", c.generation_ms},
-          {"compile_ms", c.compile_ms}, {"eval_ms", c.eval_ms},         {"cached_evals", c.cached_evals},
+  for (size_t v = 0; v < kVerdictKinds; ++v)
+    verdicts[verdict_name(static_cast<VerdictKind>(v))] = c.verdicts[v];
+  return {{"turns", c.turns},           {"verdicts", verdicts}, {"generation_ms", c.generation_ms},
+          {"compile_ms", c.compile_ms}, {"eval_ms", c.eval_ms}, {"cached_evals", c.cached_evals},
           {"truncated", c.truncated}};
 }
 
@@ -412,7 +430,8 @@ Json to_json(const Metrics& metrics) {
 }
 
 Result<Metrics> metrics_of_run(const fs::path& run_dir) {
-  KEVIN_ASSIGN_OR_RETURN(const std::vector<TurnRow> rows, read_trajectories(run_dir / "trajectories.jsonl"));
+  KEVIN_ASSIGN_OR_RETURN(const std::vector<TurnRow> rows,
+                         read_trajectories(run_dir / "trajectories.jsonl"));
   return compute_metrics(rows);
 }
 

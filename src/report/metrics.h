@@ -52,40 +52,40 @@ struct PassAtK {
 };
 
 struct Summary {
-  BestAvg correct;                                  // fraction of trajectories with a correct kernel
-  BestAvg speedup;                                  // fastest correct kernel, 0 when none
-  std::array<BestAvg, kFastThresholds.size()> fast; // fast_p for each of kFastThresholds
-  std::vector<PassAtK> pass_at_k;                   // k = 1, 2, 4, ... below n, then n
-  std::vector<SerialPoint> serial;                  // turns = 1 .. the allocation's turn count
-  std::vector<ParallelPoint> parallel;              // k = 1 .. trajectories
+  BestAvg correct;  // fraction of trajectories with a correct kernel
+  BestAvg speedup;  // fastest correct kernel, 0 when none
+  std::array<BestAvg, kFastThresholds.size()> fast;  // fast_p for each of kFastThresholds
+  std::vector<PassAtK> pass_at_k;                    // k = 1, 2, 4, ... below n, then n
+  std::vector<SerialPoint> serial;                   // turns = 1 .. the allocation's turn count
+  std::vector<ParallelPoint> parallel;               // k = 1 .. trajectories
 };
 
 struct Counts {
-  int64_t turns = 0;                                // records (inherited beam history not repeated)
-  std::array<int64_t, kVerdictKinds> verdicts{};    // indexed by VerdictKind
+  int64_t turns = 0;                              // records (inherited beam history not repeated)
+  std::array<int64_t, kVerdictKinds> verdicts{};  // indexed by VerdictKind
   double generation_ms = 0;
   double compile_ms = 0;
   double eval_ms = 0;
   int64_t cached_evals = 0;
-  int64_t truncated = 0;                            // responses cut at the token limit
+  int64_t truncated = 0;  // responses cut at the token limit
 };
 
 struct TaskMetrics {
   std::string task;
-  int trajectories = 0;          // samples (beam: trajectories no other one fully continues)
+  int trajectories = 0;  // samples (beam: trajectories no other one fully continues)
   int correct_trajectories = 0;
   Summary summary;
   Counts counts;
 };
 
 struct GroupMetrics {
-  std::string allocation;        // "16x8", "beam", ...
-  int turns = 0;                 // 1 + the largest turn index of the group
-  int trajectories = 0;          // samples over all tasks
-  Summary overall;               // mean over tasks (curves: see docs/report.md on unequal sizes)
-  int solved_tasks = 0;          // tasks with a correct kernel
+  std::string allocation;  // "16x8", "beam", ...
+  int turns = 0;           // 1 + the largest turn index of the group
+  int trajectories = 0;    // samples over all tasks
+  Summary overall;         // mean over tasks (curves: see docs/report.md on unequal sizes)
+  int solved_tasks = 0;    // tasks with a correct kernel
   std::optional<double> geomean_speedup;  // of per-task best speedups > 0 of solved tasks
-  int geomean_tasks = 0;         // how many tasks the geometric mean covers
+  int geomean_tasks = 0;                  // how many tasks the geometric mean covers
   Counts counts;
   std::vector<TaskMetrics> tasks;  // sorted by task id
 };

@@ -66,7 +66,8 @@ TEST(Metrics, ExpectedBestMatchesBruteForce) {
     for (int i = 0; i < m; ++i) values.push_back(i % 3 == 0 ? 0.0 : speedup(rng));
     if (m > 2) values[1] = values[2];  // ties
     for (int k = 1; k <= m; ++k) {
-      EXPECT_NEAR(expected_best_at_k(values, k), brute_force_best(values, k), 1e-12) << "m=" << m << " k=" << k;
+      EXPECT_NEAR(expected_best_at_k(values, k), brute_force_best(values, k), 1e-12)
+          << "m=" << m << " k=" << k;
     }
   }
   EXPECT_NEAR(expected_best_at_k({0, 1.2, 2.0}, 2), 5.2 / 3, kEps);
@@ -79,7 +80,8 @@ TEST(Metrics, ExpectedBestOfCorrectnessIsPassAtK) {
     for (int c = 0; c <= n; ++c) {
       std::vector<double> values(static_cast<size_t>(n), 0.0);
       std::fill_n(values.begin(), c, 1.0);
-      for (int k = 1; k <= n; ++k) EXPECT_NEAR(expected_best_at_k(values, k), pass_at_k(n, c, k), 1e-12);
+      for (int k = 1; k <= n; ++k)
+        EXPECT_NEAR(expected_best_at_k(values, k), pass_at_k(n, c, k), 1e-12);
     }
   }
   // Many samples: the binomials would overflow a double; the recurrence does not.
@@ -144,10 +146,13 @@ TEST(Metrics, PassAtKPerTaskAndOverall) {
     for (const PassAtK& x : p) v.emplace_back(x.k, x.value);
     return v;
   };
-  ASSERT_EQ(g.tasks[0].summary.pass_at_k.size(), 3u) << "k = 1, 2 (powers of two below n), then n = 3";
-  const auto a = values(g.tasks[0].summary.pass_at_k), b = values(g.tasks[1].summary.pass_at_k), all = values(g.overall.pass_at_k);
+  ASSERT_EQ(g.tasks[0].summary.pass_at_k.size(), 3u)
+      << "k = 1, 2 (powers of two below n), then n = 3";
+  const auto a = values(g.tasks[0].summary.pass_at_k), b = values(g.tasks[1].summary.pass_at_k),
+             all = values(g.overall.pass_at_k);
   const int ks[] = {1, 2, 3};
-  const double a_hand[] = {2.0 / 3, 1.0, 1.0}, b_hand[] = {1.0 / 3, 2.0 / 3, 1.0}, all_hand[] = {0.5, 5.0 / 6, 1.0};
+  const double a_hand[] = {2.0 / 3, 1.0, 1.0}, b_hand[] = {1.0 / 3, 2.0 / 3, 1.0},
+               all_hand[] = {0.5, 5.0 / 6, 1.0};
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(a[i].first, ks[i]);
     EXPECT_NEAR(a[i].second, a_hand[i], kEps) << i;
@@ -192,7 +197,8 @@ TEST(Metrics, ParallelCurve) {
   EXPECT_NEAR(p[2].speedup, 1.25, kEps);
   for (size_t k = 0; k < p.size(); ++k) {
     EXPECT_EQ(p[k].k, static_cast<int>(k) + 1);
-    EXPECT_NEAR(p[k].correct, g.overall.pass_at_k[k].value, kEps) << "expected best correctness is pass@k";
+    EXPECT_NEAR(p[k].correct, g.overall.pass_at_k[k].value, kEps)
+        << "expected best correctness is pass@k";
   }
   EXPECT_NEAR(p[0].speedup, g.overall.speedup.avg, kEps) << "best@1 in expectation is avg";
   EXPECT_NEAR(p[2].speedup, g.overall.speedup.best, kEps) << "best@m is best";
@@ -222,7 +228,8 @@ TEST(Metrics, CachedEvaluationsAreNotTimedTwice) {
   rows[2].cached_eval = true;
   const GroupMetrics g = only_group(compute_metrics(rows));
   EXPECT_EQ(g.counts.cached_evals, 2);
-  EXPECT_DOUBLE_EQ(g.counts.eval_ms, 16 * 50.0) << "a shared verdict's copy of the evaluation time is not added";
+  EXPECT_DOUBLE_EQ(g.counts.eval_ms, 16 * 50.0)
+      << "a shared verdict's copy of the evaluation time is not added";
   EXPECT_DOUBLE_EQ(g.counts.compile_ms, 16 * 100.0);
   EXPECT_DOUBLE_EQ(g.counts.generation_ms, 18 * 1000.0) << "every turn's generation was its own";
 }
@@ -261,11 +268,13 @@ TEST(Metrics, BeamLineage) {
 TEST(Metrics, BranchFromEarlierTurnInheritsOnlyEarlierTurns) {
   std::vector<Json> r;
   testing::append(r, trajectory_records("t", "beam", 0, {kWrong, {"correct", 2.0}, kWrong}));
-  testing::append(r, trajectory_records("t", "beam", 1, {{"correct", 1.1}}, 1, 0));  // copies turn 0 only
+  testing::append(
+      r, trajectory_records("t", "beam", 1, {{"correct", 1.1}}, 1, 0));  // copies turn 0 only
   const TaskMetrics t = only_group(compute_metrics(rows_of(r))).tasks.at(0);
   EXPECT_EQ(t.trajectories, 2) << "0's later turns are not in 1, so 0 stays a sample";
   EXPECT_NEAR(t.summary.speedup.best, 2.0, kEps);
-  EXPECT_NEAR(t.summary.speedup.avg, 1.55, kEps) << "(2.0 + 1.1) / 2: trajectory 1 does not see 0's turn 1";
+  EXPECT_NEAR(t.summary.speedup.avg, 1.55, kEps)
+      << "(2.0 + 1.1) / 2: trajectory 1 does not see 0's turn 1";
 }
 
 TEST(Metrics, BrokenLineageInCodeDoesNotCrash) {
@@ -294,9 +303,11 @@ TEST(Metrics, AllocationsAreSeparateInOrderOfAppearance) {
 
 TEST(Metrics, UnequalTrajectoryCountsUseEachTasksOwnAtLargeK) {
   std::vector<Json> r;
-  testing::append(r, trajectory_records("a", "4x1", 0, {{"correct", 1.0}}));  // a: one trajectory, 1.0x
+  testing::append(
+      r, trajectory_records("a", "4x1", 0, {{"correct", 1.0}}));  // a: one trajectory, 1.0x
   for (int i = 0; i < 4; ++i) {
-    testing::append(r, trajectory_records("b", "4x1", i, {i == 0 ? KernelSpec{"correct", 2.0} : kWrong}));
+    testing::append(
+        r, trajectory_records("b", "4x1", i, {i == 0 ? KernelSpec{"correct", 2.0} : kWrong}));
   }
   const GroupMetrics g = only_group(compute_metrics(rows_of(r)));
   ASSERT_EQ(g.overall.parallel.size(), 4u);
@@ -304,8 +315,10 @@ TEST(Metrics, UnequalTrajectoryCountsUseEachTasksOwnAtLargeK) {
   EXPECT_EQ(g.overall.pass_at_k[2].k, 4);
   EXPECT_NEAR(g.overall.pass_at_k[0].value, (1.0 + 0.25) / 2, kEps);
   EXPECT_NEAR(g.overall.pass_at_k[2].value, 1.0, kEps);
-  EXPECT_NEAR(g.overall.parallel[3].speedup, (1.0 + 2.0) / 2, kEps) << "task a contributes its best at every k";
-  EXPECT_NEAR(g.overall.parallel[1].speedup, (1.0 + 2.0 * 0.5) / 2, kEps) << "b: a 2-subset holds trajectory 0 half the time";
+  EXPECT_NEAR(g.overall.parallel[3].speedup, (1.0 + 2.0) / 2, kEps)
+      << "task a contributes its best at every k";
+  EXPECT_NEAR(g.overall.parallel[1].speedup, (1.0 + 2.0 * 0.5) / 2, kEps)
+      << "b: a 2-subset holds trajectory 0 half the time";
 }
 
 TEST(Metrics, CorrectWithoutSpeedupCountsAsSolvedAtZeroSpeedup) {
@@ -346,7 +359,8 @@ TEST(Metrics, JsonLayout) {
   EXPECT_EQ(g["tasks"][1]["task"], "lvl/b");
   EXPECT_EQ(g["tasks"][1]["correct_trajectories"], 1);
   EXPECT_TRUE(g["tasks"][1].contains("serial"));
-  const Json unsolved = to_json(compute_metrics(rows_of(trajectory_records("t", "1x1", 0, {kWrong}))));
+  const Json unsolved =
+      to_json(compute_metrics(rows_of(trajectory_records("t", "1x1", 0, {kWrong}))));
   EXPECT_TRUE(unsolved["groups"][0]["geomean_speedup"].is_null());
 }
 
@@ -355,7 +369,9 @@ TEST(Metrics, WriteMetricsFileWritesMetricsJson) {
   ASSERT_TRUE(dir.is_ok());
   EXPECT_EQ(write_metrics_file(dir->path()).code(), StatusCode::kNotFound);
   EXPECT_FALSE(std::filesystem::exists(dir->path() / "metrics.json"));
-  ASSERT_TRUE(write_file_atomic(dir->path() / "trajectories.jsonl", testing::jsonl(testing::two_task_records())).is_ok());
+  ASSERT_TRUE(write_file_atomic(dir->path() / "trajectories.jsonl",
+                                testing::jsonl(testing::two_task_records()))
+                  .is_ok());
   ASSERT_TRUE(write_metrics_file(dir->path()).is_ok());
   auto text = read_file(dir->path() / "metrics.json");
   ASSERT_TRUE(text.is_ok());
@@ -366,10 +382,12 @@ TEST(Metrics, WriteMetricsFileWritesMetricsJson) {
 
 TEST(ReportTables, ShowEverySection) {
   const std::string t = render_tables(compute_metrics(rows_of(testing::two_task_records())));
-  for (const char* expected : {"allocation 3x3: 2 tasks, 6 trajectories, 3 turns, 18 records", "speedup (mean)   1.25x  0.62x",
-                               "fast_1.5", "solved 2/2 tasks; geometric-mean best speedup 1.00x over 2 tasks",
-                               "pass@1 50.0%  pass@2 83.3%  pass@3 100.0%", "serial scaling", "parallel scaling",
-                               "verdicts: parse_error 1 compile_error 2", "lvl/b"}) {
+  for (const char* expected :
+       {"allocation 3x3: 2 tasks, 6 trajectories, 3 turns, 18 records",
+        "speedup (mean)   1.25x  0.62x", "fast_1.5",
+        "solved 2/2 tasks; geometric-mean best speedup 1.00x over 2 tasks",
+        "pass@1 50.0%  pass@2 83.3%  pass@3 100.0%", "serial scaling", "parallel scaling",
+        "verdicts: parse_error 1 compile_error 2", "lvl/b"}) {
     EXPECT_NE(t.find(expected), std::string::npos) << expected << "\n" << t;
   }
 }

@@ -44,7 +44,8 @@ Status read_outcome(const Json& record, TurnRow& row) {
   row.verdict = *kind;
   KEVIN_ASSIGN_OR_RETURN(row.correct, required_bool(record, "correct"));
   if (row.correct != (row.verdict == VerdictKind::kCorrect)) {
-    return field_error("correct", std::string(row.correct ? "is true" : "is false") + " but verdict is " + verdict);
+    return field_error("correct", std::string(row.correct ? "is true" : "is false") +
+                                      " but verdict is " + verdict);
   }
   KEVIN_ASSIGN_OR_RETURN(const std::optional<double> speedup, optional_amount(record, "speedup"));
   // A speedup is only meaningful for a correct kernel; anything else is ignored.
@@ -53,8 +54,10 @@ Status read_outcome(const Json& record, TurnRow& row) {
 }
 
 Status read_costs(const Json& record, TurnRow& row) {
-  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> generation_ms, optional_amount(record, "generation_ms"));
-  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> compile_ms, optional_amount(record, "compile_ms"));
+  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> generation_ms,
+                         optional_amount(record, "generation_ms"));
+  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> compile_ms,
+                         optional_amount(record, "compile_ms"));
   KEVIN_ASSIGN_OR_RETURN(const std::optional<double> eval_ms, optional_amount(record, "eval_ms"));
   row.generation_ms = generation_ms.value_or(0.0);
   row.compile_ms = compile_ms.value_or(0.0);
@@ -74,16 +77,21 @@ Result<FirstRows> index_trajectories(const fs::path& jsonl, const std::vector<Tu
   std::map<std::tuple<std::string, std::string, int, int>, size_t> seen_turns;
   FirstRows first_rows;
   for (const TurnRow& row : rows) {
-    const auto [seen, fresh] = seen_turns.emplace(std::tuple(row.task, row.allocation, row.trajectory, row.turn), row.line);
+    const auto [seen, fresh] = seen_turns.emplace(
+        std::tuple(row.task, row.allocation, row.trajectory, row.turn), row.line);
     if (!fresh) {
-      return line_error(jsonl, row.line, invalid_argument("turn " + std::to_string(row.turn) + " of trajectory " +
-                                                          std::to_string(row.trajectory) + " repeats line " +
-                                                          std::to_string(seen->second)));
+      return line_error(jsonl, row.line,
+                        invalid_argument("turn " + std::to_string(row.turn) + " of trajectory " +
+                                         std::to_string(row.trajectory) + " repeats line " +
+                                         std::to_string(seen->second)));
     }
-    const auto [first, new_trajectory] = first_rows.emplace(TrajectoryKey(row.task, row.allocation, row.trajectory), &row);
+    const auto [first, new_trajectory] =
+        first_rows.emplace(TrajectoryKey(row.task, row.allocation, row.trajectory), &row);
     if (!new_trajectory && first->second->parent != row.parent) {
-      return line_error(jsonl, row.line, invalid_argument("parent differs from line " + std::to_string(first->second->line) +
-                                                          " of the same trajectory"));
+      return line_error(
+          jsonl, row.line,
+          invalid_argument("parent differs from line " + std::to_string(first->second->line) +
+                           " of the same trajectory"));
     }
   }
   return first_rows;
@@ -100,12 +108,15 @@ Status check_parents(const fs::path& jsonl, const FirstRows& first_rows) {
       const TrajectoryKey parent_key(row->task, row->allocation, *at->parent);
       const auto parent = first_rows.find(parent_key);
       if (parent == first_rows.end()) {
-        return line_error(jsonl, at->line, invalid_argument("parent " + std::to_string(*at->parent) +
-                                                            " is not a trajectory of this task and allocation"));
+        return line_error(jsonl, at->line,
+                          invalid_argument("parent " + std::to_string(*at->parent) +
+                                           " is not a trajectory of this task and allocation"));
       }
       if (!ids.insert(*at->parent).second) {
-        return line_error(jsonl, row->line, invalid_argument("the ancestry of trajectory " + std::to_string(row->trajectory) +
-                                                             " has a parent cycle"));
+        return line_error(
+            jsonl, row->line,
+            invalid_argument("the ancestry of trajectory " + std::to_string(row->trajectory) +
+                             " has a parent cycle"));
       }
       chain.push_back(parent_key);
       at = parent->second;
@@ -127,7 +138,8 @@ Result<TurnRow> turn_row_from_json(const Json& record) {
 }
 
 Result<std::vector<TurnRow>> read_trajectories(const fs::path& jsonl) {
-  KEVIN_ASSIGN_OR_RETURN(std::vector<TurnRow> rows, read_json_rows<TurnRow>(jsonl, turn_row_from_json));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<TurnRow> rows,
+                         read_json_rows<TurnRow>(jsonl, turn_row_from_json));
   KEVIN_ASSIGN_OR_RETURN(const FirstRows first_rows, index_trajectories(jsonl, rows));
   KEVIN_RETURN_IF_ERROR(check_parents(jsonl, first_rows));
   return rows;

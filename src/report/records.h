@@ -22,20 +22,20 @@ inline constexpr int kMaxTrajectory = 9'999'999;
 
 // One turn of one trajectory.
 struct TurnRow {
-  std::string task;               // e.g. "level1/001_square_matmul"
-  std::string allocation;         // "MxN" (e.g. "16x8") or "beam"
-  int trajectory = 0;             // unique within (task, allocation)
-  int turn = 0;                   // 0-based position in the trajectory's full history
-  std::optional<int> parent;      // beam runs: the trajectory whose earlier turns this one continues
+  std::string task;           // e.g. "level1/001_square_matmul"
+  std::string allocation;     // "MxN" (e.g. "16x8") or "beam"
+  int trajectory = 0;         // unique within (task, allocation)
+  int turn = 0;               // 0-based position in the trajectory's full history
+  std::optional<int> parent;  // beam runs: the trajectory whose earlier turns this one continues
   VerdictKind verdict = VerdictKind::kParseError;
   bool correct = false;
   std::optional<double> speedup;  // finite, >= 0; kept only for correct kernels
   double generation_ms = 0;
   double compile_ms = 0;
   double eval_ms = 0;
-  bool truncated = false;         // finish_reason was "length"
+  bool truncated = false;  // finish_reason was "length"
   bool cached_eval = false;
-  size_t line = 0;                // 1-based line in the file; 0 for rows built in code
+  size_t line = 0;  // 1-based line in the file; 0 for rows built in code
 };
 
 // Converts one record to a row (line is left 0). Required: task, allocation (non-empty

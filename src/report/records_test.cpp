@@ -73,10 +73,11 @@ TEST_F(ReportRecords, ReadsFullContractRecords) {
 }
 
 TEST_F(ReportRecords, OptionalFieldsDefaultAndIncorrectSpeedupIsDropped) {
-  const Json minimal = {{"task", "t"}, {"trajectory", 0}, {"turn", 0}, {"allocation", "1x1"},
-                        {"verdict", "correct"}, {"correct", true}};
-  Json wrong = {{"task", "t"}, {"trajectory", 1}, {"turn", 0}, {"allocation", "1x1"},
-                {"verdict", "wrong_answer"}, {"correct", false}, {"speedup", 3.0}};
+  const Json minimal = {{"task", "t"},         {"trajectory", 0},      {"turn", 0},
+                        {"allocation", "1x1"}, {"verdict", "correct"}, {"correct", true}};
+  Json wrong = {{"task", "t"},         {"trajectory", 1},           {"turn", 0},
+                {"allocation", "1x1"}, {"verdict", "wrong_answer"}, {"correct", false},
+                {"speedup", 3.0}};
   auto rows = read_trajectories(write(line(minimal) + line(wrong)));
   ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
   EXPECT_FALSE((*rows)[0].speedup.has_value()) << "a correct kernel without a measured speedup";
@@ -111,7 +112,8 @@ TEST_F(ReportRecords, MissingRequiredFieldIsNamedWithItsLine) {
     Json record = good();
     record.erase(field);
     const std::string e = error_of(line(good()) + line(record));
-    EXPECT_NE(e.find("line 2: field \"" + std::string(field) + "\" is missing"), std::string::npos) << e;
+    EXPECT_NE(e.find("line 2: field \"" + std::string(field) + "\" is missing"), std::string::npos)
+        << e;
   }
 }
 
@@ -144,26 +146,37 @@ TEST_F(ReportRecords, BadFieldValuesAreNamed) {
     Json record = good();
     record[c.field] = c.value;
     const std::string e = error_of(line(record));
-    EXPECT_NE(e.find(std::string("line 1: field ") + c.expected), std::string::npos) << c.field << ": " << e;
+    EXPECT_NE(e.find(std::string("line 1: field ") + c.expected), std::string::npos)
+        << c.field << ": " << e;
   }
 }
 
 TEST_F(ReportRecords, RepeatedTurnIsNamed) {
-  const std::string e = error_of(line(good()) + line(turn_record("lvl/b", "2x2", 0, 0, {"wrong_answer"})) + line(good()));
+  const std::string e = error_of(
+      line(good()) + line(turn_record("lvl/b", "2x2", 0, 0, {"wrong_answer"})) + line(good()));
   EXPECT_NE(e.find("line 3: turn 0 of trajectory 0 repeats line 1"), std::string::npos) << e;
   // The same ids under another task or allocation are different trajectories.
-  EXPECT_TRUE(read_trajectories(write(line(good()) + line(turn_record("lvl/a", "beam", 0, 0, {"correct", 1})))).is_ok());
+  EXPECT_TRUE(read_trajectories(
+                  write(line(good()) + line(turn_record("lvl/a", "beam", 0, 0, {"correct", 1}))))
+                  .is_ok());
 }
 
 TEST_F(ReportRecords, LineageErrorsAreNamed) {
   const Json root = turn_record("t", "beam", 0, 0, {"wrong_answer"});
   const std::string inconsistent =
-      error_of(line(root) + line(turn_record("t", "beam", 1, 1, {"wrong_answer"}, 0)) + line(turn_record("t", "beam", 1, 2, {"wrong_answer"})));
-  EXPECT_NE(inconsistent.find("line 3: parent differs from line 2"), std::string::npos) << inconsistent;
-  const std::string missing = error_of(line(root) + line(turn_record("t", "beam", 1, 1, {"wrong_answer"}, 5)));
-  EXPECT_NE(missing.find("line 2: parent 5 is not a trajectory of this task and allocation"), std::string::npos) << missing;
-  const std::string other_task = error_of(line(root) + line(turn_record("u", "beam", 1, 1, {"wrong_answer"}, 0)));
-  EXPECT_NE(other_task.find("line 2: parent 0 is not a trajectory"), std::string::npos) << other_task;
+      error_of(line(root) + line(turn_record("t", "beam", 1, 1, {"wrong_answer"}, 0)) +
+               line(turn_record("t", "beam", 1, 2, {"wrong_answer"})));
+  EXPECT_NE(inconsistent.find("line 3: parent differs from line 2"), std::string::npos)
+      << inconsistent;
+  const std::string missing =
+      error_of(line(root) + line(turn_record("t", "beam", 1, 1, {"wrong_answer"}, 5)));
+  EXPECT_NE(missing.find("line 2: parent 5 is not a trajectory of this task and allocation"),
+            std::string::npos)
+      << missing;
+  const std::string other_task =
+      error_of(line(root) + line(turn_record("u", "beam", 1, 1, {"wrong_answer"}, 0)));
+  EXPECT_NE(other_task.find("line 2: parent 0 is not a trajectory"), std::string::npos)
+      << other_task;
   const std::string cycle = error_of(line(turn_record("t", "beam", 0, 0, {"wrong_answer"}, 2)) +
                                      line(turn_record("t", "beam", 1, 1, {"wrong_answer"}, 0)) +
                                      line(turn_record("t", "beam", 2, 2, {"wrong_answer"}, 1)));

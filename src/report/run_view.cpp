@@ -57,10 +57,9 @@ std::string model_text(const Json& policy) {
 }
 
 std::string sampling_text(const Json& rollout) {
-  return "temperature " + text_of(rollout, "temperature") + ", top_p " + text_of(rollout, "top_p") + ", max_tokens " +
-         text_of(rollout, "max_tokens");
+  return "temperature " + text_of(rollout, "temperature") + ", top_p " + text_of(rollout, "top_p") +
+         ", max_tokens " + text_of(rollout, "max_tokens");
 }
-
 
 struct FinishRange {
   std::optional<double> first, last;  // Unix seconds, when records carry finished_at
@@ -69,8 +68,10 @@ struct FinishRange {
 std::string settings_section(const fs::path& run_dir, const FinishRange& finished) {
   auto text = read_file(run_dir / "config.json");
   if (!text.is_ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return "<p class=\"note\">No config.json in the folder.</p>\n";
-    return "<p class=\"note\">config.json could not be read: " + html_escape(text.status().message()) + "</p>\n";
+    if (text.status().code() == StatusCode::kNotFound)
+      return "<p class=\"note\">No config.json in the folder.</p>\n";
+    return "<p class=\"note\">config.json could not be read: " +
+           html_escape(text.status().message()) + "</p>\n";
   }
   auto config = parse_json(*text);
   if (!config.is_ok() || !config->is_object()) {
@@ -83,15 +84,22 @@ std::string settings_section(const fs::path& run_dir, const FinishRange& finishe
   std::string allocations = kNone;
   if (rollout.contains("allocations") && rollout["allocations"].is_array()) {
     allocations.clear();
-    for (const Json& a : rollout["allocations"]) allocations += (allocations.empty() ? "" : ", ") + (a.is_string() ? a.get<std::string>() : dump_json(a));
-    if (text_of(rollout, "search") == "beam") allocations += " (beam search, width " + text_of(rollout, "beam_width") + ", " + text_of(rollout, "beam_rounds") + " rounds)";
+    for (const Json& a : rollout["allocations"])
+      allocations +=
+          (allocations.empty() ? "" : ", ") + (a.is_string() ? a.get<std::string>() : dump_json(a));
+    if (text_of(rollout, "search") == "beam")
+      allocations += " (beam search, width " + text_of(rollout, "beam_width") + ", " +
+                     text_of(rollout, "beam_rounds") + " rounds)";
     allocations += " (trajectories × turns)";
   }
   const std::optional<double> last = finished.last;
   const std::optional<double> created =
-      config->contains("created_at") && (*config)["created_at"].is_number() ? std::optional<double>((*config)["created_at"].get<double>()) : finished.first;
+      config->contains("created_at") && (*config)["created_at"].is_number()
+          ? std::optional<double>((*config)["created_at"].get<double>())
+          : finished.first;
   std::string devices = text_of(engine, "backend");
-  if (engine.contains("queue") && engine["queue"].is_string() && !engine["queue"].get<std::string>().empty()) {
+  if (engine.contains("queue") && engine["queue"].is_string() &&
+      !engine["queue"].get<std::string>().empty()) {
     devices += " on workers of " + engine["queue"].get<std::string>();
   } else if (devices == "cuda") {
     devices += ", devices " + text_of(engine, "devices");
@@ -105,7 +113,9 @@ std::string settings_section(const fs::path& run_dir, const FinishRange& finishe
       {"tasks", html_escape(tasks_text(config->value("tasks", Json())))},
       {"started", created ? utc_time(*created) : kNone},
       {"last turn", last ? utc_time(*last) : kNone},
-      {"duration", created && last ? duration(1000.0 * std::max(0.0, *last - *created)) + " (including any pause before a resume)" : kNone},
+      {"duration", created && last ? duration(1000.0 * std::max(0.0, *last - *created)) +
+                                         " (including any pause before a resume)"
+                                   : kNone},
       {"kevin", html_escape(text_of(*config, "kevin_version"))}};
   return html_table({"setting", "value"}, rows);
 }
@@ -116,7 +126,8 @@ struct TurnText {
   std::optional<double> speedup;
 };
 // (allocation, task) → trajectory → its turns.
-using TrajectoryTexts = std::map<std::pair<std::string, std::string>, std::map<int, std::vector<TurnText>>>;
+using TrajectoryTexts =
+    std::map<std::pair<std::string, std::string>, std::map<int, std::vector<TurnText>>>;
 
 Status collect(const Json& r, TrajectoryTexts& out, FinishRange& finished) {
   if (r.is_object() && r.contains("finished_at") && r["finished_at"].is_number()) {
@@ -144,29 +155,38 @@ std::string turn_row(const TurnText& t, size_t* code_budget) {
   std::string code = kNone;
   if (!t.code.empty() && t.code.size() <= *code_budget) {
     *code_budget -= t.code.size();
-    code = "<details><summary>" + std::to_string(t.code.size()) + " bytes</summary><pre>" + html_escape(t.code) + "</pre></details>";
+    code = "<details><summary>" + std::to_string(t.code.size()) + " bytes</summary><pre>" +
+           html_escape(t.code) + "</pre></details>";
   } else if (!t.code.empty()) {
     code = "in trajectories.jsonl (page limit reached)";
   }
-  const std::string verdict = html_escape(t.verdict) + (t.reason.empty() ? "" : " <small>(" + html_escape(t.reason) + ")</small>");
-  return "<tr><td>" + std::to_string(t.turn) + "</td><td>" + verdict + "</td><td>" + (t.speedup ? times(*t.speedup) : kNone) +
-         "</td><td><small>" + html_escape(t.feedback) + "</small></td><td>" + code + "</td></tr>\n";
+  const std::string verdict =
+      html_escape(t.verdict) +
+      (t.reason.empty() ? "" : " <small>(" + html_escape(t.reason) + ")</small>");
+  return "<tr><td>" + std::to_string(t.turn) + "</td><td>" + verdict + "</td><td>" +
+         (t.speedup ? times(*t.speedup) : kNone) + "</td><td><small>" + html_escape(t.feedback) +
+         "</small></td><td>" + code + "</td></tr>\n";
 }
 
-
-std::string trajectories_section(TrajectoryTexts& texts, const Status& read, size_t max_code_bytes) {
+std::string trajectories_section(TrajectoryTexts& texts, const Status& read,
+                                 size_t max_code_bytes) {
   std::ostringstream out;
-  out << "<h2>Trajectories</h2>\n<p class=\"note\">Each trajectory turn by turn: the verdict, the speedup of a correct "
+  out << "<h2>Trajectories</h2>\n<p class=\"note\">Each trajectory turn by turn: the verdict, the "
+         "speedup of a correct "
          "kernel, the feedback the model received next (cut at "
       << kFeedbackChars << " characters) and the kernel.</p>\n";
-  if (!read.is_ok()) return out.str() + "<p class=\"note\">" + html_escape(read.message()) + "</p>\n";
+  if (!read.is_ok())
+    return out.str() + "<p class=\"note\">" + html_escape(read.message()) + "</p>\n";
   size_t budget = max_code_bytes;
   for (auto& [group, trajectories] : texts) {
-    out << "<details><summary><code>" << html_escape(group.second) << "</code> · " << html_escape(group.first) << " · "
-        << trajectories.size() << " trajectories</summary>\n";
+    out << "<details><summary><code>" << html_escape(group.second) << "</code> · "
+        << html_escape(group.first) << " · " << trajectories.size() << " trajectories</summary>\n";
     for (auto& [id, turns] : trajectories) {
-      std::sort(turns.begin(), turns.end(), [](const TurnText& a, const TurnText& b) { return a.turn < b.turn; });
-      out << "<h4>trajectory " << id << "</h4>\n<table><tr><th>turn</th><th>verdict</th><th>speedup</th><th>feedback</th><th>kernel</th></tr>\n";
+      std::sort(turns.begin(), turns.end(),
+                [](const TurnText& a, const TurnText& b) { return a.turn < b.turn; });
+      out << "<h4>trajectory " << id
+          << "</h4>\n<table><tr><th>turn</th><th>verdict</th><th>speedup</th><th>feedback</"
+             "th><th>kernel</th></tr>\n";
       for (const TurnText& t : turns) out << turn_row(t, &budget);
       out << "</table>\n";
     }
@@ -180,8 +200,9 @@ std::string trajectories_section(TrajectoryTexts& texts, const Status& read, siz
 RunView render_run_view(const fs::path& run_dir, size_t max_code_bytes) {
   TrajectoryTexts texts;
   FinishRange finished;
-  const Status read =
-      read_json_lines(run_dir / "trajectories.jsonl", [&](const Json& r, size_t) { return collect(r, texts, finished); });
+  const Status read = read_json_lines(run_dir / "trajectories.jsonl", [&](const Json& r, size_t) {
+    return collect(r, texts, finished);
+  });
   return {settings_section(run_dir, finished), trajectories_section(texts, read, max_code_bytes)};
 }
 

@@ -24,6 +24,7 @@ struct RunView {
 
 // Reads config.json and trajectories.jsonl (one line at a time, keeping only what the view
 // shows). Never fails.
-RunView render_run_view(const std::filesystem::path& run_dir, size_t max_code_bytes = size_t{8} << 20);
+RunView render_run_view(const std::filesystem::path& run_dir,
+                        size_t max_code_bytes = size_t{8} << 20);
 
 }  // namespace kevin::report

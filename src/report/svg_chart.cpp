@@ -85,22 +85,30 @@ Axis x_axis(const Chart& chart) {
 std::string num(double v) { return fixed(v, 1); }
 
 double px(const Axis& x, double v) { return kLeft + (v - x.lo) / (x.hi - x.lo) * kPlotWidth; }
-double py(const Axis& y, double v) { return kTop + kPlotHeight - (v - y.lo) / (y.hi - y.lo) * kPlotHeight; }
+double py(const Axis& y, double v) {
+  return kTop + kPlotHeight - (v - y.lo) / (y.hi - y.lo) * kPlotHeight;
+}
 
 std::string y_label(YScale scale, double v) {
   switch (scale) {
-    case YScale::kFraction: return trimmed(100 * v, 0) + "%";
-    case YScale::kSpeedup: return trimmed(v) + "x";
-    case YScale::kLinear: break;
+    case YScale::kFraction:
+      return trimmed(100 * v, 0) + "%";
+    case YScale::kSpeedup:
+      return trimmed(v) + "x";
+    case YScale::kLinear:
+      break;
   }
   return significant(v, 3);
 }
 
 std::string y_value(YScale scale, double v) {
   switch (scale) {
-    case YScale::kFraction: return percent(v);
-    case YScale::kSpeedup: return times(v);
-    case YScale::kLinear: break;
+    case YScale::kFraction:
+      return percent(v);
+    case YScale::kSpeedup:
+      return times(v);
+    case YScale::kLinear:
+      break;
   }
   return significant(v, 4);
 }
@@ -109,25 +117,28 @@ const char* color(size_t i) { return kColors[i % kColors.size()]; }
 std::string dash(const ChartSeries& s) { return s.dashed ? " stroke-dasharray=\"6 4\"" : ""; }
 
 void draw_frame(const Chart& chart, const Axis& x, const Axis& y, std::ostringstream& svg) {
-  svg << "<text x=\"" << num(kWidth / 2) << "\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">"
+  svg << "<text x=\"" << num(kWidth / 2)
+      << "\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">"
       << html_escape(chart.title) << "</text>\n";
   for (double t : y.ticks) {
-    svg << "<line x1=\"" << num(kLeft) << "\" x2=\"" << num(kWidth - kRight) << "\" y1=\"" << num(py(y, t)) << "\" y2=\""
-        << num(py(y, t)) << "\" stroke=\"#e3e3e3\"/><text x=\"" << num(kLeft - 6) << "\" y=\"" << num(py(y, t) + 4)
-        << "\" text-anchor=\"end\">" << y_label(chart.y_scale, t) << "</text>\n";
+    svg << "<line x1=\"" << num(kLeft) << "\" x2=\"" << num(kWidth - kRight) << "\" y1=\""
+        << num(py(y, t)) << "\" y2=\"" << num(py(y, t)) << "\" stroke=\"#e3e3e3\"/><text x=\""
+        << num(kLeft - 6) << "\" y=\"" << num(py(y, t) + 4) << "\" text-anchor=\"end\">"
+        << y_label(chart.y_scale, t) << "</text>\n";
   }
   const double bottom = kTop + kPlotHeight;
   for (double t : x.ticks) {
-    svg << "<line x1=\"" << num(px(x, t)) << "\" x2=\"" << num(px(x, t)) << "\" y1=\"" << num(bottom) << "\" y2=\""
-        << num(bottom + 4) << "\" stroke=\"#333\"/><text x=\"" << num(px(x, t)) << "\" y=\"" << num(bottom + 16)
-        << "\" text-anchor=\"middle\">" << trimmed(t) << "</text>\n";
+    svg << "<line x1=\"" << num(px(x, t)) << "\" x2=\"" << num(px(x, t)) << "\" y1=\""
+        << num(bottom) << "\" y2=\"" << num(bottom + 4) << "\" stroke=\"#333\"/><text x=\""
+        << num(px(x, t)) << "\" y=\"" << num(bottom + 16) << "\" text-anchor=\"middle\">"
+        << trimmed(t) << "</text>\n";
   }
-  svg << "<path d=\"M" << num(kLeft) << " " << num(kTop) << "V" << num(bottom) << "H" << num(kWidth - kRight)
-      << "\" fill=\"none\" stroke=\"#333\"/>\n"
-      << "<text x=\"" << num(kLeft + kPlotWidth / 2) << "\" y=\"" << num(kHeight - 6) << "\" text-anchor=\"middle\">"
-      << html_escape(chart.x_label) << "</text>\n"
-      << "<text transform=\"translate(14 " << num(kTop + kPlotHeight / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
-      << html_escape(chart.y_label) << "</text>\n";
+  svg << "<path d=\"M" << num(kLeft) << " " << num(kTop) << "V" << num(bottom) << "H"
+      << num(kWidth - kRight) << "\" fill=\"none\" stroke=\"#333\"/>\n"
+      << "<text x=\"" << num(kLeft + kPlotWidth / 2) << "\" y=\"" << num(kHeight - 6)
+      << "\" text-anchor=\"middle\">" << html_escape(chart.x_label) << "</text>\n"
+      << "<text transform=\"translate(14 " << num(kTop + kPlotHeight / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\">" << html_escape(chart.y_label) << "</text>\n";
 }
 
 // The label of an earlier series whose line `s` would hide (the same points), or "".
@@ -136,9 +147,10 @@ std::string hidden_under(const Chart& chart, size_t i) {
   for (size_t j = 0; j < i; ++j) {
     const ChartSeries& t = chart.series[j];
     const bool same = t.points.size() == s.points.size() &&
-                      std::equal(s.points.begin(), s.points.end(), t.points.begin(), [](const ChartPoint& a, const ChartPoint& b) {
-                        return std::abs(a.x - b.x) < 1e-9 && std::abs(a.y - b.y) < 1e-9;
-                      });
+                      std::equal(s.points.begin(), s.points.end(), t.points.begin(),
+                                 [](const ChartPoint& a, const ChartPoint& b) {
+                                   return std::abs(a.x - b.x) < 1e-9 && std::abs(a.y - b.y) < 1e-9;
+                                 });
     if (same && !s.points.empty()) return t.label;
   }
   return "";
@@ -148,25 +160,31 @@ void draw_legend(const Chart& chart, std::ostringstream& svg) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const double left = kLeft + static_cast<double>(i) * kLegendSpacing;
     const std::string under = hidden_under(chart, i);
-    svg << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + 22) << "\" y1=\"34\" y2=\"34\" stroke=\"" << color(i)
-        << "\" stroke-width=\"2\"" << dash(chart.series[i]) << "/><text x=\"" << num(left + 28) << "\" y=\"38\">"
-        << html_escape(chart.series[i].label + (under.empty() ? "" : " (= " + under + ")")) << "</text>\n";
+    svg << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + 22)
+        << "\" y1=\"34\" y2=\"34\" stroke=\"" << color(i) << "\" stroke-width=\"2\""
+        << dash(chart.series[i]) << "/><text x=\"" << num(left + 28) << "\" y=\"38\">"
+        << html_escape(chart.series[i].label + (under.empty() ? "" : " (= " + under + ")"))
+        << "</text>\n";
   }
 }
 
 void draw_series(const Chart& chart, const Axis& x, const Axis& y, std::ostringstream& svg) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
-    svg << "<polyline fill=\"none\" stroke=\"" << color(i) << "\" stroke-width=\"2\"" << dash(s) << " points=\"";
+    svg << "<polyline fill=\"none\" stroke=\"" << color(i) << "\" stroke-width=\"2\"" << dash(s)
+        << " points=\"";
     for (const ChartPoint& p : s.points) svg << num(px(x, p.x)) << "," << num(py(y, p.y)) << " ";
     svg << "\"/>\n";
     if (s.points.size() > kMaxMarkedPoints) continue;
     // Later series get rings around the dots, so a point two series share shows both.
-    const std::string look = i == 0 ? "r=\"2.5\" fill=\"" + std::string(color(i)) + "\""
-                                    : "r=\"" + num(2.5 + 2.0 * static_cast<double>(i)) + "\" fill=\"none\" stroke=\"" + std::string(color(i)) + "\"";
+    const std::string look = i == 0
+                                 ? "r=\"2.5\" fill=\"" + std::string(color(i)) + "\""
+                                 : "r=\"" + num(2.5 + 2.0 * static_cast<double>(i)) +
+                                       "\" fill=\"none\" stroke=\"" + std::string(color(i)) + "\"";
     for (const ChartPoint& p : s.points) {
-      svg << "<circle cx=\"" << num(px(x, p.x)) << "\" cy=\"" << num(py(y, p.y)) << "\" " << look << "><title>" << html_escape(s.label) << " at " << trimmed(p.x) << ": " << y_value(chart.y_scale, p.y)
-          << "</title></circle>\n";
+      svg << "<circle cx=\"" << num(px(x, p.x)) << "\" cy=\"" << num(py(y, p.y)) << "\" " << look
+          << "><title>" << html_escape(s.label) << " at " << trimmed(p.x) << ": "
+          << y_value(chart.y_scale, p.y) << "</title></circle>\n";
     }
   }
 }
@@ -176,8 +194,9 @@ void draw_series(const Chart& chart, const Axis& x, const Axis& y, std::ostrings
 std::string render_svg_chart(const Chart& chart) {
   const Axis x = x_axis(chart), y = y_axis(chart);
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight << "\" viewBox=\"0 0 "
-      << kWidth << " " << kHeight << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\""
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+      << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\""
       << html_escape(chart.title) << "\">\n";
   draw_frame(chart, x, y, svg);
   draw_legend(chart, svg);

@@ -20,8 +20,9 @@ struct KernelSpec {
 };
 
 // One record as the rollout writes it (prompt, response, code and the rest included).
-inline Json turn_record(const std::string& task, const std::string& allocation, int trajectory, int turn,
-                        const KernelSpec& kernel, std::optional<int> parent = std::nullopt) {
+inline Json turn_record(const std::string& task, const std::string& allocation, int trajectory,
+                        int turn, const KernelSpec& kernel,
+                        std::optional<int> parent = std::nullopt) {
   const bool correct = std::string(kernel.verdict) == "correct";
   const bool timed = correct && kernel.speedup > 0;
   return {{"task", task},
@@ -54,17 +55,21 @@ inline Json turn_record(const std::string& task, const std::string& allocation, 
 }
 
 // The records of one trajectory: one per kernel, at turns first_turn, first_turn + 1, ...
-inline std::vector<Json> trajectory_records(const std::string& task, const std::string& allocation, int trajectory,
-                                            const std::vector<KernelSpec>& kernels, int first_turn = 0,
+inline std::vector<Json> trajectory_records(const std::string& task, const std::string& allocation,
+                                            int trajectory, const std::vector<KernelSpec>& kernels,
+                                            int first_turn = 0,
                                             std::optional<int> parent = std::nullopt) {
   std::vector<Json> out;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    out.push_back(turn_record(task, allocation, trajectory, first_turn + static_cast<int>(i), kernels[i], parent));
+    out.push_back(turn_record(task, allocation, trajectory, first_turn + static_cast<int>(i),
+                              kernels[i], parent));
   }
   return out;
 }
 
-inline void append(std::vector<Json>& to, const std::vector<Json>& more) { to.insert(to.end(), more.begin(), more.end()); }
+inline void append(std::vector<Json>& to, const std::vector<Json>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
 
 // Allocation "3x3". Task lvl/a: trajectory 0 = wrong, 1.2x, 0.8x; 1 = compile, compile, wrong;
 // 2 = 2.0x, 0.5x, runtime. Task lvl/b: 0 = parse, timeout, 0.5x; 1 and 2 = wrong x3.
@@ -73,8 +78,10 @@ inline std::vector<Json> two_task_records() {
   std::vector<Json> r;
   append(r, trajectory_records("lvl/a", "3x3", 0, {wrong, {"correct", 1.2}, {"correct", 0.8}}));
   append(r, trajectory_records("lvl/a", "3x3", 1, {{"compile_error"}, {"compile_error"}, wrong}));
-  append(r, trajectory_records("lvl/a", "3x3", 2, {{"correct", 2.0}, {"correct", 0.5}, {"runtime_error"}}));
-  append(r, trajectory_records("lvl/b", "3x3", 0, {{"parse_error"}, {"timeout"}, {"correct", 0.5}}));
+  append(r, trajectory_records("lvl/a", "3x3", 2,
+                               {{"correct", 2.0}, {"correct", 0.5}, {"runtime_error"}}));
+  append(r,
+         trajectory_records("lvl/b", "3x3", 0, {{"parse_error"}, {"timeout"}, {"correct", 0.5}}));
   append(r, trajectory_records("lvl/b", "3x3", 1, {wrong, wrong, wrong}));
   append(r, trajectory_records("lvl/b", "3x3", 2, {wrong, wrong, wrong}));
   return r;

@@ -13,19 +13,28 @@ namespace kevin::report::testing {
 
 // A train line with every field; the reward and learning rate vary with the step.
 inline Json train_line(int64_t step, double reward_mean) {
-  return {{"kind", "train"},          {"step", step},
-          {"turns", 4},               {"reward_mean", reward_mean},
-          {"correct_rate", 0.5},      {"response_tokens_mean", 812.5},
-          {"clip_ratio", 0.125},      {"speedup_mean", 1.25},
-          {"not_okay_ratio", 0.0625}, {"loss", -0.0215},
-          {"grad_norm", 0.75},        {"clip_fraction", 0.01},
-          {"entropy", 0.45},          {"kl", 0.002},
+  return {{"kind", "train"},
+          {"step", step},
+          {"turns", 4},
+          {"reward_mean", reward_mean},
+          {"correct_rate", 0.5},
+          {"response_tokens_mean", 812.5},
+          {"clip_ratio", 0.125},
+          {"speedup_mean", 1.25},
+          {"not_okay_ratio", 0.0625},
+          {"loss", -0.0215},
+          {"grad_norm", 0.75},
+          {"clip_fraction", 0.01},
+          {"entropy", 0.45},
+          {"kl", 0.002},
           {"lr", 1e-6 * static_cast<double>(step + 1)},
           {"train_tokens_per_s", 5400.0},
           {"gen_tokens_per_s", 21000.0},
-          {"rollout_s", 120.0},       {"sampling_s", 45.0},
+          {"rollout_s", 120.0},
+          {"sampling_s", 45.0},
           {"update_s", 30.0},
-          {"samples", 64},            {"train_tokens", 52000}};
+          {"samples", 64},
+          {"train_tokens", 52000}};
 }
 
 // A holdout line: rollout statistics only; no correct kernel (speedup null), not-okay unknown.

@@ -17,7 +17,9 @@ Result<TrainLogKind> read_kind(const Json& object) {
   return field_error("kind", "must be \"train\" or \"holdout\", not " + dump_json(*v));
 }
 
-bool wanted(bool train_only, TrainLogKind kind) { return !train_only || kind == TrainLogKind::kTrain; }
+bool wanted(bool train_only, TrainLogKind kind) {
+  return !train_only || kind == TrainLogKind::kTrain;
+}
 
 Status read_fields(const Json& object, TrainLogLine& line) {
   for (const TrainNumberField& f : kTrainNumberFields) {
@@ -42,7 +44,8 @@ Json optional_json(const std::optional<T>& v) {
 }
 
 // The higher of `best` and (step, value); the earlier one on ties.
-std::optional<StepValue> higher(const std::optional<StepValue>& best, int64_t step, const std::optional<double>& value) {
+std::optional<StepValue> higher(const std::optional<StepValue>& best, int64_t step,
+                                const std::optional<double>& value) {
   if (!value || (best && best->value >= *value)) return best;
   return StepValue{step, *value};
 }
@@ -71,7 +74,9 @@ void note_holdout(const TrainLogLine& line, TrainLogSummary& s) {
 
 }  // namespace
 
-const char* train_log_kind_name(TrainLogKind kind) { return kind == TrainLogKind::kTrain ? "train" : "holdout"; }
+const char* train_log_kind_name(TrainLogKind kind) {
+  return kind == TrainLogKind::kTrain ? "train" : "holdout";
+}
 
 Result<TrainLogLine> train_log_line_from_json(const Json& object) {
   if (!object.is_object()) return invalid_argument("expected a JSON object");
@@ -114,9 +119,11 @@ Json to_json(const TrainLogSummary& s) {
           {"train_steps", s.train_steps},
           {"holdout_evals", s.holdout_evals},
           {"last_step", optional_json(s.last_step)},
-          {"reward_mean", {{"first", step_value_json(s.first_reward)}, {"last", step_value_json(s.last_reward)}}},
+          {"reward_mean",
+           {{"first", step_value_json(s.first_reward)}, {"last", step_value_json(s.last_reward)}}},
           {"best_holdout",
-           {{"reward_mean", step_value_json(s.best_holdout_reward)}, {"correct_rate", step_value_json(s.best_holdout_correct)}}},
+           {{"reward_mean", step_value_json(s.best_holdout_reward)},
+            {"correct_rate", step_value_json(s.best_holdout_correct)}}},
           {"last_lr", optional_json(s.last_lr)},
           {"rollout_s", s.rollout_s},
           {"update_s", s.update_s},

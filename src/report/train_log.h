@@ -31,11 +31,11 @@ struct TrainLogLine {
   // Rollout statistics, on every line.
   std::optional<int64_t> turns;
   std::optional<double> reward_mean;
-  std::optional<double> correct_rate;          // fraction in [0, 1]
+  std::optional<double> correct_rate;  // fraction in [0, 1]
   std::optional<double> response_tokens_mean;
-  std::optional<double> clip_ratio;            // fraction of responses cut at the length limit
-  std::optional<double> speedup_mean;          // null in the log: no correct kernel
-  std::optional<double> not_okay_ratio;        // null in the log: unknown
+  std::optional<double> clip_ratio;      // fraction of responses cut at the length limit
+  std::optional<double> speedup_mean;    // null in the log: no correct kernel
+  std::optional<double> not_okay_ratio;  // null in the log: unknown
   // The update's statistics, on train lines only (read past on holdout lines).
   std::optional<double> loss, grad_norm, clip_fraction, entropy, kl, lr;
   std::optional<double> train_tokens_per_s, gen_tokens_per_s, rollout_s, sampling_s, update_s;
@@ -109,15 +109,15 @@ struct StepValue {
 };
 
 struct TrainLogSummary {
-  int64_t train_steps = 0;                   // train lines
-  int64_t holdout_evals = 0;                 // holdout lines
-  std::optional<int64_t> last_step;          // step of the last train line
-  std::optional<StepValue> first_reward;     // reward_mean of the first train line with one
-  std::optional<StepValue> last_reward;      // ... and of the last
+  int64_t train_steps = 0;                        // train lines
+  int64_t holdout_evals = 0;                      // holdout lines
+  std::optional<int64_t> last_step;               // step of the last train line
+  std::optional<StepValue> first_reward;          // reward_mean of the first train line with one
+  std::optional<StepValue> last_reward;           // ... and of the last
   std::optional<StepValue> best_holdout_reward;   // highest holdout reward_mean (earliest on ties)
   std::optional<StepValue> best_holdout_correct;  // highest holdout correct_rate (earliest on ties)
-  std::optional<double> last_lr;             // lr of the last train line with one
-  double rollout_s = 0;                      // summed over train lines
+  std::optional<double> last_lr;                  // lr of the last train line with one
+  double rollout_s = 0;                           // summed over train lines
   double update_s = 0;
   int64_t samples = 0;
   int64_t train_tokens = 0;

@@ -41,7 +41,8 @@ class TrainLog : public ::testing::Test {
 };
 
 TEST_F(TrainLog, ReadsEveryFieldOfTrainAndHoldoutLines) {
-  auto lines = read_train_log(write(line(train_line(7, 0.25)) + "\n  \r\n" + line(holdout_line(8, 0.5, 0.375))));
+  auto lines = read_train_log(
+      write(line(train_line(7, 0.25)) + "\n  \r\n" + line(holdout_line(8, 0.5, 0.375))));
   ASSERT_TRUE(lines.is_ok()) << lines.status().to_string();
   ASSERT_EQ(lines->size(), 2u);
   const TrainLogLine& t = (*lines)[0];
@@ -86,8 +87,10 @@ TEST_F(TrainLog, AbsentFieldsAreNulloptAndUnknownKeysAreReadPast) {
   auto lines = read_train_log(write(line(minimal) + line(holdout)));
   ASSERT_TRUE(lines.is_ok()) << lines.status().to_string();
   for (const TrainLogLine& l : *lines) {
-    for (const TrainNumberField& f : kTrainNumberFields) EXPECT_FALSE((l.*f.member).has_value()) << f.key;
-    for (const TrainCountField& f : kTrainCountFields) EXPECT_FALSE((l.*f.member).has_value()) << f.key;
+    for (const TrainNumberField& f : kTrainNumberFields)
+      EXPECT_FALSE((l.*f.member).has_value()) << f.key;
+    for (const TrainCountField& f : kTrainCountFields)
+      EXPECT_FALSE((l.*f.member).has_value()) << f.key;
   }
   auto empty = read_train_log(write(""));
   ASSERT_TRUE(empty.is_ok());
@@ -104,7 +107,8 @@ TEST_F(TrainLog, MalformedLinesAreNamedWithTheirLineNumber) {
   const std::string not_json = error_of(good + "{\"kind\": \"train\",\n");
   EXPECT_NE(not_json.find("train_log.jsonl line 2: "), std::string::npos) << not_json;
   const std::string not_object = error_of(good + good + "[1, 2]\n");
-  EXPECT_NE(not_object.find("train_log.jsonl line 3: expected a JSON object"), std::string::npos) << not_object;
+  EXPECT_NE(not_object.find("train_log.jsonl line 3: expected a JSON object"), std::string::npos)
+      << not_object;
 }
 
 TEST_F(TrainLog, BadFieldsAreNamedWithTheirLineNumber) {
@@ -137,7 +141,8 @@ TEST_F(TrainLog, BadFieldsAreNamedWithTheirLineNumber) {
       bad[c.field] = c.value;
     }
     const std::string e = error_of(line(train_line(0, 0.1)) + "\n" + line(bad));
-    EXPECT_NE(e.find(std::string("train_log.jsonl line 3: ") + c.expected), std::string::npos) << c.field << ": " << e;
+    EXPECT_NE(e.find(std::string("train_log.jsonl line 3: ") + c.expected), std::string::npos)
+        << c.field << ": " << e;
   }
 }
 
@@ -156,7 +161,8 @@ TEST_F(TrainLog, LineJsonHoldsThePresentFieldsAndReadsBack) {
 
 TEST(TrainLogSummary, FollowsTheLog) {
   std::vector<TrainLogLine> lines;
-  for (const Json& j : testing::train_log_lines(12)) lines.push_back(train_log_line_from_json(j).value());
+  for (const Json& j : testing::train_log_lines(12))
+    lines.push_back(train_log_line_from_json(j).value());
   const TrainLogSummary s = summarize_train_log(lines);
   EXPECT_EQ(s.train_steps, 12);
   EXPECT_EQ(s.holdout_evals, 4);
@@ -193,7 +199,8 @@ TEST(TrainLogSummary, FollowsTheLog) {
 TEST(TrainLogSummary, EmptyLogHasNullsAndZeros) {
   const Json j = to_json(summarize_train_log({}));
   EXPECT_EQ(j["train_steps"], 0);
-  for (const char* key : {"last_step", "last_lr", "last_train", "last_holdout"}) EXPECT_TRUE(j[key].is_null()) << key;
+  for (const char* key : {"last_step", "last_lr", "last_train", "last_holdout"})
+    EXPECT_TRUE(j[key].is_null()) << key;
   EXPECT_TRUE(j["reward_mean"]["first"].is_null());
   EXPECT_TRUE(j["best_holdout"]["correct_rate"].is_null());
 }

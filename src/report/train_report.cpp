@@ -79,7 +79,8 @@ RecentLines recent(const std::vector<TrainLogLine>& lines, TrainLogKind kind) {
     if (line.kind == kind) r.lines.push_back(&line);
   }
   r.total = r.lines.size();
-  if (r.total > kRecentTrainLines) r.lines.erase(r.lines.begin(), r.lines.end() - static_cast<std::ptrdiff_t>(kRecentTrainLines));
+  if (r.total > kRecentTrainLines)
+    r.lines.erase(r.lines.begin(), r.lines.end() - static_cast<std::ptrdiff_t>(kRecentTrainLines));
   return r;
 }
 
@@ -119,11 +120,12 @@ std::vector<std::string> summary_lines(const TrainLogSummary& s) {
   return {steps + ", " + std::to_string(s.holdout_evals) + " holdout evaluations",
           "train reward_mean: first " + step_value(s.first_reward, three_decimals) + ", last " +
               step_value(s.last_reward, three_decimals),
-          "best holdout: reward_mean " + step_value(s.best_holdout_reward, three_decimals) + ", correct " +
-              step_value(s.best_holdout_correct, percent),
-          "last lr " + (s.last_lr ? three_digits(*s.last_lr) : kAbsent) + "; rollout " + duration(1000 * s.rollout_s) +
-              ", update " + duration(1000 * s.update_s) + "; " + std::to_string(s.samples) + " samples, " +
-              std::to_string(s.train_tokens) + " train tokens"};
+          "best holdout: reward_mean " + step_value(s.best_holdout_reward, three_decimals) +
+              ", correct " + step_value(s.best_holdout_correct, percent),
+          "last lr " + (s.last_lr ? three_digits(*s.last_lr) : kAbsent) + "; rollout " +
+              duration(1000 * s.rollout_s) + ", update " + duration(1000 * s.update_s) + "; " +
+              std::to_string(s.samples) + " samples, " + std::to_string(s.train_tokens) +
+              " train tokens"};
 }
 
 // ---- charts ----
@@ -151,18 +153,27 @@ std::vector<ChartSpec> chart_specs() {
   };
   return {
       {"Reward", "mean reward", YScale::kLinear, train_and_holdout(&TrainLogLine::reward_mean)},
-      {"Correct rate", "correct", YScale::kFraction, train_and_holdout(&TrainLogLine::correct_rate)},
-      {"Speedup of correct kernels", "mean speedup", YScale::kSpeedup, train_and_holdout(&TrainLogLine::speedup_mean)},
-      {"Response length", "mean tokens", YScale::kLinear, train_and_holdout(&TrainLogLine::response_tokens_mean)},
-      {"Clipped and not-okay responses", "fraction", YScale::kFraction,
-       {{"clip ratio", kTrain, &TrainLogLine::clip_ratio}, {"not-okay ratio", kTrain, &TrainLogLine::not_okay_ratio}}},
+      {"Correct rate", "correct", YScale::kFraction,
+       train_and_holdout(&TrainLogLine::correct_rate)},
+      {"Speedup of correct kernels", "mean speedup", YScale::kSpeedup,
+       train_and_holdout(&TrainLogLine::speedup_mean)},
+      {"Response length", "mean tokens", YScale::kLinear,
+       train_and_holdout(&TrainLogLine::response_tokens_mean)},
+      {"Clipped and not-okay responses",
+       "fraction",
+       YScale::kFraction,
+       {{"clip ratio", kTrain, &TrainLogLine::clip_ratio},
+        {"not-okay ratio", kTrain, &TrainLogLine::not_okay_ratio}}},
       {"Gradient norm", "grad norm", YScale::kLinear, train("train", &TrainLogLine::grad_norm)},
       {"KL divergence", "kl", YScale::kLinear, train("train", &TrainLogLine::kl)},
       {"Entropy", "entropy", YScale::kLinear, train("train", &TrainLogLine::entropy)},
       {"Loss", "loss", YScale::kLinear, train("train", &TrainLogLine::loss)},
       {"Learning rate", "lr", YScale::kLinear, train("train", &TrainLogLine::lr)},
-      {"Throughput", "tokens/s", YScale::kLinear,
-       {{"training", kTrain, &TrainLogLine::train_tokens_per_s}, {"generation", kTrain, &TrainLogLine::gen_tokens_per_s}}},
+      {"Throughput",
+       "tokens/s",
+       YScale::kLinear,
+       {{"training", kTrain, &TrainLogLine::train_tokens_per_s},
+        {"generation", kTrain, &TrainLogLine::gen_tokens_per_s}}},
   };
 }
 
@@ -173,7 +184,8 @@ ChartSeries series_of(const SeriesSpec& spec, bool dashed, const std::vector<Tra
     const std::optional<double>& v = line.*spec.member;
     if (line.kind == spec.kind && v) series.points.push_back({static_cast<double>(line.step), *v});
   }
-  std::stable_sort(series.points.begin(), series.points.end(), [](const ChartPoint& a, const ChartPoint& b) { return a.x < b.x; });
+  std::stable_sort(series.points.begin(), series.points.end(),
+                   [](const ChartPoint& a, const ChartPoint& b) { return a.x < b.x; });
   return series;
 }
 
@@ -196,15 +208,18 @@ std::string summary_section(const TrainLogSummary& s) {
 }
 
 std::string charts_section(const std::vector<TrainLogLine>& lines) {
-  std::string out = "<h2>Charts</h2>\n<p class=\"note\">Train: one point per training step (the rollout it trained on); "
-                    "holdout: evaluations on held-out tasks.</p>\n<div class=\"charts\">\n";
+  std::string out =
+      "<h2>Charts</h2>\n<p class=\"note\">Train: one point per training step (the rollout it "
+      "trained on); "
+      "holdout: evaluations on held-out tasks.</p>\n<div class=\"charts\">\n";
   for (const ChartSpec& spec : chart_specs()) out += render_svg_chart(chart_of(spec, lines));
   return out + "</div>\n";
 }
 
 template <size_t N>
 std::string html_lines_table(const char* what, const Column (&columns)[N], const RecentLines& r) {
-  return "<h2>" + html_escape(table_title(what, r)) + "</h2>\n" + html_table(headers_of(columns), rows_of(columns, r));
+  return "<h2>" + html_escape(table_title(what, r)) + "</h2>\n" +
+         html_table(headers_of(columns), rows_of(columns, r));
 }
 
 template <size_t N>
@@ -221,21 +236,26 @@ std::string render_train_tables(const std::vector<TrainLogLine>& lines) {
   std::string out;
   for (const std::string& line : summary_lines(summarize_train_log(lines))) out += line + "\n";
   out += text_lines_table("train steps", kTrainColumns, recent(lines, TrainLogKind::kTrain));
-  return out + text_lines_table("holdout evaluations", kHoldoutColumns, recent(lines, TrainLogKind::kHoldout));
+  return out + text_lines_table("holdout evaluations", kHoldoutColumns,
+                                recent(lines, TrainLogKind::kHoldout));
 }
 
-std::string render_train_html_report(const fs::path& train_dir, const std::vector<TrainLogLine>& lines) {
+std::string render_train_html_report(const fs::path& train_dir,
+                                     const std::vector<TrainLogLine>& lines) {
   std::ostringstream body;
   body << "<p class=\"note\">Training folder <code>" << html_escape(train_dir.string())
        << "</code>, read from train_log.jsonl (docs/report.md).</p>\n";
   if (lines.empty()) body << "<p>No steps logged.</p>\n";
-  body << summary_section(summarize_train_log(lines)) << "<h2>Settings</h2>\n" << config_section(train_dir, "train_config.json")
-       << charts_section(lines) << html_lines_table("Train steps", kTrainColumns, recent(lines, TrainLogKind::kTrain))
-       << html_lines_table("Holdout evaluations", kHoldoutColumns, recent(lines, TrainLogKind::kHoldout));
+  body << summary_section(summarize_train_log(lines)) << "<h2>Settings</h2>\n"
+       << config_section(train_dir, "train_config.json") << charts_section(lines)
+       << html_lines_table("Train steps", kTrainColumns, recent(lines, TrainLogKind::kTrain))
+       << html_lines_table("Holdout evaluations", kHoldoutColumns,
+                           recent(lines, TrainLogKind::kHoldout));
   return html_page("kevin training report: " + folder_name(train_dir), body.str());
 }
 
-Status write_train_html_report(const fs::path& train_dir, const std::vector<TrainLogLine>& lines, const fs::path& out_file) {
+Status write_train_html_report(const fs::path& train_dir, const std::vector<TrainLogLine>& lines,
+                               const fs::path& out_file) {
   return write_file_atomic(out_file, render_train_html_report(train_dir, lines));
 }
 

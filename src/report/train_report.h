@@ -25,11 +25,13 @@ std::string render_train_tables(const std::vector<TrainLogLine>& lines);
 // an error), eleven charts versus step (reward, correct rate, speedup, response length,
 // clipped and not-okay responses, grad norm, KL, entropy, loss, learning rate, tokens/s) and
 // the tables of render_train_tables. Every string from the folder is HTML-escaped.
-std::string render_train_html_report(const std::filesystem::path& train_dir, const std::vector<TrainLogLine>& lines);
+std::string render_train_html_report(const std::filesystem::path& train_dir,
+                                     const std::vector<TrainLogLine>& lines);
 
 // Renders the page and writes it to `out_file` atomically (creating its folder). Fails only
 // when the file cannot be written (kIoError).
-Status write_train_html_report(const std::filesystem::path& train_dir, const std::vector<TrainLogLine>& lines,
+Status write_train_html_report(const std::filesystem::path& train_dir,
+                               const std::vector<TrainLogLine>& lines,
                                const std::filesystem::path& out_file);
 
 }  // namespace kevin::report

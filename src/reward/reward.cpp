@@ -25,8 +25,9 @@ std::vector<double> turn_returns(const std::vector<double>& scores, double gamma
   double later = 0;  // R_{t+1}
   for (size_t t = scores.size(); t-- > 0;) {
     // Both recurrences: sum R_t = s_t + γ R_{t+1}; max R_t = max(s_t, γ R_{t+1}).
-    r[t] = mode == ReturnMode::kDiscountedSum ? scores[t] + gamma * later
-                                              : (t + 1 == scores.size() ? scores[t] : std::max(scores[t], gamma * later));
+    r[t] = mode == ReturnMode::kDiscountedSum
+               ? scores[t] + gamma * later
+               : (t + 1 == scores.size() ? scores[t] : std::max(scores[t], gamma * later));
     later = r[t];
   }
   return r;
@@ -42,8 +43,9 @@ std::optional<AdvantageMode> advantage_mode_from_name(std::string_view name) {
 namespace {
 
 // Normalises the samples addressed by `members` ({trajectory, turn}) in place in `out`.
-void normalise(const std::vector<std::vector<double>>& returns, const std::vector<std::pair<size_t, size_t>>& members,
-               AdvantageMode mode, double eps, std::vector<std::vector<double>>* out) {
+void normalise(const std::vector<std::vector<double>>& returns,
+               const std::vector<std::pair<size_t, size_t>>& members, AdvantageMode mode,
+               double eps, std::vector<std::vector<double>>* out) {
   const auto n = static_cast<double>(members.size());
   if (members.size() < 2) {
     for (auto [i, t] : members) (*out)[i][t] = 0.0;
@@ -57,14 +59,15 @@ void normalise(const std::vector<std::vector<double>>& returns, const std::vecto
   const double stdev = std::sqrt(var / n);
   for (auto [i, t] : members) {
     const double r = returns[i][t];
-    (*out)[i][t] = mode == AdvantageMode::kLeaveOneOut ? r - (sum - r) / (n - 1) : (r - mean) / (stdev + eps);
+    (*out)[i][t] =
+        mode == AdvantageMode::kLeaveOneOut ? r - (sum - r) / (n - 1) : (r - mean) / (stdev + eps);
   }
 }
 
 }  // namespace
 
-std::vector<std::vector<double>> advantages(const std::vector<std::vector<double>>& returns, AdvantageMode mode,
-                                            double eps) {
+std::vector<std::vector<double>> advantages(const std::vector<std::vector<double>>& returns,
+                                            AdvantageMode mode, double eps) {
   std::vector<std::vector<double>> out(returns.size());
   for (size_t i = 0; i < returns.size(); ++i) out[i].assign(returns[i].size(), 0.0);
   if (mode == AdvantageMode::kPerTurn) {

@@ -1,6 +1,6 @@
-// reward.h — pure functions from verdicts to learning signals (docs/trainer.md, "GRPO loss"; the paper, arXiv 2507.11948 §3):
-// the per-kernel score, per-turn returns within a trajectory, and advantages over a task's
-// group of turn-samples. No state, no I/O; defaults are the paper's.
+// reward.h — pure functions from verdicts to learning signals (docs/trainer.md, "GRPO loss"; the
+// paper, arXiv 2507.11948 §3): the per-kernel score, per-turn returns within a trajectory, and
+// advantages over a task's group of turn-samples. No state, no I/O; defaults are the paper's.
 #pragma once
 
 #include <optional>
@@ -12,8 +12,8 @@
 namespace kevin::reward {
 
 struct ScoreConfig {
-  double correct_bonus = 0.3;               // added for any correct kernel
-  std::optional<double> speedup_cap;        // off by default, as in the paper
+  double correct_bonus = 0.3;         // added for any correct kernel
+  std::optional<double> speedup_cap;  // off by default, as in the paper
 };
 
 // s = correct_bonus + speedup for a correct kernel (speedup capped if configured), else 0.
@@ -31,15 +31,17 @@ std::vector<double> turn_returns(const std::vector<double>& scores, double gamma
                                  ReturnMode mode = ReturnMode::kDiscountedSum);
 
 enum class AdvantageMode {
-  kGroup,       // (R − mean)/(std + ε) over all m·n turn-samples of the task (the paper's)
-  kPerTurn,     // the same, but separately for each turn index across trajectories
-  kLeaveOneOut, // R − mean of the other samples of the group (no scaling)
+  kGroup,        // (R − mean)/(std + ε) over all m·n turn-samples of the task (the paper's)
+  kPerTurn,      // the same, but separately for each turn index across trajectories
+  kLeaveOneOut,  // R − mean of the other samples of the group (no scaling)
 };
-std::optional<AdvantageMode> advantage_mode_from_name(std::string_view name);  // "group" / "per_turn" / "leave_one_out"
+std::optional<AdvantageMode> advantage_mode_from_name(
+    std::string_view name);  // "group" / "per_turn" / "leave_one_out"
 
 // Advantages shaped like `returns` ([trajectory][turn]; trajectories may differ in length).
 // std is the population standard deviation. A group of one sample gets advantage 0.
 std::vector<std::vector<double>> advantages(const std::vector<std::vector<double>>& returns,
-                                            AdvantageMode mode = AdvantageMode::kGroup, double eps = 1e-6);
+                                            AdvantageMode mode = AdvantageMode::kGroup,
+                                            double eps = 1e-6);
 
 }  // namespace kevin::reward

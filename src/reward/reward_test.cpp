@@ -54,7 +54,8 @@ TEST(Advantages, GroupOverAllTurnSamples) {
   EXPECT_NEAR(a[0][0], (1 - 4) / sd, 1e-12);
   EXPECT_NEAR(a[1][2], (9 - 4) / sd, 1e-12);
   double total = 0;
-  for (const auto& row : a) for (double v : row) total += v;
+  for (const auto& row : a)
+    for (double v : row) total += v;
   EXPECT_NEAR(total, 0.0, 1e-12);
 }
 
@@ -79,7 +80,8 @@ TEST(Advantages, LeaveOneOut) {
 TEST(Advantages, DegenerateGroups) {
   EXPECT_DOUBLE_EQ(advantages({{5}})[0][0], 0.0) << "one sample: nothing to compare with";
   const auto same = advantages({{2, 2}, {2, 2}});
-  for (const auto& row : same) for (double v : row) EXPECT_DOUBLE_EQ(v, 0.0);
+  for (const auto& row : same)
+    for (double v : row) EXPECT_DOUBLE_EQ(v, 0.0);
   EXPECT_TRUE(advantages({}).empty());
   EXPECT_EQ(advantage_mode_from_name("per_turn"), AdvantageMode::kPerTurn);
   EXPECT_FALSE(advantage_mode_from_name("global").has_value());

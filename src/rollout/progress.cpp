@@ -21,8 +21,10 @@ std::string format_duration(std::chrono::seconds d) {
   return buf;
 }
 
-std::string progress_line(const Progress& p, std::chrono::seconds elapsed, std::optional<int> running_evaluations) {
-  const size_t done = p.turns_done.load(), total = p.turns_total.load(), restored = p.turns_restored.load();
+std::string progress_line(const Progress& p, std::chrono::seconds elapsed,
+                          std::optional<int> running_evaluations) {
+  const size_t done = p.turns_done.load(), total = p.turns_total.load(),
+               restored = p.turns_restored.load();
   const size_t fresh = done - std::min(done, restored);
   std::ostringstream o;
   o << std::fixed << std::setprecision(1);
@@ -30,11 +32,13 @@ std::string progress_line(const Progress& p, std::chrono::seconds elapsed, std::
   if (restored > 0) o << " (" << restored << " resumed)";
   o << " · tasks " << p.tasks_done.load() << "/" << p.tasks_total.load();
   const double minutes = std::max(1.0, static_cast<double>(elapsed.count())) / 60.0;
-  o << " · " << static_cast<double>(fresh) / minutes << " turns/min · " << format_duration(elapsed) << ", ETA ";
+  o << " · " << static_cast<double>(fresh) / minutes << " turns/min · " << format_duration(elapsed)
+    << ", ETA ";
   if (fresh == 0) {
     o << "-";
   } else {
-    const double left_s = static_cast<double>(total - std::min(total, done)) * minutes * 60.0 / static_cast<double>(fresh);
+    const double left_s = static_cast<double>(total - std::min(total, done)) * minutes * 60.0 /
+                          static_cast<double>(fresh);
     o << format_duration(std::chrono::seconds(static_cast<long long>(left_s)));
   }
   const int evaluating = p.evaluating.load();
@@ -43,11 +47,13 @@ std::string progress_line(const Progress& p, std::chrono::seconds elapsed, std::
     const int running = std::min(*running_evaluations, evaluating);
     o << " (" << running << " running, " << evaluating - running << " queued)";
   }
-  o << " · correct " << p.correct.load() << " · best " << std::setprecision(2) << p.best_speedup.load() << "x";
+  o << " · correct " << p.correct.load() << " · best " << std::setprecision(2)
+    << p.best_speedup.load() << "x";
   return o.str();
 }
 
-ProgressDisplay::ProgressDisplay(const Progress* progress, bool tty, std::chrono::milliseconds interval,
+ProgressDisplay::ProgressDisplay(const Progress* progress, bool tty,
+                                 std::chrono::milliseconds interval,
                                  std::function<int()> running_evaluations)
     : progress_(progress),
       tty_(tty),
@@ -72,7 +78,8 @@ ProgressDisplay::~ProgressDisplay() {
 }
 
 std::string ProgressDisplay::line() const {
-  const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_);
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_);
   std::optional<int> running;
   if (running_evaluations_) running = running_evaluations_();
   return progress_line(*progress_, elapsed, running);

@@ -29,7 +29,8 @@ class ProgressDisplay {
  public:
   // `progress` is borrowed and must outlive the display. `running_evaluations` (optional)
   // is called from the display's thread.
-  ProgressDisplay(const Progress* progress, bool tty, std::chrono::milliseconds interval = std::chrono::seconds(30),
+  ProgressDisplay(const Progress* progress, bool tty,
+                  std::chrono::milliseconds interval = std::chrono::seconds(30),
                   std::function<int()> running_evaluations = {});
   ~ProgressDisplay();  // stops and leaves the final line (on a terminal) or logs it
   ProgressDisplay(const ProgressDisplay&) = delete;

@@ -24,15 +24,19 @@ namespace kevin::rollout {
 namespace fs = std::filesystem;
 
 Result<Allocation> parse_allocation(const std::string& text) {
-  const auto bad = [&] { return invalid_argument("allocation '" + text + "': expected TRAJECTORIESxTURNS, e.g. 16x8"); };
+  const auto bad = [&] {
+    return invalid_argument("allocation '" + text + "': expected TRAJECTORIESxTURNS, e.g. 16x8");
+  };
   const auto x = text.find('x');
   if (x == std::string::npos) return bad();
   Allocation a;
   const char* end = text.data() + text.size();
   const auto m = std::from_chars(text.data(), text.data() + x, a.trajectories);
   const auto n = std::from_chars(text.data() + x + 1, end, a.turns);
-  if (m.ec != std::errc() || m.ptr != text.data() + x || n.ec != std::errc() || n.ptr != end) return bad();
-  if (a.trajectories < 1 || a.turns < 1) return invalid_argument("allocation '" + text + "': both numbers must be >= 1");
+  if (m.ec != std::errc() || m.ptr != text.data() + x || n.ec != std::errc() || n.ptr != end)
+    return bad();
+  if (a.trajectories < 1 || a.turns < 1)
+    return invalid_argument("allocation '" + text + "': both numbers must be >= 1");
   return a;
 }
 
@@ -64,9 +68,15 @@ Json to_json(const RolloutConfig& c) {
             {"returns", c.return_mode == reward::ReturnMode::kDiscountedSum ? "sum" : "max"},
             {"parallel", c.parallel}};
   switch (c.advantage_mode) {
-    case reward::AdvantageMode::kGroup: j["advantages"] = "group"; break;
-    case reward::AdvantageMode::kPerTurn: j["advantages"] = "per_turn"; break;
-    case reward::AdvantageMode::kLeaveOneOut: j["advantages"] = "leave_one_out"; break;
+    case reward::AdvantageMode::kGroup:
+      j["advantages"] = "group";
+      break;
+    case reward::AdvantageMode::kPerTurn:
+      j["advantages"] = "per_turn";
+      break;
+    case reward::AdvantageMode::kLeaveOneOut:
+      j["advantages"] = "leave_one_out";
+      break;
   }
   return j;
 }
@@ -117,7 +127,7 @@ struct Group {
   tasks::TaskInfo task;
   std::string problem;
   int round = 0;
-  int pending = 0;                                   // segments of this round not yet done
+  int pending = 0;                                         // segments of this round not yet done
   std::map<int, std::vector<env::TurnOutcome>> histories;  // trajectory → every turn it has seen
   std::vector<int> round_members;
 };
@@ -138,7 +148,8 @@ env::TurnOutcome outcome_from_record(const Json& r) {
   t.verdict = verdict_from_name(r.value("verdict", "")).value_or(VerdictKind::kParseError);
   t.reason = r.value("reason", "");
   t.feedback = r.value("feedback", "");
-  if (t.correct() && r.contains("speedup") && r["speedup"].is_number()) t.speedup = r["speedup"].get<double>();
+  if (t.correct() && r.contains("speedup") && r["speedup"].is_number())
+    t.speedup = r["speedup"].get<double>();
   t.score = r.value("score", 0.0);
   return t;
 }
@@ -148,7 +159,8 @@ Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Jso
 // Wall-clock time as Unix seconds with millisecond digits (the report's start and end).
 double unix_seconds_now() {
   const auto since = std::chrono::system_clock::now().time_since_epoch();
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(since).count()) / 1000.0;
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(since).count()) /
+         1000.0;
 }
 
 void raise_best(std::atomic<double>& best, double value) {
@@ -169,7 +181,7 @@ struct Rollout::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Segment> queue;
-  int active = 0;            // segments being run
+  int active = 0;  // segments being run
   bool stopping = false;
   Status first_error;
   std::set<std::string> judged;  // task id + code hash, for cached_eval
@@ -224,7 +236,8 @@ struct Rollout::Impl {
     std::vector<Segment> next;
     for (int j = 0; j < m; ++j) {
       const int parent = ranked[static_cast<size_t>(std::min(j / copies, width - 1))];
-      next.push_back(Segment{&g, g.round * m + j, parent, g.round * n, (g.round + 1) * n, g.histories[parent]});
+      next.push_back(Segment{&g, g.round * m + j, parent, g.round * n, (g.round + 1) * n,
+                             g.histories[parent]});
     }
     enqueue_round(g, std::move(next));
   }
@@ -312,17 +325,21 @@ struct Rollout::Impl {
     params.cancel = interrupt;
     auto generated = r.policy_->generate(prompt.messages, params);
     const double generation_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gen_start).count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gen_start)
+            .count();
     --r.progress_->generating;
     if (!generated.is_ok()) {
       if (interrupted()) return cancelled("interrupted");
-      return Status(generated.status().code(), "policy " + r.policy_->name() + ": " + generated.status().message());
+      return Status(generated.status().code(),
+                    "policy " + r.policy_->name() + ": " + generated.status().message());
     }
     const policy::Generation& gen = *generated;
-    const policy::ParsedResponse parsed = policy::parse_response(gen.content, r.config_.max_summary_chars, r.config_.prompt.format);
+    const policy::ParsedResponse parsed =
+        policy::parse_response(gen.content, r.config_.max_summary_chars, r.config_.prompt.format);
     env::Action action{parsed.ok, parsed.code, parsed.summary, parsed.error};
     if (!parsed.ok && gen.truncated()) {
-      action.parse_error = "the response was cut off at the token limit (" + std::to_string(r.config_.generation.max_tokens) +
+      action.parse_error = "the response was cut off at the token limit (" +
+                           std::to_string(r.config_.generation.max_tokens) +
                            " tokens) before a complete code block; " + parsed.error;
     }
     const bool seen = parsed.ok && note_judged(g.task.id, parsed.code);
@@ -330,7 +347,8 @@ struct Rollout::Impl {
     auto judged_turn = episode->step(action);
     --r.progress_->evaluating;
     if (!judged_turn.is_ok()) {
-      return Status(judged_turn.status().code(), g.task.id + ": evaluation failed: " + judged_turn.status().message());
+      return Status(judged_turn.status().code(),
+                    g.task.id + ": evaluation failed: " + judged_turn.status().message());
     }
     const env::TurnOutcome& t = *judged_turn;
     Json record = turn_record(s, key, prompt, gen, parsed, t);
@@ -342,10 +360,12 @@ struct Rollout::Impl {
     return Status::ok();
   }
 
-  static Json turn_record(const Segment& s, const TurnKey& key, const policy::Prompt& prompt, const policy::Generation& gen,
-                          const policy::ParsedResponse& parsed, const env::TurnOutcome& t) {
+  static Json turn_record(const Segment& s, const TurnKey& key, const policy::Prompt& prompt,
+                          const policy::Generation& gen, const policy::ParsedResponse& parsed,
+                          const env::TurnOutcome& t) {
     Json messages = Json::array();
-    for (const auto& m : prompt.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+    for (const auto& m : prompt.messages)
+      messages.push_back({{"role", m.role}, {"content", m.content}});
     const std::string reasoning = gen.reasoning.empty() ? parsed.reasoning : gen.reasoning;
     Json j = {{"task", key.task},
               {"trajectory", key.trajectory},
@@ -397,17 +417,20 @@ Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic
 
   const std::vector<Allocation> allocations =
       config_.beam ? std::vector<Allocation>{config_.allocations.front()} : config_.allocations;
-  const size_t rounds = config_.beam ? static_cast<size_t>(std::max(1, config_.beam_config.rounds)) : 1;
+  const size_t rounds =
+      config_.beam ? static_cast<size_t>(std::max(1, config_.beam_config.rounds)) : 1;
   // Totals first: the progress display shows them while the problem statements are built.
   for (const auto& a : allocations) {
-    progress_->turns_total += tasks.size() * static_cast<size_t>(a.trajectories) * static_cast<size_t>(a.turns) * rounds;
+    progress_->turns_total +=
+        tasks.size() * static_cast<size_t>(a.trajectories) * static_cast<size_t>(a.turns) * rounds;
     progress_->tasks_total += tasks.size();
   }
   for (const auto& task : tasks) {
     if (impl.interrupted()) return cancelled("interrupted");
     KEVIN_ASSIGN_OR_RETURN(std::string problem, evaluator_->problem(task));
     for (const auto& a : allocations) {
-      impl.groups.push_back(Group{config_.beam ? "beam" : a.label(), a, task, problem, 0, 0, {}, {}});
+      impl.groups.push_back(
+          Group{config_.beam ? "beam" : a.label(), a, task, problem, 0, 0, {}, {}});
     }
   }
   {
@@ -415,20 +438,24 @@ Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic
     for (auto& g : impl.groups) impl.start_group(g);
   }
   std::vector<std::thread> pool;
-  for (int i = 0; i < std::max(1, config_.parallel); ++i) pool.emplace_back([&impl] { impl.worker(); });
+  for (int i = 0; i < std::max(1, config_.parallel); ++i)
+    pool.emplace_back([&impl] { impl.worker(); });
   for (auto& t : pool) t.join();
   return impl.first_error;
 }
 
-Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store, const RolloutConfig& config) {
+Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store,
+                                                           const RolloutConfig& config) {
   KEVIN_ASSIGN_OR_RETURN(auto turns, store.turns());
   // (allocation, task) → trajectory → its records in turn order.
   std::map<std::pair<std::string, std::string>, std::map<int, std::vector<Json*>>> groups;
-  for (auto& [key, record] : turns) groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
+  for (auto& [key, record] : turns)
+    groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
 
   for (auto& [group_key, trajectories] : groups) {
     // Full lineage scores: a beam copy's turns follow its parent's earlier turns.
-    const auto lineage_scores = [&](int id, int before_turn, const auto& self) -> std::vector<double> {
+    const auto lineage_scores = [&](int id, int before_turn,
+                                    const auto& self) -> std::vector<double> {
       std::vector<double> scores;
       const auto found = trajectories.find(id);
       if (found == trajectories.end() || found->second.empty()) return scores;  // parent not stored
@@ -444,10 +471,13 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
     };
     std::vector<std::vector<double>> own_returns;
     for (auto& [id, records] : trajectories) {
-      const std::vector<double> scores = lineage_scores(id, std::numeric_limits<int>::max(), lineage_scores);
-      const std::vector<double> returns = reward::turn_returns(scores, config.gamma, config.return_mode);
+      const std::vector<double> scores =
+          lineage_scores(id, std::numeric_limits<int>::max(), lineage_scores);
+      const std::vector<double> returns =
+          reward::turn_returns(scores, config.gamma, config.return_mode);
       const size_t offset = scores.size() - records.size();
-      own_returns.emplace_back(returns.begin() + static_cast<std::ptrdiff_t>(offset), returns.end());
+      own_returns.emplace_back(returns.begin() + static_cast<std::ptrdiff_t>(offset),
+                               returns.end());
     }
     const auto advantages = reward::advantages(own_returns, config.advantage_mode);
     size_t i = 0;
@@ -481,8 +511,8 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json
   return out;
 }
 
-Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& turns, const fs::path& run_dir,
-                         const std::string& extension) {
+Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& turns,
+                         const fs::path& run_dir, const std::string& extension) {
   std::map<std::string, const Json*> best;  // task → fastest correct record
   for (const auto& [key, r] : turns) {
     if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {

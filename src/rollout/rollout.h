@@ -1,6 +1,6 @@
 // rollout.h — the paper's multi-turn loop over many tasks (docs/run.md,
-// after the Kevin paper): for every task, m trajectories of n turns in which the policy writes a kernel, the
-// environment judges it and the next prompt carries the earlier kernels, summaries and
+// after the Kevin paper): for every task, m trajectories of n turns in which the policy writes a
+// kernel, the environment judges it and the next prompt carries the earlier kernels, summaries and
 // feedback. Trajectories advance independently on a pool of threads, so generation and
 // evaluation overlap; every finished turn goes to the RunStore at once, and turns already
 // stored are restored instead of redone (resume). Beam search (test-time only) keeps the best
@@ -45,7 +45,7 @@ struct BeamConfig {
 
 struct RolloutConfig {
   std::vector<Allocation> allocations{Allocation{}};
-  bool beam = false;            // one beam search with allocations[0] as trajectories x turns per round
+  bool beam = false;  // one beam search with allocations[0] as trajectories x turns per round
   BeamConfig beam_config;
   policy::PromptConfig prompt;
   policy::GenerationParams generation;
@@ -54,7 +54,7 @@ struct RolloutConfig {
   reward::ReturnMode return_mode = reward::ReturnMode::kDiscountedSum;
   reward::AdvantageMode advantage_mode = reward::AdvantageMode::kGroup;
   size_t max_summary_chars = 2000;
-  int parallel = 16;            // trajectories advancing at once
+  int parallel = 16;  // trajectories advancing at once
 };
 // The config as config.json stores it, and back; kInvalidArgument names a missing or
 // ill-typed key, an unknown mode or an empty allocation list.
@@ -73,8 +73,13 @@ struct Progress {
 class Rollout {
  public:
   // All pointers are borrowed and must outlive run().
-  Rollout(RolloutConfig config, policy::Policy* policy, env::Evaluator* evaluator, RunStore* store, Progress* progress)
-      : config_(std::move(config)), policy_(policy), evaluator_(evaluator), store_(store), progress_(progress) {}
+  Rollout(RolloutConfig config, policy::Policy* policy, env::Evaluator* evaluator, RunStore* store,
+          Progress* progress)
+      : config_(std::move(config)),
+        policy_(policy),
+        evaluator_(evaluator),
+        store_(store),
+        progress_(progress) {}
 
   // Runs every allocation over `tasks` until all turns are stored. A policy or harness
   // failure stops new turns (turns in flight finish and are stored) and is returned; the run
@@ -82,7 +87,8 @@ class Rollout {
   // Once `interrupt` (optional, borrowed) reads true, no turn starts, generations in progress
   // are abandoned (not stored), evaluations in progress finish and are stored, and run()
   // returns kCancelled.
-  Status run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic<bool>* interrupt = nullptr);
+  Status run(const std::vector<tasks::TaskInfo>& tasks,
+             const std::atomic<bool>* interrupt = nullptr);
 
  private:
   struct Impl;
@@ -95,7 +101,8 @@ class Rollout {
 
 // Every stored turn, in key order, with "return" and "advantage" added: returns over each
 // trajectory's full lineage, advantages within each (allocation, task) group.
-Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store, const RolloutConfig& config);
+Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store,
+                                                           const RolloutConfig& config);
 
 // What a run did for one task: its stored turns and the best speedup among its correct ones.
 struct TaskOutcome {
@@ -110,7 +117,7 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json
 // Writes RUN_DIR/trajectories.jsonl (every turn scored_turns returned, with its return and
 // advantage, in key order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each
 // task over all allocations; ext "cu" or "cpp").
-Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored, const std::filesystem::path& run_dir,
-                         const std::string& extension);
+Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored,
+                         const std::filesystem::path& run_dir, const std::string& extension);
 
 }  // namespace kevin::rollout

@@ -23,14 +23,17 @@ namespace {
 class FunctionPolicy final : public policy::Policy {
  public:
   using Fn = std::function<std::string(const std::string& prompt, int turn)>;
-  explicit FunctionPolicy(Fn fn, int fail_after = -1) : fn_(std::move(fn)), fail_after_(fail_after) {}
+  explicit FunctionPolicy(Fn fn, int fail_after = -1)
+      : fn_(std::move(fn)), fail_after_(fail_after) {}
   Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
                                       const policy::GenerationParams&) override {
     const int n = calls_++;
     if (fail_after_ >= 0 && n >= fail_after_) return unavailable("server went away");
     const std::string& last = messages.back().content;
     int turn = 0;
-    for (size_t at = last.find("### Attempt "); at != std::string::npos; at = last.find("### Attempt ", at + 1)) ++turn;
+    for (size_t at = last.find("### Attempt "); at != std::string::npos;
+         at = last.find("### Attempt ", at + 1))
+      ++turn;
     policy::Generation g;
     g.content = fn_(last, turn);
     g.reasoning = "secret chain of thought " + std::to_string(n);
@@ -52,7 +55,8 @@ class FunctionPolicy final : public policy::Policy {
 };
 
 std::string kernel(const std::string& directive, const std::string& body = "") {
-  return "Here it is.\n```cuda\n// fake: " + directive + "\n" + body + "\n```\nSummary: " + directive + ".";
+  return "Here it is.\n```cuda\n// fake: " + directive + "\n" + body +
+         "\n```\nSummary: " + directive + ".";
 }
 
 class RolloutTest : public ::testing::Test {
@@ -62,7 +66,8 @@ class RolloutTest : public ::testing::Test {
     ASSERT_TRUE(dir.is_ok());
     dir_.emplace(std::move(dir).value());
     for (const char* name : {"a", "b"}) {
-      tasks::TaskInfo t{std::string("suite/") + name, "suite", "f", dir_->path() / (std::string(name) + ".py")};
+      tasks::TaskInfo t{std::string("suite/") + name, "suite", "f",
+                        dir_->path() / (std::string(name) + ".py")};
       ASSERT_TRUE(write_file_atomic(t.path, std::string("task ") + name + "\n").is_ok());
       tasks_.push_back(t);
     }
@@ -111,7 +116,8 @@ TEST_F(RolloutTest, EveryTurnIsStoredWithItsFieldsAndHistory) {
     EXPECT_TRUE(r["parent"].is_null());
     EXPECT_GE(r["reasoning_chars"].get<size_t>(), std::string("secret chain of thought 0").size());
     const std::string prompt = r["prompt"].back()["content"];
-    EXPECT_EQ(prompt.find("secret chain of thought"), std::string::npos) << "reasoning must never be carried";
+    EXPECT_EQ(prompt.find("secret chain of thought"), std::string::npos)
+        << "reasoning must never be carried";
     cached += r["cached_eval"].get<bool>() ? 1 : 0;
     if (key.task == "suite/a" && key.turn == 0) {
       EXPECT_EQ(r["verdict"], "parse_error");
@@ -119,13 +125,15 @@ TEST_F(RolloutTest, EveryTurnIsStoredWithItsFieldsAndHistory) {
     }
     if (key.turn == 1) {
       EXPECT_EQ(r["verdict"], "wrong_answer");
-      EXPECT_NE(prompt.find(key.task == "suite/a" ? "could not be evaluated" : "Fake evaluation verdict: compile_error"),
+      EXPECT_NE(prompt.find(key.task == "suite/a" ? "could not be evaluated"
+                                                  : "Fake evaluation verdict: compile_error"),
                 std::string::npos);
     }
     if (key.turn == 2) {
       EXPECT_TRUE(r["correct"].get<bool>());
       EXPECT_DOUBLE_EQ(r["score"].get<double>(), key.task == "suite/a" ? 2.3 : 0.8);
-      EXPECT_NE(prompt.find("// fake: wrong_answer"), std::string::npos) << "earlier kernels are carried";
+      EXPECT_NE(prompt.find("// fake: wrong_answer"), std::string::npos)
+          << "earlier kernels are carried";
     }
     EXPECT_EQ(r["prompt_tokens"], 100);
     EXPECT_EQ(r["completion_tokens"], 50);
@@ -164,11 +172,13 @@ TEST_F(RolloutTest, AnInterruptStopsNewTurnsAbandonsGenerationsAndKeepsFinishedT
   // gives up on its reply.
   class Interrupted final : public policy::Policy {
    public:
-    Interrupted(std::atomic<bool>* interrupt, std::atomic<int>* calls) : interrupt_(interrupt), calls_(calls) {}
+    Interrupted(std::atomic<bool>* interrupt, std::atomic<int>* calls)
+        : interrupt_(interrupt), calls_(calls) {}
     Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
                                         const policy::GenerationParams& params) override {
       if (++*calls_ == 5) interrupt_->store(true);
-      if (params.cancel != nullptr && params.cancel->load()) return cancelled("cancelled mid-generation");
+      if (params.cancel != nullptr && params.cancel->load())
+        return cancelled("cancelled mid-generation");
       policy::Generation g;
       g.content = script(messages.back().content, 0);
       g.finish_reason = "stop";
@@ -184,7 +194,8 @@ TEST_F(RolloutTest, AnInterruptStopsNewTurnsAbandonsGenerationsAndKeepsFinishedT
   const Status st = rollout.run(tasks_, &interrupt);
   EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.to_string();
   EXPECT_EQ(calls.load(), 5) << "no generation may start after the interrupt";
-  EXPECT_EQ(*store_->turn_count(), 4u) << "finished turns are kept, the abandoned one is not stored";
+  EXPECT_EQ(*store_->turn_count(), 4u)
+      << "finished turns are kept, the abandoned one is not stored";
   EXPECT_EQ(progress_.turns_total.load(), 18u);
 }
 
@@ -196,9 +207,11 @@ TEST_F(RolloutTest, BeamKeepsTheBestTrajectoriesAndContinuesCopies) {
   FunctionPolicy policy([&](const std::string& prompt, int turn) {
     if (turn == 0) {
       const int i = first_round++;
-      return kernel("correct speedup=" + std::to_string(1 + i % 4), "variant " + std::to_string(i) + " " + prompt.substr(0, 6));
+      return kernel("correct speedup=" + std::to_string(1 + i % 4),
+                    "variant " + std::to_string(i) + " " + prompt.substr(0, 6));
     }
-    return kernel("correct speedup=9", prompt.find("speedup=4") != std::string::npos ? "child of 4" : "child of 3");
+    return kernel("correct speedup=9",
+                  prompt.find("speedup=4") != std::string::npos ? "child of 4" : "child of 3");
   });
   Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
   ASSERT_TRUE(rollout.run({tasks_[0]}).is_ok());
@@ -219,7 +232,8 @@ TEST_F(RolloutTest, BeamKeepsTheBestTrajectoriesAndContinuesCopies) {
     EXPECT_GE(parent_speedup, 3.0) << "only the two fastest trajectories are continued";
     children_of_best += parent_speedup == 4.0 ? 1 : 0;
     const std::string prompt = r["prompt"].back()["content"];
-    EXPECT_NE(prompt.find("speedup=" + std::to_string(static_cast<int>(parent_speedup))), std::string::npos);
+    EXPECT_NE(prompt.find("speedup=" + std::to_string(static_cast<int>(parent_speedup))),
+              std::string::npos);
   }
   EXPECT_EQ(children_of_best, 2);
 }
@@ -304,7 +318,8 @@ TEST(Allocation, ParsesAndSplitsBudgets) {
   ASSERT_TRUE(a.is_ok());
   EXPECT_EQ(a->trajectories, 16);
   EXPECT_EQ(a->turns, 8);
-  for (const char* bad : {"16", "x8", "16x", "0x8", "16x8x", "ax8", "16x-1"}) EXPECT_FALSE(parse_allocation(bad).is_ok()) << bad;
+  for (const char* bad : {"16", "x8", "16x", "0x8", "16x8x", "ax8", "16x-1"})
+    EXPECT_FALSE(parse_allocation(bad).is_ok()) << bad;
   const auto b = budget_allocations(128);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].label(), "16x8");
@@ -337,9 +352,10 @@ TEST(Progress, LineNamesEveryCounterWithRateAndEta) {
   p.correct = 12;
   p.best_speedup = 2.314;
   // 25 turns of this process in 5 minutes: 5 turns/min, 107 left → 21m24s.
-  EXPECT_EQ(progress_line(p, std::chrono::seconds(300), 1),
-            "turns 37/144 (12 resumed) · tasks 1/2 · 5.0 turns/min · 5m00s, ETA 21m24s · generating 3 · "
-            "evaluating 2 (1 running, 1 queued) · correct 12 · best 2.31x");
+  EXPECT_EQ(
+      progress_line(p, std::chrono::seconds(300), 1),
+      "turns 37/144 (12 resumed) · tasks 1/2 · 5.0 turns/min · 5m00s, ETA 21m24s · generating 3 · "
+      "evaluating 2 (1 running, 1 queued) · correct 12 · best 2.31x");
 }
 
 TEST(Progress, NoEtaBeforeTheFirstTurnOfThisProcess) {

@@ -10,7 +10,9 @@ namespace {
 // Finalizes a prepared statement however the caller leaves.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  Statement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -22,8 +24,9 @@ class Statement {
   void bind(int index, int value) { sqlite3_bind_int(stmt_, index, value); }
   std::string text(int column) const {
     const auto* p = sqlite3_column_text(stmt_, column);
-    return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p),
-                                                      static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+    return p == nullptr ? std::string()
+                        : std::string(reinterpret_cast<const char*>(p),
+                                      static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
   }
 
  private:
@@ -32,23 +35,28 @@ class Statement {
 };
 
 Status sqlite_error(sqlite3* db, const std::string& what) {
-  return unavailable("run store: " + what + ": " + (db != nullptr ? sqlite3_errmsg(db) : "out of memory"));
+  return unavailable("run store: " + what + ": " +
+                     (db != nullptr ? sqlite3_errmsg(db) : "out of memory"));
 }
 
 }  // namespace
 
 Result<RunStore> RunStore::open(const std::filesystem::path& file) {
   RunStore store;
-  const int rc = sqlite3_open_v2(file.c_str(), &store.db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &store.db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) return sqlite_error(store.db_, "cannot open " + file.string());
   sqlite3_busy_timeout(store.db_, 10000);
   KEVIN_RETURN_IF_ERROR(store.exec("PRAGMA journal_mode=WAL"));
   KEVIN_RETURN_IF_ERROR(store.exec("PRAGMA synchronous=NORMAL"));
-  KEVIN_RETURN_IF_ERROR(store.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
-  KEVIN_RETURN_IF_ERROR(store.exec(
-      "CREATE TABLE IF NOT EXISTS turns (allocation TEXT NOT NULL, task TEXT NOT NULL, trajectory INTEGER NOT NULL, "
-      "turn INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (allocation, task, trajectory, turn))"));
+  KEVIN_RETURN_IF_ERROR(
+      store.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+  KEVIN_RETURN_IF_ERROR(
+      store.exec("CREATE TABLE IF NOT EXISTS turns (allocation TEXT NOT NULL, task TEXT NOT NULL, "
+                 "trajectory INTEGER NOT NULL, "
+                 "turn INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (allocation, task, "
+                 "trajectory, turn))"));
   return store;
 }
 
@@ -100,7 +108,9 @@ Result<std::optional<Json>> RunStore::meta(const std::string& key) const {
 
 Status RunStore::put_turn(const TurnKey& key, const Json& record) {
   std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_, "INSERT OR REPLACE INTO turns (allocation, task, trajectory, turn, record) VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement s(db_,
+              "INSERT OR REPLACE INTO turns (allocation, task, trajectory, turn, record) VALUES "
+              "(?1, ?2, ?3, ?4, ?5)");
   if (!s.ok()) return sqlite_error(db_, "prepare");
   s.bind(1, key.allocation);
   s.bind(2, key.task);
@@ -113,12 +123,15 @@ Status RunStore::put_turn(const TurnKey& key, const Json& record) {
 
 Result<std::vector<std::pair<TurnKey, Json>>> RunStore::turns() const {
   std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_, "SELECT allocation, task, trajectory, turn, record FROM turns ORDER BY allocation, task, trajectory, turn");
+  Statement s(db_,
+              "SELECT allocation, task, trajectory, turn, record FROM turns ORDER BY allocation, "
+              "task, trajectory, turn");
   if (!s.ok()) return sqlite_error(db_, "prepare");
   std::vector<std::pair<TurnKey, Json>> out;
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-    TurnKey key{s.text(0), s.text(1), sqlite3_column_int(s.get(), 2), sqlite3_column_int(s.get(), 3)};
+    TurnKey key{s.text(0), s.text(1), sqlite3_column_int(s.get(), 2),
+                sqlite3_column_int(s.get(), 3)};
     KEVIN_ASSIGN_OR_RETURN(Json record, parse_json(s.text(4)));
     out.emplace_back(std::move(key), std::move(record));
   }

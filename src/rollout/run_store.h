@@ -26,7 +26,8 @@ struct TurnKey {
   int trajectory = 0;
   int turn = 0;
   bool operator<(const TurnKey& o) const {
-    return std::tie(allocation, task, trajectory, turn) < std::tie(o.allocation, o.task, o.trajectory, o.turn);
+    return std::tie(allocation, task, trajectory, turn) <
+           std::tie(o.allocation, o.task, o.trajectory, o.turn);
   }
 };
 

@@ -30,37 +30,41 @@ Json next_prompt(const env::Episode& episode, const env::Evaluator& evaluator) {
   config.format = evaluator.answer_format();
   const policy::Prompt prompt = policy::build_prompt(episode.problem(), history, config);
   Json messages = Json::array();
-  for (const auto& m : prompt.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  for (const auto& m : prompt.messages)
+    messages.push_back({{"role", m.role}, {"content", m.content}});
   return messages;
 }
 
 bool compiled(VerdictKind v) {
-  return v == VerdictKind::kRuntimeError || v == VerdictKind::kTimeout || v == VerdictKind::kWrongAnswer ||
-         v == VerdictKind::kCorrect;
+  return v == VerdictKind::kRuntimeError || v == VerdictKind::kTimeout ||
+         v == VerdictKind::kWrongAnswer || v == VerdictKind::kCorrect;
 }
 
 Json turn_observation(const env::Episode& episode, const env::TurnOutcome& turn, int max_turns,
                       const env::Evaluator& evaluator) {
   const auto* eval = turn.eval ? &*turn.eval : nullptr;
   const int turn_number = static_cast<int>(episode.turns().size());
-  Json o = {{"problem_id", episode.task().id},
-            {"turn", turn_number},
-            {"max_turns", max_turns},
-            {"verdict", verdict_name(turn.verdict)},
-            {"reason", turn.reason},
-            {"feedback", turn.feedback},
-            {"compilation_success", compiled(turn.verdict)},
-            {"compilation_error", turn.verdict == VerdictKind::kCompileError ? Json(turn.feedback) : Json(nullptr)},
-            {"correctness_pass", turn.correct()},
-            {"max_diff", eval ? optional_number(eval->max_abs_error) : Json(nullptr)},
-            {"speedup", optional_number(turn.speedup)},
-            {"runtime_us", eval && eval->candidate_ms ? Json(*eval->candidate_ms * 1000) : Json(nullptr)},
-            {"baseline_us", eval && eval->baseline_ms ? Json(*eval->baseline_ms * 1000) : Json(nullptr)},
-            {"eval_ms", eval ? Json(eval->total_ms) : Json(nullptr)},
-            {"score", turn.score},
-            {"best_speedup", episode.best_speedup()},
-            {"hack_flags", turn.verdict == VerdictKind::kRejected ? Json::array({turn.reason}) : Json::array()},
-            {"gpu_info", evaluator.device_name()}};
+  Json o = {
+      {"problem_id", episode.task().id},
+      {"turn", turn_number},
+      {"max_turns", max_turns},
+      {"verdict", verdict_name(turn.verdict)},
+      {"reason", turn.reason},
+      {"feedback", turn.feedback},
+      {"compilation_success", compiled(turn.verdict)},
+      {"compilation_error",
+       turn.verdict == VerdictKind::kCompileError ? Json(turn.feedback) : Json(nullptr)},
+      {"correctness_pass", turn.correct()},
+      {"max_diff", eval ? optional_number(eval->max_abs_error) : Json(nullptr)},
+      {"speedup", optional_number(turn.speedup)},
+      {"runtime_us", eval && eval->candidate_ms ? Json(*eval->candidate_ms * 1000) : Json(nullptr)},
+      {"baseline_us", eval && eval->baseline_ms ? Json(*eval->baseline_ms * 1000) : Json(nullptr)},
+      {"eval_ms", eval ? Json(eval->total_ms) : Json(nullptr)},
+      {"score", turn.score},
+      {"best_speedup", episode.best_speedup()},
+      {"hack_flags",
+       turn.verdict == VerdictKind::kRejected ? Json::array({turn.reason}) : Json::array()},
+      {"gpu_info", evaluator.device_name()}};
   o["prompt"] = turn_number < max_turns ? next_prompt(episode, evaluator) : Json(nullptr);
   return o;
 }
@@ -68,11 +72,14 @@ Json turn_observation(const env::Episode& episode, const env::TurnOutcome& turn,
 }  // namespace
 
 env::Action action_from_reply(const std::string& reply, bool kernelbench) {
-  const bool python = kernelbench && (reply.find("```python") != std::string::npos ||
-                                      reply.find("```py\n") != std::string::npos ||
-                                      engine::detect_format(reply) == engine::CandidateFormat::kKernelBench);
-  const auto format = python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
-  const policy::ParsedResponse parsed = policy::parse_response(reply, policy::kDefaultMaxSummary, format);
+  const bool python =
+      kernelbench &&
+      (reply.find("```python") != std::string::npos || reply.find("```py\n") != std::string::npos ||
+       engine::detect_format(reply) == engine::CandidateFormat::kKernelBench);
+  const auto format =
+      python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+  const policy::ParsedResponse parsed =
+      policy::parse_response(reply, policy::kDefaultMaxSummary, format);
   if (parsed.ok) return {true, parsed.code, parsed.summary, ""};
   // Some clients strip the fences of a reply that is one code block: a bare source that
   // defines the entry point (or ModelNew) is the answer itself.
@@ -93,7 +100,8 @@ Result<ResetParams> reset_params_from_json(const Json& data) {
       if (!value.is_string()) return invalid_argument("\"" + key + "\" must be a string");
       (key == "problem_id" ? p.problem_id : p.episode_id) = value.get<std::string>();
     } else if (key == "seed") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 0) return invalid_argument("\"seed\" must be an integer >= 0");
+      if (!value.is_number_integer() || value.get<int64_t>() < 0)
+        return invalid_argument("\"seed\" must be an integer >= 0");
       p.seed = value.get<int64_t>();
     } else if (key == "max_turns") {
       if (!value.is_number_integer()) return invalid_argument("\"max_turns\" must be an integer");
@@ -101,14 +109,17 @@ Result<ResetParams> reset_params_from_json(const Json& data) {
       if (turns < 1 || turns > 1000) return invalid_argument("\"max_turns\" must be at least 1");
       p.max_turns = static_cast<int>(turns);
     } else {
-      return invalid_argument("unknown reset field \"" + key + "\" (expected problem_id, seed, episode_id, max_turns)");
+      return invalid_argument("unknown reset field \"" + key +
+                              "\" (expected problem_id, seed, episode_id, max_turns)");
     }
   }
   return p;
 }
 
 Json to_json(const StepReply& reply) {
-  return {{"observation", reply.observation}, {"reward", optional_number(reply.reward)}, {"done", reply.done}};
+  return {{"observation", reply.observation},
+          {"reward", optional_number(reply.reward)},
+          {"done", reply.done}};
 }
 
 EnvSession::~EnvSession() {
@@ -124,8 +135,8 @@ Result<StepReply> EnvSession::reset(const ResetParams& params) {
   const int limit = service_->options().max_turns;
   const int turns = params.max_turns.value_or(std::min(service_->options().default_turns, limit));
   if (turns > limit) {
-    return invalid_argument("max_turns " + std::to_string(turns) + " is more than this server allows (" +
-                            std::to_string(limit) + ")");
+    return invalid_argument("max_turns " + std::to_string(turns) +
+                            " is more than this server allows (" + std::to_string(limit) + ")");
   }
   KEVIN_ASSIGN_OR_RETURN(tasks::TaskInfo task, service_->choose_task(params));
   env::Evaluator& evaluator = *service_->evaluator();
@@ -158,9 +169,12 @@ Result<StepReply> EnvSession::step(const std::string& reply_text) {
   if (service_->stopping()) return unavailable("the server is stopping");
   if (!episode_) return failed_precondition("no episode: send reset before step");
   if (static_cast<int>(episode_->turns().size()) >= max_turns_) {
-    return failed_precondition("the episode is done (" + std::to_string(max_turns_) + " turns): send reset to start another");
+    return failed_precondition("the episode is done (" + std::to_string(max_turns_) +
+                               " turns): send reset to start another");
   }
-  KEVIN_ASSIGN_OR_RETURN(env::TurnOutcome turn, episode_->step(action_from_reply(reply_text, service_->evaluator()->judges_kernelbench())));
+  KEVIN_ASSIGN_OR_RETURN(
+      env::TurnOutcome turn,
+      episode_->step(action_from_reply(reply_text, service_->evaluator()->judges_kernelbench())));
   StepReply reply;
   reply.observation = turn_observation(*episode_, turn, max_turns_, *service_->evaluator());
   reply.reward = turn.score;
@@ -182,14 +196,18 @@ Json EnvSession::state() const {
   return s;
 }
 
-Result<std::string> CountedEvaluator::problem(const tasks::TaskInfo& task) { return service_->evaluator()->problem(task); }
-Result<engine::EvalResult> CountedEvaluator::evaluate(const tasks::TaskInfo& task, const std::string& source) {
+Result<std::string> CountedEvaluator::problem(const tasks::TaskInfo& task) {
+  return service_->evaluator()->problem(task);
+}
+Result<engine::EvalResult> CountedEvaluator::evaluate(const tasks::TaskInfo& task,
+                                                      const std::string& source) {
   return service_->evaluate(task, source, caller_);
 }
 std::string CountedEvaluator::backend() const { return service_->evaluator()->backend(); }
 std::string CountedEvaluator::device_name() const { return service_->evaluator()->device_name(); }
 
-EnvService::EnvService(env::Evaluator* evaluator, std::vector<tasks::TaskInfo> tasks, ServiceOptions options)
+EnvService::EnvService(env::Evaluator* evaluator, std::vector<tasks::TaskInfo> tasks,
+                       ServiceOptions options)
     : evaluator_(evaluator), tasks_(std::move(tasks)), options_(std::move(options)) {}
 
 Result<std::unique_ptr<EnvSession>> EnvService::open_session() {
@@ -214,7 +232,9 @@ Result<tasks::TaskInfo> EnvService::find_task(const std::string& name) const {
   const tasks::TaskInfo* found = nullptr;
   for (const auto& t : tasks_) {
     if (t.path.stem().string() != name) continue;
-    if (found) return not_found("task \"" + name + "\" is ambiguous: give its id (" + found->id + ", " + t.id + ", ...)");
+    if (found)
+      return not_found("task \"" + name + "\" is ambiguous: give its id (" + found->id + ", " +
+                       t.id + ", ...)");
     found = &t;
   }
   if (found) return *found;
@@ -224,12 +244,16 @@ Result<tasks::TaskInfo> EnvService::find_task(const std::string& name) const {
 Result<tasks::TaskInfo> EnvService::adhoc_task(const std::string& reference_source) {
   if (!options_.accept_reference_code) {
     return failed_precondition(
-        "reference_code is refused: it would run unsandboxed in the trusted reference worker. Use problem_id "
-        "(a served task), or start the server with --accept-reference-code if every client is trusted");
+        "reference_code is refused: it would run unsandboxed in the trusted reference worker. Use "
+        "problem_id "
+        "(a served task), or start the server with --accept-reference-code if every client is "
+        "trusted");
   }
-  if (reference_source.find_first_not_of(" \t\r\n") == std::string::npos) return invalid_argument("reference_code is empty");
+  if (reference_source.find_first_not_of(" \t\r\n") == std::string::npos)
+    return invalid_argument("reference_code is empty");
   const std::string hash = sha256_hex(reference_source).substr(0, 24);
-  tasks::TaskInfo task{"adhoc/" + hash, "adhoc", tasks::task_family(reference_source), options_.adhoc_dir / (hash + ".py")};
+  tasks::TaskInfo task{"adhoc/" + hash, "adhoc", tasks::task_family(reference_source),
+                       options_.adhoc_dir / (hash + ".py")};
   std::error_code ec;
   if (!std::filesystem::exists(task.path, ec)) {
     std::filesystem::create_directories(options_.adhoc_dir, ec);
@@ -238,20 +262,22 @@ Result<tasks::TaskInfo> EnvService::adhoc_task(const std::string& reference_sour
   return task;
 }
 
-Result<engine::EvalResult> EnvService::evaluate(const tasks::TaskInfo& task, const std::string& source,
+Result<engine::EvalResult> EnvService::evaluate(const tasks::TaskInfo& task,
+                                                const std::string& source,
                                                 const std::string& caller) {
   if (stopping()) return unavailable("the server is stopping");
   metrics_.evaluation_started();
   const auto start = std::chrono::steady_clock::now();
   Result<engine::EvalResult> r = evaluator_->evaluate(task, source);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string outcome = r.is_ok() ? verdict_name(r->verdict) : "harness_error";
   metrics_.evaluation_finished(outcome, seconds);
   char took[32];
   std::snprintf(took, sizeof took, "%.2f", seconds);
   KEVIN_LOG(info) << "eval " << caller << " task=" << task.id << " verdict=" << outcome
-                  << (r.is_ok() && r->speedup ? " speedup=" + std::to_string(*r->speedup) : "") << " seconds=" << took
-                  << (r.is_ok() ? "" : " error=" + r.status().to_string());
+                  << (r.is_ok() && r->speedup ? " speedup=" + std::to_string(*r->speedup) : "")
+                  << " seconds=" << took << (r.is_ok() ? "" : " error=" + r.status().to_string());
   return r;
 }
 
@@ -260,7 +286,8 @@ Json EnvService::metadata() const {
   for (const auto& t : tasks_) ids.push_back(t.id);
   return {{"name", options_.name},
           {"description",
-           "Multi-turn CUDA/C++ kernel writing: reset gives a PyTorch task, each step judges the model's reply "
+           "Multi-turn CUDA/C++ kernel writing: reset gives a PyTorch task, each step judges the "
+           "model's reply "
            "(the kernel in a fenced code block) and returns kevin's verdict, feedback and reward "
            "(0.3 for a correct kernel plus its speedup over PyTorch)."},
           {"version", version_string()},
@@ -276,17 +303,27 @@ Json EnvService::metadata() const {
 Json EnvService::schema() {
   const Json action = {
       {"title", "KernelAction"},
-      {"description", "The model's whole reply; the kernel is the last fenced C++/CUDA code block in it."},
+      {"description",
+       "The model's whole reply; the kernel is the last fenced C++/CUDA code block in it."},
       {"type", "object"},
       {"properties",
-       {{"code", {{"title", "Code"}, {"type", "string"}, {"description", "the model's reply (prose, reasoning, fenced code)"}}},
+       {{"code",
+         {{"title", "Code"},
+          {"type", "string"},
+          {"description", "the model's reply (prose, reasoning, fenced code)"}}},
         {"problem_id",
-         {{"title", "Problem Id"}, {"type", "string"}, {"description", "the task, for stateless POST /step only"}}},
+         {{"title", "Problem Id"},
+          {"type", "string"},
+          {"description", "the task, for stateless POST /step only"}}},
         {"metadata", {{"title", "Metadata"}, {"type", "object"}}}}},
       {"required", {"code"}},
       {"additionalProperties", false}};
-  auto number_or_null = [](const char* title) { return Json{{"title", title}, {"type", {"number", "null"}}}; };
-  auto typed = [](const char* title, const char* type) { return Json{{"title", title}, {"type", type}}; };
+  auto number_or_null = [](const char* title) {
+    return Json{{"title", title}, {"type", {"number", "null"}}};
+  };
+  auto typed = [](const char* title, const char* type) {
+    return Json{{"title", title}, {"type", type}};
+  };
   const Json observation = {
       {"title", "KernelObservation"},
       {"type", "object"},
@@ -307,12 +344,13 @@ Json EnvService::schema() {
         {"baseline_us", number_or_null("Baseline Us")},
         {"score", typed("Score", "number")},
         {"prompt", {{"title", "Prompt"}, {"type", {"array", "null"}}}}}}};
-  const Json state = {{"title", "State"},
-                      {"type", "object"},
-                      {"properties",
-                       {{"episode_id", {{"title", "Episode Id"}, {"type", {"string", "null"}}}},
-                        {"step_count", {{"title", "Step Count"}, {"type", "integer"}, {"minimum", 0}}}}},
-                      {"additionalProperties", true}};
+  const Json state = {
+      {"title", "State"},
+      {"type", "object"},
+      {"properties",
+       {{"episode_id", {{"title", "Episode Id"}, {"type", {"string", "null"}}}},
+        {"step_count", {{"title", "Step Count"}, {"type", "integer"}, {"minimum", 0}}}}},
+      {"additionalProperties", true}};
   return {{"action", action}, {"observation", observation}, {"state", state}};
 }
 

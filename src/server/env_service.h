@@ -23,10 +23,10 @@
 namespace kevin::server {
 
 struct ServiceOptions {
-  int max_sessions = 64;       // open sessions at once (OpenEnv's max_concurrent_envs)
-  int max_turns = 8;           // the most steps an episode may take (reset may ask for fewer)
-  int default_turns = 4;       // an episode's length when reset does not say
-  reward::ScoreConfig score;   // reward = correct_bonus + speedup for a correct kernel
+  int max_sessions = 64;      // open sessions at once (OpenEnv's max_concurrent_envs)
+  int max_turns = 8;          // the most steps an episode may take (reset may ask for fewer)
+  int default_turns = 4;      // an episode's length when reset does not say
+  reward::ScoreConfig score;  // reward = correct_bonus + speedup for a correct kernel
   // Where reference sources sent with KernelGYM requests are kept (content-addressed).
   std::filesystem::path adhoc_dir;
   // Reference sources from clients run in the trusted reference worker (not sandboxed):
@@ -40,7 +40,7 @@ struct ResetParams {
   std::optional<std::string> problem_id;  // a served task id or file stem; absent: chosen by seed
   std::optional<int64_t> seed;            // >= 0
   std::optional<std::string> episode_id;
-  std::optional<int> max_turns;           // 1 .. the server's max_turns
+  std::optional<int> max_turns;  // 1 .. the server's max_turns
 };
 // The reset `data` object as ResetParams. Unknown keys and wrong types are kInvalidArgument
 // naming the key (OpenEnv filters reset data by signature; a typo silently doing nothing
@@ -68,9 +68,11 @@ class EnvService;
 // logged with the caller's label (EnvService::evaluate). Borrows the service.
 class CountedEvaluator final : public env::Evaluator {
  public:
-  CountedEvaluator(EnvService* service, std::string caller) : service_(service), caller_(std::move(caller)) {}
+  CountedEvaluator(EnvService* service, std::string caller)
+      : service_(service), caller_(std::move(caller)) {}
   Result<std::string> problem(const tasks::TaskInfo& task) override;
-  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task, const std::string& source) override;
+  Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                      const std::string& source) override;
   std::string backend() const override;
   std::string device_name() const override;
 

@@ -17,14 +17,20 @@ struct HttpReply {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-inline HttpReply json_reply(unsigned status, const Json& body) { return {status, dump_json(body), "application/json", {}}; }
+inline HttpReply json_reply(unsigned status, const Json& body) {
+  return {status, dump_json(body), "application/json", {}};
+}
 
 // FastAPI's shape for errors raised by a handler: {"detail": message}.
-inline HttpReply detail_reply(unsigned status, const std::string& message) { return json_reply(status, {{"detail", message}}); }
+inline HttpReply detail_reply(unsigned status, const std::string& message) {
+  return json_reply(status, {{"detail", message}});
+}
 
 // FastAPI's shape for a request that fails validation (422): {"detail": [{loc, msg, type}]}.
 inline HttpReply validation_reply(const std::string& field, const std::string& message) {
-  return json_reply(422, {{"detail", Json::array({{{"loc", Json::array({"body", field})}, {"msg", message}, {"type", "value_error"}}})}});
+  return json_reply(422, {{"detail", Json::array({{{"loc", Json::array({"body", field})},
+                                                   {"msg", message},
+                                                   {"type", "value_error"}}})}});
 }
 
 }  // namespace kevin::server

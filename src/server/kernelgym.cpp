@@ -11,7 +11,6 @@
 #include <variant>
 #include <vector>
 
-
 namespace kevin::server {
 namespace {
 
@@ -29,8 +28,10 @@ struct Range {
   const char* name;
   int64_t lo, hi;
 };
-constexpr Range kRanges[] = {
-    {"num_correct_trials", 1, 20}, {"num_perf_trials", 1, 1000}, {"num_warmup", 0, 100}, {"timeout", 10, 3600}};
+constexpr Range kRanges[] = {{"num_correct_trials", 1, 20},
+                             {"num_perf_trials", 1, 1000},
+                             {"num_warmup", 0, 100},
+                             {"timeout", 10, 3600}};
 
 std::optional<std::string> optional_string(const Json& j, const char* key, std::string* error) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
@@ -50,7 +51,8 @@ std::variant<GymRequest, std::string> parse_request(const Json& j) {
   r.reference_code = optional_string(j, "reference_code", &error);
   r.problem_id = optional_string(j, "problem_id", &error);
   if (!error.empty()) return error;
-  if (!task_id || task_id->empty() || task_id->size() > 256) return std::string("\"task_id\" is required (1-256 characters)");
+  if (!task_id || task_id->empty() || task_id->size() > 256)
+    return std::string("\"task_id\" is required (1-256 characters)");
   if (!kernel) return std::string("\"kernel_code\" is required");
   r.task_id = *task_id;
   r.kernel_code = *kernel;
@@ -61,36 +63,47 @@ std::variant<GymRequest, std::string> parse_request(const Json& j) {
   for (const Range& range : kRanges) {
     if (!j.contains(range.name) || j[range.name].is_null()) continue;
     const Json& v = j[range.name];
-    if (!v.is_number() || v.get<double>() < static_cast<double>(range.lo) || v.get<double>() > static_cast<double>(range.hi)) {
-      return std::string("\"") + range.name + "\" must be a number in " + std::to_string(range.lo) + ".." +
-             std::to_string(range.hi);
+    if (!v.is_number() || v.get<double>() < static_cast<double>(range.lo) ||
+        v.get<double>() > static_cast<double>(range.hi)) {
+      return std::string("\"") + range.name + "\" must be a number in " + std::to_string(range.lo) +
+             ".." + std::to_string(range.hi);
     }
   }
-  if (j.contains("backend") && j["backend"].is_string() && j["backend"].get<std::string>() == "triton") {
-    return std::string("backend \"triton\" is not judged by kevin: send CUDA or C++ source with backend \"cuda\"");
+  if (j.contains("backend") && j["backend"].is_string() &&
+      j["backend"].get<std::string>() == "triton") {
+    return std::string(
+        "backend \"triton\" is not judged by kevin: send CUDA or C++ source with backend \"cuda\"");
   }
   return r;
 }
 
 // KernelBench's ModelNew answers are a Python module, not kevin's C ABI.
 bool is_python_model(const std::string& code) {
-  return code.find("class ModelNew") != std::string::npos && code.find("kevin_forward") == std::string::npos;
+  return code.find("class ModelNew") != std::string::npos &&
+         code.find("kevin_forward") == std::string::npos;
 }
 
 bool compiled(VerdictKind v) {
-  return v == VerdictKind::kRuntimeError || v == VerdictKind::kTimeout || v == VerdictKind::kWrongAnswer ||
-         v == VerdictKind::kCorrect;
+  return v == VerdictKind::kRuntimeError || v == VerdictKind::kTimeout ||
+         v == VerdictKind::kWrongAnswer || v == VerdictKind::kCorrect;
 }
 
 Json error_code_of(VerdictKind v) {
   switch (v) {
-    case VerdictKind::kCorrect: return nullptr;
-    case VerdictKind::kParseError: return "SYNTAX_ERROR";
-    case VerdictKind::kCompileError: return "COMPILATION_ERROR";
-    case VerdictKind::kRuntimeError: return "RUNTIME_ERROR";
-    case VerdictKind::kTimeout: return "TIMEOUT_ERROR";
-    case VerdictKind::kWrongAnswer: return "CORRECTNESS_ERROR";
-    case VerdictKind::kRejected: return "VALIDATION_ERROR";
+    case VerdictKind::kCorrect:
+      return nullptr;
+    case VerdictKind::kParseError:
+      return "SYNTAX_ERROR";
+    case VerdictKind::kCompileError:
+      return "COMPILATION_ERROR";
+    case VerdictKind::kRuntimeError:
+      return "RUNTIME_ERROR";
+    case VerdictKind::kTimeout:
+      return "TIMEOUT_ERROR";
+    case VerdictKind::kWrongAnswer:
+      return "CORRECTNESS_ERROR";
+    case VerdictKind::kRejected:
+      return "VALIDATION_ERROR";
   }
   return "UNKNOWN_ERROR";
 }
@@ -102,7 +115,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 Json verdict_response(const std::string& task_id, VerdictKind verdict, const std::string& feedback,
-                      const engine::EvalResult* eval, const std::string& submitted_at, double seconds) {
+                      const engine::EvalResult* eval, const std::string& submitted_at,
+                      double seconds) {
   Json metadata = {{"verdict", verdict_name(verdict)}, {"feedback", feedback}};
   if (eval) {
     metadata["reason"] = eval->reason;
@@ -129,11 +143,20 @@ Json verdict_response(const std::string& task_id, VerdictKind verdict, const std
 
 Json failed_response(const std::string& task_id, const std::string& message, const char* code,
                      const std::string& submitted_at, double seconds) {
-  return {{"task_id", task_id},       {"status", "failed"},      {"compiled", false},
-          {"correctness", false},     {"decoy_kernel", false},   {"reference_runtime", nullptr},
-          {"kernel_runtime", nullptr}, {"speedup", nullptr},      {"metadata", Json::object()},
-          {"error_message", message}, {"error_code", code},      {"submitted_at", submitted_at},
-          {"completed_at", iso_time_now()}, {"processing_time", seconds}};
+  return {{"task_id", task_id},
+          {"status", "failed"},
+          {"compiled", false},
+          {"correctness", false},
+          {"decoy_kernel", false},
+          {"reference_runtime", nullptr},
+          {"kernel_runtime", nullptr},
+          {"speedup", nullptr},
+          {"metadata", Json::object()},
+          {"error_message", message},
+          {"error_code", code},
+          {"submitted_at", submitted_at},
+          {"completed_at", iso_time_now()},
+          {"processing_time", seconds}};
 }
 
 HttpReply reply_of(unsigned status, const Json& body) {
@@ -148,38 +171,46 @@ HttpReply reply_of(unsigned status, const Json& body) {
 std::string iso_time_now() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
   std::tm utc{};
   gmtime_r(&t, &utc);
   char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<long long>(micros));
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros));
   return text;
 }
 
 HttpReply KernelGymApi::evaluate(std::string_view body) {
   auto parsed = parse_json(body, {64u << 20, 32});
-  if (!parsed.is_ok()) return reply_of(400, {{"detail", "the body is not JSON: " + parsed.status().message()}});
+  if (!parsed.is_ok())
+    return reply_of(400, {{"detail", "the body is not JSON: " + parsed.status().message()}});
   const Outcome outcome = evaluate_request(*parsed);
   return reply_of(outcome.http_status, outcome.response);
 }
 
 HttpReply KernelGymApi::evaluate_batch(std::string_view body) {
   auto parsed = parse_json(body, {256u << 20, 32});
-  if (!parsed.is_ok()) return reply_of(400, {{"detail", "the body is not JSON: " + parsed.status().message()}});
+  if (!parsed.is_ok())
+    return reply_of(400, {{"detail", "the body is not JSON: " + parsed.status().message()}});
   const Json& j = *parsed;
   if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array()) {
-    return reply_of(400, {{"detail", "a batch is {\"batch_id\": …, \"tasks\": [EvaluationRequest, …]}"}});
+    return reply_of(
+        400, {{"detail", "a batch is {\"batch_id\": …, \"tasks\": [EvaluationRequest, …]}"}});
   }
   const std::string submitted_at = iso_time_now();
   const Json& tasks = j["tasks"];
   std::vector<Outcome> outcomes(tasks.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> threads;
-  const size_t width = std::min<size_t>(tasks.size(), static_cast<size_t>(std::max(batch_concurrency_, 1)));
+  const size_t width =
+      std::min<size_t>(tasks.size(), static_cast<size_t>(std::max(batch_concurrency_, 1)));
   for (size_t t = 0; t < width; ++t) {
     threads.emplace_back([&] {
-      for (size_t i = next++; i < tasks.size(); i = next++) outcomes[i] = evaluate_request(tasks[i]);
+      for (size_t i = next++; i < tasks.size(); i = next++)
+        outcomes[i] = evaluate_request(tasks[i]);
     });
   }
   for (auto& t : threads) t.join();
@@ -190,7 +221,9 @@ HttpReply KernelGymApi::evaluate_batch(std::string_view body) {
     (done ? completed : failed) += 1;
     results.push_back(o.response);
   }
-  const std::string batch_status = failed == 0 ? "completed" : completed == 0 ? "failed" : "partial";
+  const std::string batch_status = failed == 0      ? "completed"
+                                   : completed == 0 ? "failed"
+                                                    : "partial";
   return reply_of(200, {{"batch_id", j.value("batch_id", Json(nullptr))},
                         {"total_tasks", tasks.size()},
                         {"completed_tasks", completed},
@@ -208,12 +241,16 @@ KernelGymApi::Outcome KernelGymApi::evaluate_request(const Json& request) {
   const bool kernelbench = service_->evaluator()->judges_kernelbench();
   if (is_python_model(r.kernel_code) && !kernelbench) {
     return {{{"detail",
-              "kernel_code is a KernelBench ModelNew module; this server judges kevin's C ABI only (extern \"C\" "
-              "kevin_forward in CUDA or C++): start it with --format auto or kernelbench (docs/serve.md)"}},
+              "kernel_code is a KernelBench ModelNew module; this server judges kevin's C ABI only "
+              "(extern \"C\" "
+              "kevin_forward in CUDA or C++): start it with --format auto or kernelbench "
+              "(docs/serve.md)"}},
             400};
   }
   if (!r.reference_code && !r.problem_id) {
-    return {{{"detail", "give \"reference_code\" (the PyTorch task) or \"problem_id\" (a served task)"}}, 400};
+    return {{{"detail",
+              "give \"reference_code\" (the PyTorch task) or \"problem_id\" (a served task)"}},
+            400};
   }
   std::unique_lock lock(mu_);
   auto it = records_.find(r.task_id);
@@ -223,7 +260,8 @@ KernelGymApi::Outcome KernelGymApi::evaluate_request(const Json& request) {
       return found == records_.end() || found->second.status != "processing";
     });
     it = records_.find(r.task_id);
-    if (it != records_.end() && !r.force_refresh) return {it->second.response, it->second.http_status};
+    if (it != records_.end() && !r.force_refresh)
+      return {it->second.response, it->second.http_status};
   }
   Record& record = records_[r.task_id];
   record = Record{};
@@ -237,29 +275,37 @@ KernelGymApi::Outcome KernelGymApi::evaluate_request(const Json& request) {
   return outcome;
 }
 
-KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& request, const std::string& submitted_at) {
+KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& request,
+                                        const std::string& submitted_at) {
   const auto start = std::chrono::steady_clock::now();
   const GymRequest r = std::get<GymRequest>(parse_request(request));
-  Result<tasks::TaskInfo> task = r.reference_code ? service_->adhoc_task(*r.reference_code) : service_->find_task(*r.problem_id);
+  Result<tasks::TaskInfo> task = r.reference_code ? service_->adhoc_task(*r.reference_code)
+                                                  : service_->find_task(*r.problem_id);
   if (!task.is_ok()) {
-    return {failed_response(task_id, task.status().message(), "VALIDATION_ERROR", submitted_at, seconds_since(start)), 400};
+    return {failed_response(task_id, task.status().message(), "VALIDATION_ERROR", submitted_at,
+                            seconds_since(start)),
+            400};
   }
   const bool fenced = r.kernel_code.find("```") != std::string::npos;
-  const env::Action action = fenced ? action_from_reply(r.kernel_code, service_->evaluator()->judges_kernelbench())
-                                    : env::Action{true, r.kernel_code, "", ""};
+  const env::Action action =
+      fenced ? action_from_reply(r.kernel_code, service_->evaluator()->judges_kernelbench())
+             : env::Action{true, r.kernel_code, "", ""};
   if (!action.parsed) {
-    return {verdict_response(task_id, VerdictKind::kParseError, action.parse_error, nullptr, submitted_at,
-                             seconds_since(start)),
+    return {verdict_response(task_id, VerdictKind::kParseError, action.parse_error, nullptr,
+                             submitted_at, seconds_since(start)),
             200};
   }
   auto result = service_->evaluate(*task, action.code, "kernelgym " + task_id);
   if (!result.is_ok()) {
     const bool stopping = result.status().code() == StatusCode::kUnavailable;
-    return {failed_response(task_id, result.status().message(), stopping ? "RESOURCE_ERROR" : "SYSTEM_ERROR", submitted_at,
+    return {failed_response(task_id, result.status().message(),
+                            stopping ? "RESOURCE_ERROR" : "SYSTEM_ERROR", submitted_at,
                             seconds_since(start)),
             stopping ? 503u : 500u};
   }
-  return {verdict_response(task_id, result->verdict, result->feedback, &*result, submitted_at, seconds_since(start)), 200};
+  return {verdict_response(task_id, result->verdict, result->feedback, &*result, submitted_at,
+                           seconds_since(start)),
+          200};
 }
 
 void KernelGymApi::store(const std::string& task_id, const Outcome& outcome) {
@@ -274,7 +320,8 @@ void KernelGymApi::store(const std::string& task_id, const Outcome& outcome) {
     // A request refused before evaluation (400) or a harness failure leaves a failed record:
     // a retry with the same task_id evaluates again instead of replaying the failure.
     if (outcome.http_status != 200) records_.erase(task_id);
-    while ((records_.size() > max_records_ || order_.size() > 2 * max_records_) && !order_.empty()) {
+    while ((records_.size() > max_records_ || order_.size() > 2 * max_records_) &&
+           !order_.empty()) {
       const std::string oldest = order_.front();
       order_.pop_front();
       auto it = records_.find(oldest);

@@ -25,7 +25,8 @@ class KernelGymApi {
   // `service` is borrowed. At most `max_records` results are kept (oldest finished dropped
   // first); `batch_concurrency` bounds the evaluations one batch request runs at once (the
   // engine bounds them again globally).
-  explicit KernelGymApi(EnvService* service, size_t max_records = 100000, int batch_concurrency = 64)
+  explicit KernelGymApi(EnvService* service, size_t max_records = 100000,
+                        int batch_concurrency = 64)
       : service_(service), max_records_(max_records), batch_concurrency_(batch_concurrency) {}
 
   // Each blocks until its evaluations are done; run off the network threads. Bad requests

@@ -67,23 +67,29 @@ void family(std::ostringstream& out, const char* name, const char* type, const c
 std::string ServerMetrics::prometheus(size_t queued) const {
   std::lock_guard lock(mu_);
   std::ostringstream out;
-  family(out, "kevin_sessions_active", "gauge", "Environment sessions open now (WebSocket, and one per stateless HTTP reset or step).");
+  family(out, "kevin_sessions_active", "gauge",
+         "Environment sessions open now (WebSocket, and one per stateless HTTP reset or step).");
   out << "kevin_sessions_active " << active_sessions_ << '\n';
   family(out, "kevin_sessions_total", "counter", "Environment sessions opened.");
   out << "kevin_sessions_total " << sessions_total_ << '\n';
-  family(out, "kevin_sessions_refused_total", "counter", "Sessions refused because the server was at capacity.");
+  family(out, "kevin_sessions_refused_total", "counter",
+         "Sessions refused because the server was at capacity.");
   out << "kevin_sessions_refused_total " << sessions_refused_ << '\n';
   family(out, "kevin_evaluations_running", "gauge", "Evaluations on the engine now.");
   out << "kevin_evaluations_running " << running_ << '\n';
   family(out, "kevin_queue_depth", "gauge", "Requests waiting for an evaluation thread.");
   out << "kevin_queue_depth " << queued << '\n';
-  family(out, "kevin_evaluations_total", "counter", "Finished evaluations by verdict (harness_error: the engine failed).");
-  for (const auto& [outcome, n] : by_outcome_) out << "kevin_evaluations_total{verdict=\"" << outcome << "\"} " << n << '\n';
-  family(out, "kevin_evaluation_seconds", "histogram", "Wall time of one evaluation, compile to verdict.");
+  family(out, "kevin_evaluations_total", "counter",
+         "Finished evaluations by verdict (harness_error: the engine failed).");
+  for (const auto& [outcome, n] : by_outcome_)
+    out << "kevin_evaluations_total{verdict=\"" << outcome << "\"} " << n << '\n';
+  family(out, "kevin_evaluation_seconds", "histogram",
+         "Wall time of one evaluation, compile to verdict.");
   uint64_t cumulative = 0;
   for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
     cumulative += bucket_counts_[i];
-    out << "kevin_evaluation_seconds_bucket{le=\"" << kLatencyBuckets[i] << "\"} " << cumulative << '\n';
+    out << "kevin_evaluation_seconds_bucket{le=\"" << kLatencyBuckets[i] << "\"} " << cumulative
+        << '\n';
   }
   out << "kevin_evaluation_seconds_bucket{le=\"+Inf\"} " << latency_count_ << '\n';
   out << "kevin_evaluation_seconds_sum " << latency_sum_ << '\n';

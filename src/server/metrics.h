@@ -14,7 +14,8 @@ namespace kevin::server {
 class ServerMetrics {
  public:
   // Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied.
-  static constexpr std::array<double, 11> kLatencyBuckets = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+  static constexpr std::array<double, 11> kLatencyBuckets = {0.1, 0.25, 0.5, 1,   2.5, 5,
+                                                             10,  30,   60,  120, 300};
 
   void session_opened();
   void session_closed();

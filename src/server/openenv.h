@@ -25,7 +25,8 @@ inline constexpr const char* kSessionError = "SESSION_ERROR";
 inline constexpr JsonLimits kMessageLimits{8u << 20, 16};
 
 // {"type":"error","data":{"message":…,"code":…, <extra>}}.
-std::string ws_error(std::string_view code, std::string_view message, const Json& extra = Json::object());
+std::string ws_error(std::string_view code, std::string_view message,
+                     const Json& extra = Json::object());
 
 // The frame to send back, and whether the socket is closed after it (an empty text sends
 // nothing: `close` has no reply).

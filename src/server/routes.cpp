@@ -9,7 +9,9 @@
 namespace kevin::server {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -22,7 +24,8 @@ int hex_value(char c) {
 bool same_secret(std::string_view given, std::string_view secret) {
   if (secret.empty() || given.size() != secret.size()) return false;
   unsigned char diff = 0;
-  for (size_t i = 0; i < secret.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ secret[i]);
+  for (size_t i = 0; i < secret.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ secret[i]);
   return diff == 0;
 }
 
@@ -32,7 +35,8 @@ std::string request_path(std::string_view target) {
   const std::string_view path = target.substr(0, target.find('?'));
   std::string out;
   for (size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 2 < path.size() && hex_value(path[i + 1]) >= 0 && hex_value(path[i + 2]) >= 0) {
+    if (path[i] == '%' && i + 2 < path.size() && hex_value(path[i + 1]) >= 0 &&
+        hex_value(path[i + 2]) >= 0) {
       out.push_back(static_cast<char>(hex_value(path[i + 1]) * 16 + hex_value(path[i + 2])));
       i += 2;
     } else {
@@ -51,16 +55,20 @@ bool Routes::authorized(std::string_view path, std::string_view authorization) c
 
 bool Routes::quick(std::string_view method, std::string_view path) {
   if (method != "GET") return false;
-  return path == "/health" || path == "/metadata" || path == "/schema" || path == "/state" || path == "/metrics" ||
-         starts_with(path, "/status/") || starts_with(path, "/results/");
+  return path == "/health" || path == "/metadata" || path == "/schema" || path == "/state" ||
+         path == "/metrics" || starts_with(path, "/status/") || starts_with(path, "/results/");
 }
 
 Json Routes::health() const {
-  const double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const double uptime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   return {{"status", service_->stopping() ? "unhealthy" : "healthy"},
           {"timestamp", iso_time_now()},
-          {"gpu_status", {{"backend", service_->evaluator()->backend()}, {"device", service_->evaluator()->device_name()}}},
-          {"queue_status", {{"queued", queue_->queued()}, {"running", service_->metrics().evaluations_running()}}},
+          {"gpu_status",
+           {{"backend", service_->evaluator()->backend()},
+            {"device", service_->evaluator()->device_name()}}},
+          {"queue_status",
+           {{"queued", queue_->queued()}, {"running", service_->metrics().evaluations_running()}}},
           {"memory_usage", nullptr},
           {"active_tasks", gym_->active()},
           {"active_sessions", service_->metrics().active_sessions()},
@@ -68,7 +76,8 @@ Json Routes::health() const {
           {"uptime", uptime}};
 }
 
-HttpReply Routes::handle(std::string_view method, std::string_view target, std::string_view body) const {
+HttpReply Routes::handle(std::string_view method, std::string_view target,
+                         std::string_view body) const {
   const std::string path = request_path(target);
   const bool get = method == "GET", post = method == "POST";
   auto only = [&](bool allowed, auto&& answer) -> HttpReply {
@@ -81,7 +90,8 @@ HttpReply Routes::handle(std::string_view method, std::string_view target, std::
   if (path == "/state") return only(get, [&] { return http_state(); });
   if (path == "/metrics") {
     return only(get, [&] {
-      return HttpReply{200, service_->metrics().prometheus(queue_->queued()), "text/plain; version=0.0.4", {}};
+      return HttpReply{
+          200, service_->metrics().prometheus(queue_->queued()), "text/plain; version=0.0.4", {}};
     });
   }
   if (path == "/reset") return only(post, [&] { return http_reset(*service_, body); });
@@ -89,7 +99,8 @@ HttpReply Routes::handle(std::string_view method, std::string_view target, std::
   if (path == "/evaluate") return only(post, [&] { return gym_->evaluate(body); });
   if (path == "/evaluate/batch") return only(post, [&] { return gym_->evaluate_batch(body); });
   if (starts_with(path, "/status/")) return only(get, [&] { return gym_->status(path.substr(8)); });
-  if (starts_with(path, "/results/")) return only(get, [&] { return gym_->results(path.substr(9)); });
+  if (starts_with(path, "/results/"))
+    return only(get, [&] { return gym_->results(path.substr(9)); });
   return detail_reply(404, "no route " + path + " (see docs/serve.md)");
 }
 

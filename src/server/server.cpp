@@ -74,7 +74,8 @@ struct Shared {
 
 namespace {
 
-http::response<http::string_body> to_response(const HttpReply& reply, unsigned version, bool keep_alive) {
+http::response<http::string_body> to_response(const HttpReply& reply, unsigned version,
+                                              bool keep_alive) {
   http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
   res.set(http::field::server, "kevin");
   res.set(http::field::content_type, reply.content_type);
@@ -98,7 +99,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     beast::get_lowest_layer(ws_).expires_never();
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = std::chrono::seconds(30);
-    timeouts.idle_timeout = std::chrono::seconds(600);  // a policy may think for minutes between steps
+    timeouts.idle_timeout =
+        std::chrono::seconds(600);  // a policy may think for minutes between steps
     timeouts.keep_alive_pings = true;
     ws_.set_option(timeouts);
     ws_.read_message_max(shared_->options.max_message_bytes);
@@ -120,7 +122,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
         extra = {{"active_sessions", shared_->service->metrics().active_sessions()},
                  {"max_sessions", shared_->service->options().max_sessions}};
       }
-      send({ws_error(full ? kCapacityReached : kSessionError, session.status().message(), extra), true});
+      send({ws_error(full ? kCapacityReached : kSessionError, session.status().message(), extra),
+            true});
       return;
     }
     connection_ = std::make_unique<OpenEnvConnection>(std::move(session).value());
@@ -137,7 +140,9 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     buffer_.consume(buffer_.size());
     if (closing_) return;
     if (static_cast<int>(inbox_.size()) >= shared_->options.max_queued_messages) {
-      send({ws_error(kExecutionError, "too many messages ahead of their replies; wait for each reply"), false});
+      send({ws_error(kExecutionError,
+                     "too many messages ahead of their replies; wait for each reply"),
+            false});
     } else {
       inbox_.push_back(std::move(frame));
       if (!busy_) handle_next();
@@ -179,7 +184,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     }
     writing_ = true;
     ws_.text(true);
-    ws_.async_write(net::buffer(outbox_.front()), beast::bind_front_handler(&WsSession::on_write, shared_from_this()));
+    ws_.async_write(net::buffer(outbox_.front()),
+                    beast::bind_front_handler(&WsSession::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, size_t) {
@@ -201,7 +207,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
   void close() {
     if (closed_) return;
     closed_ = true;
-    ws_.async_close(websocket::close_code::normal, [self = shared_from_this()](beast::error_code) {});
+    ws_.async_close(websocket::close_code::normal,
+                    [self = shared_from_this()](beast::error_code) {});
   }
 
   websocket::stream<beast::tcp_stream> ws_;
@@ -217,7 +224,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
 
 class HttpConnection final : public Closable, public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {}
+  HttpConnection(tcp::socket&& socket, Shared* shared)
+      : stream_(std::move(socket)), shared_(shared) {}
   ~HttpConnection() override {
     if (registered_) shared_->delist(entry_);
   }
@@ -241,46 +249,57 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
     parser_.emplace();
     parser_->body_limit(shared_->options.max_body_bytes);
     stream_.expires_after(std::chrono::seconds(60));  // idle keep-alive connections are closed
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpConnection::on_read, shared_from_this()));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&HttpConnection::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, size_t) {
     if (ec == http::error::body_limit) {
-      return reply(detail_reply(413, "request body over " + std::to_string(shared_->options.max_body_bytes) + " bytes"),
-                   11, false);
+      return reply(
+          detail_reply(413, "request body over " + std::to_string(shared_->options.max_body_bytes) +
+                                " bytes"),
+          11, false);
     }
     if (ec) return close();
     http::request<http::string_body> request = parser_->release();
-    const std::string path = request_path(std::string_view(request.target().data(), request.target().size()));
+    const std::string path =
+        request_path(std::string_view(request.target().data(), request.target().size()));
     const auto authorization = request[http::field::authorization];
-    if (!shared_->routes->authorized(path, std::string_view(authorization.data(), authorization.size()))) {
-      HttpReply denied = detail_reply(401, "missing or wrong bearer token (Authorization: Bearer <token>)");
+    if (!shared_->routes->authorized(
+            path, std::string_view(authorization.data(), authorization.size()))) {
+      HttpReply denied =
+          detail_reply(401, "missing or wrong bearer token (Authorization: Bearer <token>)");
       denied.headers.emplace_back("WWW-Authenticate", "Bearer");
       return reply(denied, request.version(), false);
     }
     if (websocket::is_upgrade(request)) {
-      if (path != "/ws") return reply(detail_reply(404, "WebSocket sessions are served at /ws"), request.version(), false);
+      if (path != "/ws")
+        return reply(detail_reply(404, "WebSocket sessions are served at /ws"), request.version(),
+                     false);
       stream_.expires_never();
       std::make_shared<WsSession>(stream_.release_socket(), shared_)->start(std::move(request));
       return;
     }
     const std::string method(request.method_string());
     if (Routes::quick(method, path)) {
-      return reply(shared_->routes->handle(method, path, ""), request.version(), request.keep_alive());
+      return reply(shared_->routes->handle(method, path, ""), request.version(),
+                   request.keep_alive());
     }
     busy_ = true;
     stream_.expires_never();
     auto self = shared_from_this();
     const unsigned version = request.version();
     const bool keep_alive = request.keep_alive();
-    const bool queued = shared_->queue->submit([self, method, target = std::string(request.target()),
-                                                 body = std::move(request.body()), version, keep_alive] {
-      HttpReply answer = self->shared_->routes->handle(method, target, body);
-      net::post(self->stream_.get_executor(), [self, answer = std::move(answer), version, keep_alive] {
-        self->busy_ = false;
-        self->reply(answer, version, keep_alive && !self->stopping_);
-      });
-    });
+    const bool queued =
+        shared_->queue->submit([self, method, target = std::string(request.target()),
+                                body = std::move(request.body()), version, keep_alive] {
+          HttpReply answer = self->shared_->routes->handle(method, target, body);
+          net::post(self->stream_.get_executor(),
+                    [self, answer = std::move(answer), version, keep_alive] {
+                      self->busy_ = false;
+                      self->reply(answer, version, keep_alive && !self->stopping_);
+                    });
+        });
     if (!queued) {
       busy_ = false;
       reply(detail_reply(503, "the server is stopping"), version, false);
@@ -288,7 +307,8 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
   }
 
   void reply(const HttpReply& answer, unsigned version, bool keep_alive) {
-    response_ = std::make_shared<http::response<http::string_body>>(to_response(answer, version, keep_alive));
+    response_ = std::make_shared<http::response<http::string_body>>(
+        to_response(answer, version, keep_alive));
     stream_.expires_after(std::chrono::seconds(60));
     http::async_write(stream_, *response_,
                       [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
@@ -320,7 +340,8 @@ class Server::Impl {
   Impl(EnvService* service, ServerOptions options)
       : service_(service),
         gym_(service),
-        queue_(options.eval_threads > 0 ? options.eval_threads : service->options().max_sessions + 16),
+        queue_(options.eval_threads > 0 ? options.eval_threads
+                                        : service->options().max_sessions + 16),
         routes_(service, &gym_, &queue_, options.token),
         shared_{service, &routes_, &queue_, options, {}, {}, {}, 0},
         acceptor_(ioc_) {}
@@ -334,7 +355,9 @@ class Server::Impl {
     if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
-    if (ec) return unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+    if (ec)
+      return unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                         ec.message());
     *bound = acceptor_.local_endpoint().port();
     return Status::ok();
   }
@@ -348,7 +371,8 @@ class Server::Impl {
       wait_for_signal(signals);
     }
     std::vector<std::thread> threads;
-    for (int i = 0; i < std::max(shared_.options.io_threads, 1); ++i) threads.emplace_back([this] { ioc_.run(); });
+    for (int i = 0; i < std::max(shared_.options.io_threads, 1); ++i)
+      threads.emplace_back([this] { ioc_.run(); });
     {
       std::unique_lock lock(stop_mu_);
       stop_cv_.wait(lock, [this] { return stop_requested_; });
@@ -370,11 +394,12 @@ class Server::Impl {
 
  private:
   void accept() {
-    acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec) return;  // the acceptor was closed
-      std::make_shared<HttpConnection>(std::move(socket), &shared_)->start();
-      accept();
-    });
+    acceptor_.async_accept(net::make_strand(ioc_),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec) return;  // the acceptor was closed
+                             std::make_shared<HttpConnection>(std::move(socket), &shared_)->start();
+                             accept();
+                           });
   }
 
   void wait_for_signal(net::signal_set& signals) {
@@ -384,7 +409,8 @@ class Server::Impl {
         KEVIN_LOG(warn) << "serve: second signal: exiting now";
         std::_Exit(130);
       }
-      KEVIN_LOG(info) << "serve: signal " << signal << ": finishing evaluations in flight (again to exit at once)";
+      KEVIN_LOG(info) << "serve: signal " << signal
+                      << ": finishing evaluations in flight (again to exit at once)";
       stop();
       wait_for_signal(signals);
     });
@@ -409,7 +435,8 @@ class Server::Impl {
     for (auto& c : live) c->shut();
     live.clear();
     std::unique_lock lock(shared_.mu);
-    shared_.all_closed.wait_for(lock, shared_.options.drain_timeout, [this] { return shared_.open == 0; });
+    shared_.all_closed.wait_for(lock, shared_.options.drain_timeout,
+                                [this] { return shared_.open == 0; });
   }
 
   EnvService* service_;
@@ -427,8 +454,9 @@ class Server::Impl {
 
 Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOptions options) {
   if (!is_loopback_host(options.host) && options.token.empty()) {
-    return invalid_argument("--host " + options.host +
-                            " is reachable from other machines: give --token-file with a bearer token");
+    return invalid_argument(
+        "--host " + options.host +
+        " is reachable from other machines: give --token-file with a bearer token");
   }
   const std::string host = options.host;
   const uint16_t port = options.port;

@@ -20,14 +20,14 @@ namespace kevin::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 8000;                    // 0: any free port (Server::port() tells which)
-  std::string token;                       // bearer token; required unless the host is loopback
-  int io_threads = 2;                      // network threads
-  int eval_threads = 0;                    // evaluating threads; 0: max_sessions + 16
-  size_t max_body_bytes = size_t{64} << 20;     // an HTTP request body (a batch of candidates)
-  size_t max_message_bytes = size_t{8} << 20;   // a WebSocket message (one model reply)
-  int max_queued_messages = 8;             // frames a session may send ahead of its replies
-  std::chrono::seconds drain_timeout{5};   // wait for replies to be written at shutdown
+  uint16_t port = 8000;                        // 0: any free port (Server::port() tells which)
+  std::string token;                           // bearer token; required unless the host is loopback
+  int io_threads = 2;                          // network threads
+  int eval_threads = 0;                        // evaluating threads; 0: max_sessions + 16
+  size_t max_body_bytes = size_t{64} << 20;    // an HTTP request body (a batch of candidates)
+  size_t max_message_bytes = size_t{8} << 20;  // a WebSocket message (one model reply)
+  int max_queued_messages = 8;                 // frames a session may send ahead of its replies
+  std::chrono::seconds drain_timeout{5};       // wait for replies to be written at shutdown
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

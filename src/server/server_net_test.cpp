@@ -26,12 +26,16 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::string step(const std::string& directive) {
-  return dump_json({{"type", "step"}, {"data", {{"code", "```cpp\n// fake: " + directive + "\n```"}}}});
+  return dump_json(
+      {{"type", "step"}, {"data", {{"code", "```cpp\n// fake: " + directive + "\n```"}}}});
 }
-constexpr const char* kReset = R"({"type":"reset","data":{"problem_id":"vector_add","max_turns":3}})";
+constexpr const char* kReset =
+    R"({"type":"reset","data":{"problem_id":"vector_add","max_turns":3}})";
 
 class NetTest : public ::testing::Test {
  protected:
@@ -39,7 +43,8 @@ class NetTest : public ::testing::Test {
     ServiceOptions o;
     o.max_sessions = max_sessions;
     o.adhoc_dir = scratch_.path();
-    auto tasks = tasks::discover_tasks(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fixtures/tasks");
+    auto tasks =
+        tasks::discover_tasks(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fixtures/tasks");
     ASSERT_TRUE(tasks.is_ok());
     service_ = std::make_unique<EnvService>(&evaluator_, *tasks, o);
     ServerOptions so;
@@ -73,7 +78,8 @@ class NetTest : public ::testing::Test {
     ws.read(buffer);
     return *parse_json(beast::buffers_to_string(buffer.data()));
   }
-  http::response<http::string_body> request(http::verb verb, const std::string& target, const std::string& body = "",
+  http::response<http::string_body> request(http::verb verb, const std::string& target,
+                                            const std::string& body = "",
                                             const std::string& authorization = "") {
     tcp::socket socket(ioc_);
     tcp::resolver resolver(ioc_);
@@ -149,7 +155,8 @@ TEST_F(NetTest, ASessionBeyondCapacityGetsCapacityReachedAndIsClosed) {
   EXPECT_EQ(ec, websocket::error::closed) << ec.message();
   first->close(websocket::close_code::normal);
   // The slot frees once the server sees the close.
-  for (int i = 0; i < 50 && service_->metrics().active_sessions() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 50 && service_->metrics().active_sessions() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto third = open_ws();
   EXPECT_EQ(exchange(*third, kReset)["type"], "observation");
 }
@@ -194,8 +201,9 @@ TEST_F(NetTest, AnOversizedBodyIs413AndTheServerGoesOn) {
   start(8, "", /*max_body=*/4096);
   EXPECT_EQ(request(http::verb::post, "/evaluate", std::string(10000, 'x')).result_int(), 413u);
   EXPECT_EQ(request(http::verb::get, "/health").result_int(), 200u);
-  const auto evaluated = request(http::verb::post, "/evaluate",
-                                 R"({"task_id":"n1","problem_id":"vector_add","kernel_code":"// fake: correct\n"})");
+  const auto evaluated =
+      request(http::verb::post, "/evaluate",
+              R"({"task_id":"n1","problem_id":"vector_add","kernel_code":"// fake: correct\n"})");
   EXPECT_EQ(evaluated.result_int(), 200u) << evaluated.body();
 }
 
@@ -206,7 +214,8 @@ TEST_F(NetTest, StoppingAnswersTheEvaluationInFlightThenCloses) {
   ws->write(net::buffer(step("correct delay_ms=800")));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   server_->stop();
-  EXPECT_EQ(receive(*ws)["data"]["observation"]["verdict"], "correct") << "the evaluation in flight was answered";
+  EXPECT_EQ(receive(*ws)["data"]["observation"]["verdict"], "correct")
+      << "the evaluation in flight was answered";
   beast::flat_buffer buffer;
   beast::error_code ec;
   ws->read(buffer, ec);

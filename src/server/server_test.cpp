@@ -65,7 +65,8 @@ class ServiceTest : public ::testing::Test {
 
 TEST_F(ServiceTest, AnEpisodeGoesFromWrongToCorrectWithTheKernelScoreAsReward) {
   OpenEnvConnection c = connect();
-  const Json reset = frame(c.handle(R"({"type":"reset","data":{"problem_id":"vector_add","seed":3,"episode_id":"e1"}})"));
+  const Json reset = frame(c.handle(
+      R"({"type":"reset","data":{"problem_id":"vector_add","seed":3,"episode_id":"e1"}})"));
   ASSERT_EQ(reset["type"], "observation") << reset.dump();
   EXPECT_EQ(reset["data"]["reward"], nullptr);
   EXPECT_FALSE(reset["data"]["done"].get<bool>());
@@ -81,7 +82,8 @@ TEST_F(ServiceTest, AnEpisodeGoesFromWrongToCorrectWithTheKernelScoreAsReward) {
   EXPECT_EQ(wrong["data"]["reward"], 0.0);
   EXPECT_FALSE(wrong["data"]["done"].get<bool>());
   EXPECT_EQ(wrong["data"]["observation"]["correctness_pass"], false);
-  EXPECT_NE(wrong["data"]["observation"]["prompt"].dump().find("Fake evaluation verdict"), std::string::npos)
+  EXPECT_NE(wrong["data"]["observation"]["prompt"].dump().find("Fake evaluation verdict"),
+            std::string::npos)
       << "the next prompt carries the feedback of the turn";
 
   const Json right = frame(c.handle(step("correct speedup=2.5")));
@@ -112,10 +114,14 @@ TEST_F(ServiceTest, AReplyWithoutCodeIsAParseErrorTurnNotAnError) {
 TEST_F(ServiceTest, AReplyThatIsABareSourceIsTheKernel) {
   OpenEnvConnection c = connect();
   frame(c.handle(R"({"type":"reset","data":{"problem_id":"vector_add"}})"));
-  const std::string bare = "// fake: correct speedup=2\nextern \"C\" int kevin_forward(const kevin_args*) { return 0; }\n";
+  const std::string bare =
+      "// fake: correct speedup=2\nextern \"C\" int kevin_forward(const kevin_args*) { return 0; "
+      "}\n";
   const Json turn = frame(c.handle(dump_json({{"type", "step"}, {"data", {{"code", bare}}}})));
-  EXPECT_EQ(turn["data"]["observation"]["verdict"], "correct") << "a client stripped the fences of a one-block reply";
-  const env::Action prose = action_from_reply("I would call kevin_forward, but I have no code.\n```\nunfinished");
+  EXPECT_EQ(turn["data"]["observation"]["verdict"], "correct")
+      << "a client stripped the fences of a one-block reply";
+  const env::Action prose =
+      action_from_reply("I would call kevin_forward, but I have no code.\n```\nunfinished");
   EXPECT_FALSE(prose.parsed) << "a reply with a fence is parsed as a reply";
 }
 
@@ -131,14 +137,18 @@ TEST_F(ServiceTest, EveryBadMessageGetsItsOpenEnvErrorAndTheSessionGoesOn) {
   const WsReply early = c.handle(step("correct"));
   EXPECT_EQ(error_code(early), kExecutionError);
   EXPECT_NE(frame(early)["data"]["message"].get<std::string>().find("reset"), std::string::npos);
-  EXPECT_EQ(error_code(c.handle(R"({"type":"reset","data":{"problem_id":"no_such_task"}})")), kExecutionError);
+  EXPECT_EQ(error_code(c.handle(R"({"type":"reset","data":{"problem_id":"no_such_task"}})")),
+            kExecutionError);
   EXPECT_EQ(error_code(c.handle(R"({"type":"reset","data":{"max_turns":99}})")), kValidationError);
   EXPECT_EQ(error_code(c.handle(R"({"type":"reset","data":{"seed":-1}})")), kValidationError);
   EXPECT_EQ(error_code(c.handle(R"({"type":"reset","data":{"temperature":1}})")), kValidationError);
-  ASSERT_EQ(frame(c.handle(R"({"type":"reset","data":{"problem_id":"vector_add","max_turns":1}})"))["type"], "observation");
+  ASSERT_EQ(frame(c.handle(
+                R"({"type":"reset","data":{"problem_id":"vector_add","max_turns":1}})"))["type"],
+            "observation");
   EXPECT_EQ(error_code(c.handle(R"({"type":"step","data":{}})")), kValidationError);
   EXPECT_EQ(error_code(c.handle(R"({"type":"step","data":{"code":7}})")), kValidationError);
-  EXPECT_EQ(error_code(c.handle(R"({"type":"step","data":{"code":"x","tools":[]}})")), kValidationError);
+  EXPECT_EQ(error_code(c.handle(R"({"type":"step","data":{"code":"x","tools":[]}})")),
+            kValidationError);
   ASSERT_EQ(frame(c.handle(step("correct")))["data"]["done"], true);
   const WsReply after = c.handle(step("correct"));
   EXPECT_EQ(error_code(after), kExecutionError);
@@ -150,7 +160,8 @@ TEST_F(ServiceTest, EveryBadMessageGetsItsOpenEnvErrorAndTheSessionGoesOn) {
 TEST_F(ServiceTest, DeeplyNestedOrHugeFramesAreRefusedBeforeBeingBuilt) {
   OpenEnvConnection c = connect();
   EXPECT_EQ(error_code(c.handle(std::string(100, '[') + std::string(100, ']'))), kInvalidJson);
-  const std::string huge = R"({"type":"step","data":{"code":")" + std::string(9u << 20, 'a') + "\"}}";
+  const std::string huge =
+      R"({"type":"step","data":{"code":")" + std::string(9u << 20, 'a') + "\"}}";
   EXPECT_EQ(error_code(c.handle(huge)), kInvalidJson);
 }
 
@@ -160,7 +171,8 @@ TEST_F(ServiceTest, AHarnessFailureIsAnExecutionErrorAndTheStepCanBeRetried) {
   EXPECT_EQ(error_code(c.handle(step("harness_error"))), kExecutionError);
   const Json retried = frame(c.handle(step("correct")));
   EXPECT_EQ(retried["data"]["observation"]["turn"], 1) << "the failed step recorded no turn";
-  EXPECT_NE(service_->metrics().prometheus(0).find("verdict=\"harness_error\"} 1"), std::string::npos);
+  EXPECT_NE(service_->metrics().prometheus(0).find("verdict=\"harness_error\"} 1"),
+            std::string::npos);
 }
 
 TEST_F(ServiceTest, SessionsBeyondTheLimitAreRefusedUntilOneCloses) {
@@ -174,14 +186,16 @@ TEST_F(ServiceTest, SessionsBeyondTheLimitAreRefusedUntilOneCloses) {
   EXPECT_NE(c.status().message().find("capacity"), std::string::npos);
   a->reset();
   EXPECT_TRUE(service_->open_session().is_ok());
-  EXPECT_NE(service_->metrics().prometheus(0).find("kevin_sessions_refused_total 1"), std::string::npos);
+  EXPECT_NE(service_->metrics().prometheus(0).find("kevin_sessions_refused_total 1"),
+            std::string::npos);
 }
 
 TEST_F(ServiceTest, TaskNamesCannotReachFilesOutsideTheServedSet) {
   EXPECT_TRUE(service_->find_task("tasks/vector_add").is_ok());
   EXPECT_TRUE(service_->find_task("vector_add").is_ok());
-  const std::vector<std::string> outside = {"../../etc/passwd", "/etc/passwd", (kTasks / "vector_add.py").string(),
-                                            "tasks/../tasks/vector_add", "vector_add.py", ""};
+  const std::vector<std::string> outside = {
+      "../../etc/passwd",          "/etc/passwd",   (kTasks / "vector_add.py").string(),
+      "tasks/../tasks/vector_add", "vector_add.py", ""};
   for (const std::string& name : outside) {
     auto t = service_->find_task(name);
     ASSERT_FALSE(t.is_ok()) << name;
@@ -213,14 +227,19 @@ TEST_F(ServiceTest, StatelessHttpResetAndStepUseAFreshSessionEach) {
   ASSERT_EQ(reset.status, 200u) << reset.body;
   EXPECT_EQ(parse_json(reset.body)->at("observation")["problem_id"], "tasks/row_softmax");
   EXPECT_EQ(http_reset(*service_, "").status, 200u) << "an empty body is a reset without arguments";
-  const HttpReply step = http_step(*service_, dump_json({{"action", {{"code", reply("correct speedup=3")}, {"problem_id", "vector_add"}}}}));
+  const HttpReply step = http_step(
+      *service_,
+      dump_json(
+          {{"action", {{"code", reply("correct speedup=3")}, {"problem_id", "vector_add"}}}}));
   ASSERT_EQ(step.status, 200u) << step.body;
   const Json j = *parse_json(step.body);
   EXPECT_DOUBLE_EQ(j["reward"].get<double>(), 3.3);
   EXPECT_TRUE(j["done"].get<bool>());
-  EXPECT_EQ(service_->metrics().active_sessions(), 0) << "the sessions were closed after each request";
+  EXPECT_EQ(service_->metrics().active_sessions(), 0)
+      << "the sessions were closed after each request";
   EXPECT_EQ(http_step(*service_, R"({"action":{"code":"x"}})").status, 422u) << "no problem_id";
-  EXPECT_EQ(http_step(*service_, R"({"action":{"kode":"x"},"problem_id":"vector_add"})").status, 422u);
+  EXPECT_EQ(http_step(*service_, R"({"action":{"kode":"x"},"problem_id":"vector_add"})").status,
+            422u);
   EXPECT_EQ(http_step(*service_, R"({"problem_id":"vector_add"})").status, 422u);
   EXPECT_EQ(http_step(*service_, "nope").status, 422u);
   EXPECT_EQ(http_reset(*service_, R"({"problem_id":"nope"})").status, 422u);
@@ -231,8 +250,11 @@ TEST_F(ServiceTest, StatelessHttpResetAndStepUseAFreshSessionEach) {
 class GymTest : public ServiceTest {
  protected:
   GymTest() : gym_(service_.get()) {}
-  static std::string request(const std::string& id, const std::string& directive, Json extra = Json::object()) {
-    Json r = {{"task_id", id}, {"problem_id", "vector_add"}, {"kernel_code", "// fake: " + directive + "\nint x;\n"}};
+  static std::string request(const std::string& id, const std::string& directive,
+                             Json extra = Json::object()) {
+    Json r = {{"task_id", id},
+              {"problem_id", "vector_add"},
+              {"kernel_code", "// fake: " + directive + "\nint x;\n"}};
     r.update(extra);
     return dump_json(r);
   }
@@ -250,9 +272,10 @@ TEST_F(GymTest, AnEvaluationHasKernelGymsFieldsAndIsIdempotentByTaskId) {
   const HttpReply first = gym_.evaluate(request("job-1", "correct speedup=4"));
   ASSERT_EQ(first.status, 200u) << first.body;
   const Json r = body(first);
-  for (const char* field : {"task_id", "status", "compiled", "correctness", "decoy_kernel", "reference_runtime",
-                            "kernel_runtime", "speedup", "metadata", "error_message", "error_code", "submitted_at",
-                            "completed_at", "processing_time"}) {
+  for (const char* field :
+       {"task_id", "status", "compiled", "correctness", "decoy_kernel", "reference_runtime",
+        "kernel_runtime", "speedup", "metadata", "error_message", "error_code", "submitted_at",
+        "completed_at", "processing_time"}) {
     EXPECT_TRUE(r.contains(field)) << field;
   }
   EXPECT_EQ(r["status"], "completed");
@@ -262,7 +285,8 @@ TEST_F(GymTest, AnEvaluationHasKernelGymsFieldsAndIsIdempotentByTaskId) {
   const Json again = body(gym_.evaluate(request("job-1", "wrong_answer")));
   EXPECT_EQ(again, r) << "the stored result, not a new evaluation";
   EXPECT_EQ(evaluator_.calls(), 1);
-  const Json refreshed = body(gym_.evaluate(request("job-1", "wrong_answer", {{"force_refresh", true}})));
+  const Json refreshed =
+      body(gym_.evaluate(request("job-1", "wrong_answer", {{"force_refresh", true}})));
   EXPECT_FALSE(refreshed["correctness"].get<bool>());
   EXPECT_EQ(refreshed["error_code"], "CORRECTNESS_ERROR");
   EXPECT_EQ(evaluator_.calls(), 2);
@@ -295,22 +319,24 @@ TEST_F(GymTest, VerdictsMapOntoKernelGymsErrorCodesAndTheDecoyFlag) {
     EXPECT_EQ(r["status"], "completed") << verdict;
     EXPECT_EQ(r["error_code"], code) << verdict;
     EXPECT_EQ(r["decoy_kernel"].get<bool>(), std::string(verdict) == "rejected") << verdict;
-    EXPECT_EQ(r["compiled"].get<bool>(), std::string(verdict) != "compile_error" && std::string(verdict) != "rejected");
+    EXPECT_EQ(r["compiled"].get<bool>(),
+              std::string(verdict) != "compile_error" && std::string(verdict) != "rejected");
     EXPECT_EQ(r["speedup"], nullptr) << verdict;
   }
 }
 
 TEST_F(GymTest, BadRequestsAre400WithTheValidationCode) {
-  for (const std::string& bad : {std::string("not json"), std::string(R"({"kernel_code":"x","problem_id":"vector_add"})"),
-                                std::string(R"({"task_id":"a","problem_id":"vector_add"})"),
-                                std::string(R"({"task_id":"a","kernel_code":"x"})"),
-                                request("a", "correct", {{"num_perf_trials", 0}}),
-                                request("a", "correct", {{"timeout", 5}}),
-                                request("a", "correct", {{"backend", "triton"}}),
-                                request("a", "correct", {{"force_refresh", "yes"}}),
-                                request("a", "correct", {{"problem_id", "../../etc/passwd"}}),
-                                dump_json({{"task_id", "a"}, {"problem_id", "vector_add"},
-                                           {"kernel_code", "class ModelNew(nn.Module):\n    pass\n"}})}) {
+  for (const std::string& bad :
+       {std::string("not json"), std::string(R"({"kernel_code":"x","problem_id":"vector_add"})"),
+        std::string(R"({"task_id":"a","problem_id":"vector_add"})"),
+        std::string(R"({"task_id":"a","kernel_code":"x"})"),
+        request("a", "correct", {{"num_perf_trials", 0}}),
+        request("a", "correct", {{"timeout", 5}}), request("a", "correct", {{"backend", "triton"}}),
+        request("a", "correct", {{"force_refresh", "yes"}}),
+        request("a", "correct", {{"problem_id", "../../etc/passwd"}}),
+        dump_json({{"task_id", "a"},
+                   {"problem_id", "vector_add"},
+                   {"kernel_code", "class ModelNew(nn.Module):\n    pass\n"}})}) {
     const HttpReply r = gym_.evaluate(bad);
     EXPECT_EQ(r.status, 400u) << bad << " -> " << r.body;
     EXPECT_EQ(header(r, "X-Error-Code"), "VALIDATION_ERROR") << bad;
@@ -324,12 +350,14 @@ TEST_F(GymTest, AHarnessFailureIs500AndIsNotReplayed) {
   EXPECT_EQ(failed.status, 500u);
   EXPECT_EQ(header(failed, "X-Error-Code"), "SYSTEM_ERROR");
   EXPECT_EQ(body(failed)["status"], "failed");
-  EXPECT_EQ(body(gym_.evaluate(request("h", "correct"))).at("correctness"), true) << "retried, not replayed";
+  EXPECT_EQ(body(gym_.evaluate(request("h", "correct"))).at("correctness"), true)
+      << "retried, not replayed";
 }
 
 TEST_F(GymTest, AReferenceSourceIsRefusedUnlessTheOperatorTrustsClients) {
   const std::string reference = *read_file(kTasks / "vector_add.py");
-  const HttpReply refused = gym_.evaluate(dump_json({{"task_id", "ref-0"}, {"reference_code", reference},
+  const HttpReply refused = gym_.evaluate(dump_json({{"task_id", "ref-0"},
+                                                     {"reference_code", reference},
                                                      {"kernel_code", "// fake: correct\n"}}));
   EXPECT_EQ(refused.status, 400u);
   EXPECT_NE(refused.body.find("--accept-reference-code"), std::string::npos) << refused.body;
@@ -341,25 +369,32 @@ TEST_F(GymTest, AReferenceSourceBecomesAContentAddressedTask) {
   make_service(4, /*accept_reference_code=*/true);
   KernelGymApi gym(service_.get());
   const std::string reference = *read_file(kTasks / "vector_add.py");
-  const Json r = body(gym.evaluate(dump_json({{"task_id", "ref-1"}, {"reference_code", reference},
+  const Json r = body(gym.evaluate(dump_json({{"task_id", "ref-1"},
+                                              {"reference_code", reference},
                                               {"kernel_code", "// fake: correct\n"}})));
   EXPECT_EQ(r["status"], "completed");
-  const auto files = std::distance(fs::directory_iterator(scratch_.path() / "adhoc"), fs::directory_iterator());
+  const auto files =
+      std::distance(fs::directory_iterator(scratch_.path() / "adhoc"), fs::directory_iterator());
   EXPECT_EQ(files, 1);
-  gym.evaluate(dump_json({{"task_id", "ref-2"}, {"reference_code", reference}, {"kernel_code", "// fake: correct\n"}}));
-  EXPECT_EQ(std::distance(fs::directory_iterator(scratch_.path() / "adhoc"), fs::directory_iterator()), 1)
+  gym.evaluate(dump_json({{"task_id", "ref-2"},
+                          {"reference_code", reference},
+                          {"kernel_code", "// fake: correct\n"}}));
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(scratch_.path() / "adhoc"), fs::directory_iterator()), 1)
       << "the same source is the same task";
 }
 
 TEST_F(GymTest, ABatchRunsItsEvaluationsConcurrently) {
   Json tasks = Json::array();
   for (int i = 0; i < 8; ++i) {
-    tasks.push_back(*parse_json(request("b" + std::to_string(i), i == 7 ? "compile_error delay_ms=300" : "correct delay_ms=300")));
+    tasks.push_back(*parse_json(request(
+        "b" + std::to_string(i), i == 7 ? "compile_error delay_ms=300" : "correct delay_ms=300")));
   }
   tasks.push_back({{"task_id", "b-bad"}});
   const auto start = std::chrono::steady_clock::now();
   const HttpReply r = gym_.evaluate_batch(dump_json({{"batch_id", "B"}, {"tasks", tasks}}));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.status, 200u) << r.body;
   const Json j = body(r);
   EXPECT_EQ(j["batch_id"], "B");
@@ -367,7 +402,8 @@ TEST_F(GymTest, ABatchRunsItsEvaluationsConcurrently) {
   EXPECT_EQ(j["completed_tasks"], 8);
   EXPECT_EQ(j["failed_tasks"], 1);
   EXPECT_EQ(j["batch_status"], "partial");
-  EXPECT_EQ(j["results"][7]["error_code"], "COMPILATION_ERROR") << "results keep the order of the tasks";
+  EXPECT_EQ(j["results"][7]["error_code"], "COMPILATION_ERROR")
+      << "results keep the order of the tasks";
   EXPECT_LT(seconds, 8 * 0.3 / 2) << "eight 0.3 s evaluations one after another would take 2.4 s";
 }
 
@@ -391,7 +427,8 @@ TEST_F(GymTest, RoutesDispatchAuthoriseAndRefuseWhatTheyDoNotServe) {
   EXPECT_EQ(meta["tasks"].size(), service_->tasks().size());
   const Json schema = *parse_json(open.handle("GET", "/schema?x=1", "").body);
   EXPECT_EQ(schema["action"]["title"], "KernelAction");
-  EXPECT_EQ(schema["action"]["required"], Json::array({"code"})) << "one required field: verifiers sends raw replies";
+  EXPECT_EQ(schema["action"]["required"], Json::array({"code"}))
+      << "one required field: verifiers sends raw replies";
   EXPECT_EQ(parse_json(open.handle("GET", "/state", "").body)->at("step_count"), 0);
   EXPECT_EQ(open.handle("GET", "/nowhere", "").status, 404u);
   EXPECT_EQ(open.handle("GET", "/evaluate", "").status, 405u);

@@ -35,7 +35,8 @@ struct Candidate {
 };
 
 int64_t mtime_ns(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + static_cast<int64_t>(st.st_mtim.tv_nsec);
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+         static_cast<int64_t>(st.st_mtim.tv_nsec);
 }
 
 // Every entry folder <root>/<shard>/<name>, with its last use and size; removes trash.
@@ -64,7 +65,8 @@ std::vector<Candidate> scan(const fs::path& root, std::error_code& ec) {
 // Evicts one entry unless it is leased; true when it was removed.
 bool try_evict(const fs::path& root, const fs::path& entry, bool* in_use) {
   const fs::path lock_path = entry / kEntryLockFile;
-  auto lock = FileLock::acquire(lock_path, FileLock::Mode::kExclusive, /*wait=*/false, /*create=*/true);
+  auto lock =
+      FileLock::acquire(lock_path, FileLock::Mode::kExclusive, /*wait=*/false, /*create=*/true);
   if (!lock.is_ok()) {
     *in_use = lock.status().code() == StatusCode::kUnavailable;
     return false;
@@ -84,8 +86,8 @@ bool try_evict(const fs::path& root, const fs::path& entry, bool* in_use) {
 uint64_t entry_bytes(const fs::path& entry) {
   uint64_t total = 0;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(entry, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(entry, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code size_ec;
     if (it->is_regular_file(size_ec)) {
       const auto size = it->file_size(size_ec);
@@ -96,8 +98,9 @@ uint64_t entry_bytes(const fs::path& entry) {
 }
 
 Result<FileLock> publish_entry(const fs::path& staged, const fs::path& entry) {
-  KEVIN_ASSIGN_OR_RETURN(FileLock lease, FileLock::acquire(staged / kEntryLockFile, FileLock::Mode::kShared,
-                                                           /*wait=*/true, /*create=*/true));
+  KEVIN_ASSIGN_OR_RETURN(FileLock lease,
+                         FileLock::acquire(staged / kEntryLockFile, FileLock::Mode::kShared,
+                                           /*wait=*/true, /*create=*/true));
   std::error_code ec;
   fs::create_directories(entry.parent_path(), ec);
   for (int attempt = 0; attempt < kPublishAttempts; ++attempt) {
@@ -105,7 +108,8 @@ Result<FileLock> publish_entry(const fs::path& staged, const fs::path& entry) {
     // appears: an evictor can never catch it unleased.
     if (::rename(staged.c_str(), entry.c_str()) == 0) return lease;
     if (errno != ENOTEMPTY && errno != EEXIST) {
-      return io_error("rename " + staged.string() + " to " + entry.string() + ": " + std::strerror(errno));
+      return io_error("rename " + staged.string() + " to " + entry.string() + ": " +
+                      std::strerror(errno));
     }
     if (auto theirs = lease_entry(entry); theirs.is_ok()) {
       fs::remove_all(staged, ec);
@@ -133,7 +137,8 @@ Result<EvictionStats> evict_to_cap(const fs::path& root, uint64_t max_bytes) {
   EvictionStats stats;
   std::error_code ec;
   fs::create_directories(root, ec);
-  auto evictor = FileLock::acquire(root / kEvictorLock, FileLock::Mode::kExclusive, /*wait=*/false, /*create=*/true);
+  auto evictor = FileLock::acquire(root / kEvictorLock, FileLock::Mode::kExclusive, /*wait=*/false,
+                                   /*create=*/true);
   if (!evictor.is_ok()) {
     if (evictor.status().code() != StatusCode::kUnavailable) return evictor.status();
     stats.skipped = true;

@@ -24,7 +24,8 @@ inline constexpr const char* kEntryLockFile = "lock";
 // lease on the entry in place: this one, or an equivalent one another publisher put there
 // first (then `staged` is deleted). The caller must not touch `staged` afterwards. kIoError
 // when the rename fails for another reason (staged is left for the caller to remove).
-Result<FileLock> publish_entry(const std::filesystem::path& staged, const std::filesystem::path& entry);
+Result<FileLock> publish_entry(const std::filesystem::path& staged,
+                               const std::filesystem::path& entry);
 
 // A shared lease on the published entry at `entry`: kNotFound when there is none or it was
 // just evicted. Waits while an evictor holds the entry (a moment).
@@ -41,8 +42,8 @@ struct EvictionStats {
   uint64_t bytes_after = 0;   // what is left (leased entries over the cap included)
   size_t entries = 0;         // entries seen
   size_t evicted = 0;
-  size_t in_use = 0;          // entries that would have been evicted but were leased
-  bool skipped = false;       // another process was evicting: nothing done
+  size_t in_use = 0;     // entries that would have been evicted but were leased
+  bool skipped = false;  // another process was evicting: nothing done
 };
 
 // Evicts least recently used entries under `root` until their total is at most `max_bytes`

@@ -104,7 +104,9 @@ TEST_F(CacheDirTest, ALeaseHeldByAnotherProcessProtectsTheEntry) {
   auto out = make_pipe();
   ASSERT_TRUE(out.is_ok());
   SpawnOptions s;
-  s.argv = {flock_tool.string(), "-o", "-s", (entry("aa01") / kEntryLockFile).string(), "/bin/sh", "-c", "echo held; sleep 30"};
+  s.argv = {
+      flock_tool.string(),  "-o", "-s", (entry("aa01") / kEntryLockFile).string(), "/bin/sh", "-c",
+      "echo held; sleep 30"};
   s.fds = {{1, out->write.get()}};
   auto child = spawn(s);
   ASSERT_TRUE(child.is_ok());
@@ -126,7 +128,8 @@ TEST_F(CacheDirTest, ALeaseTakenAfterEvictionFindsNothing) {
   EXPECT_EQ(lease_entry(entry("aa01")).status().code(), StatusCode::kNotFound);
   // An open lock on an entry that is then evicted no longer names the entry.
   publish_unheld("bb02", 10);
-  auto early = FileLock::acquire(entry("bb02") / kEntryLockFile, FileLock::Mode::kShared, true, false);
+  auto early =
+      FileLock::acquire(entry("bb02") / kEntryLockFile, FileLock::Mode::kShared, true, false);
   ASSERT_TRUE(early.is_ok());
   early->reset();
   ASSERT_TRUE(evict_to_cap(root_, 0).is_ok());

@@ -40,19 +40,22 @@ Status apply_resource_limits(const ResourceLimits& limits) {
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", limits.open_files));
   KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_CORE, "RLIMIT_CORE", limits.core_bytes));
   if (limits.cpu_seconds) {
-    KEVIN_RETURN_IF_ERROR(set_limit(RLIMIT_CPU, "RLIMIT_CPU", *limits.cpu_seconds, *limits.cpu_seconds + 1));
+    KEVIN_RETURN_IF_ERROR(
+        set_limit(RLIMIT_CPU, "RLIMIT_CPU", *limits.cpu_seconds, *limits.cpu_seconds + 1));
   }
   return Status::ok();
 }
 
 Status die_with_parent(pid_t expected_parent) {
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno_status("prctl(PR_SET_PDEATHSIG)");
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+    return errno_status("prctl(PR_SET_PDEATHSIG)");
   if (::getppid() != expected_parent) return failed_precondition("parent process already gone");
   return Status::ok();
 }
 
 Status die_with_parent_lifeline(int lifeline_read_fd) {
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno_status("prctl(PR_SET_PDEATHSIG)");
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+    return errno_status("prctl(PR_SET_PDEATHSIG)");
   pollfd p{lifeline_read_fd, POLLIN, 0};
   int r = 0;
   do {
@@ -65,7 +68,8 @@ Status die_with_parent_lifeline(int lifeline_read_fd) {
 }
 
 Status forbid_new_privileges() {
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno_status("prctl(PR_SET_NO_NEW_PRIVS)");
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return errno_status("prctl(PR_SET_NO_NEW_PRIVS)");
   return Status::ok();
 }
 
@@ -78,11 +82,12 @@ Status become_user(uid_t uid, gid_t gid) {
 
 Status chown_tree(const std::filesystem::path& dir, uid_t uid, gid_t gid, bool regular_only) {
   namespace fs = std::filesystem;
-  if (::lchown(dir.c_str(), uid, gid) != 0) return io_error("chown " + dir.string() + ": " + std::strerror(errno));
+  if (::lchown(dir.c_str(), uid, gid) != 0)
+    return io_error("chown " + dir.string() + ": " + std::strerror(errno));
   std::error_code ec;
   std::vector<fs::path> strays;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::file_status st = it->symlink_status();
     if (regular_only && !fs::is_regular_file(st) && !fs::is_directory(st)) {
       strays.push_back(it->path());

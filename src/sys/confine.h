@@ -24,10 +24,10 @@ struct ResourceLimits {
   // RLIMIT_DATA: private writable memory (the heap, anonymous mappings), not the PROT_NONE
   // reservations CUDA makes by the terabyte, so it caps memory where RLIMIT_AS cannot.
   std::optional<uint64_t> data_bytes;
-  std::optional<uint64_t> cpu_seconds;          // RLIMIT_CPU
-  std::optional<uint64_t> file_size_bytes;      // RLIMIT_FSIZE (writes past it: SIGXFSZ)
-  std::optional<uint64_t> open_files;           // RLIMIT_NOFILE
-  std::optional<uint64_t> core_bytes;           // RLIMIT_CORE (0: no core dumps)
+  std::optional<uint64_t> cpu_seconds;      // RLIMIT_CPU
+  std::optional<uint64_t> file_size_bytes;  // RLIMIT_FSIZE (writes past it: SIGXFSZ)
+  std::optional<uint64_t> open_files;       // RLIMIT_NOFILE
+  std::optional<uint64_t> core_bytes;       // RLIMIT_CORE (0: no core dumps)
 };
 
 // Applies `limits` to the calling process (inherited by its children). kInternal naming the

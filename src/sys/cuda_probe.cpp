@@ -63,7 +63,8 @@ std::string child_visible_device(int ordinal, const char* visible) {
       std::string entry = list.substr(begin, end - begin);
       const size_t first = entry.find_first_not_of(" \t");
       const size_t last = entry.find_last_not_of(" \t");
-      return first == std::string::npos ? std::to_string(ordinal) : entry.substr(first, last - first + 1);
+      return first == std::string::npos ? std::to_string(ordinal)
+                                        : entry.substr(first, last - first + 1);
     }
     begin = end + 1;
   }

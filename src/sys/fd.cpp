@@ -112,14 +112,17 @@ Status write_frame(int fd, std::string_view payload, Deadline deadline) {
   return write_all(fd, payload.data(), payload.size(), deadline);
 }
 
-Result<std::string> read_frame(int fd, Deadline deadline) { return read_frame(fd, deadline, kMaxFrame); }
+Result<std::string> read_frame(int fd, Deadline deadline) {
+  return read_frame(fd, deadline, kMaxFrame);
+}
 
 Result<std::string> read_frame(int fd, Deadline deadline, uint32_t max_bytes) {
   uint8_t header[4];
   KEVIN_RETURN_IF_ERROR(read_exact(fd, header, 4, deadline));
   const uint32_t n = uint32_t{header[0]} | (uint32_t{header[1]} << 8) |
                      (uint32_t{header[2]} << 16) | (uint32_t{header[3]} << 24);
-  if (n > max_bytes || n > kMaxFrame) return invalid_argument("frame of " + std::to_string(n) + " bytes refused");
+  if (n > max_bytes || n > kMaxFrame)
+    return invalid_argument("frame of " + std::to_string(n) + " bytes refused");
   std::string payload(n, '\0');
   KEVIN_RETURN_IF_ERROR(read_exact(fd, payload.data(), n, deadline));
   return payload;
@@ -151,8 +154,8 @@ Result<SharedMemory> SharedMemory::create(const std::string& name, size_t size) 
   if (fd < 0) return io_error(std::string("memfd_create: ") + std::strerror(errno));
   Fd owned(fd);
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    return io_error("cannot size shared memory to " + std::to_string(size) + " bytes: " +
-                    std::strerror(errno));
+    return io_error("cannot size shared memory to " + std::to_string(size) +
+                    " bytes: " + std::strerror(errno));
   }
   if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     return io_error(std::string("cannot seal shared memory: ") + std::strerror(errno));

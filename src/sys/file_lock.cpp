@@ -10,7 +10,8 @@
 
 namespace kevin::sys {
 
-Result<FileLock> FileLock::acquire(const std::filesystem::path& path, Mode mode, bool wait, bool create) {
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path, Mode mode, bool wait,
+                                   bool create) {
   const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0);
   Fd fd(::open(path.c_str(), flags, 0644));
   if (!fd.valid()) {
@@ -29,8 +30,10 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, Mode mode,
 bool FileLock::still_at(const std::filesystem::path& path) const {
   struct stat held_stat {};
   struct stat named {};
-  if (!held() || ::fstat(fd_.get(), &held_stat) != 0 || ::lstat(path.c_str(), &named) != 0) return false;
-  return held_stat.st_dev == named.st_dev && held_stat.st_ino == named.st_ino && held_stat.st_nlink > 0;
+  if (!held() || ::fstat(fd_.get(), &held_stat) != 0 || ::lstat(path.c_str(), &named) != 0)
+    return false;
+  return held_stat.st_dev == named.st_dev && held_stat.st_ino == named.st_ino &&
+         held_stat.st_nlink > 0;
 }
 
 }  // namespace kevin::sys

@@ -25,7 +25,8 @@ class FileLock {
   // Opens `path` (creating it, mode 0644, when `create`) and locks it. With `wait` false a
   // lock held by someone else in a conflicting mode gives kUnavailable at once; a missing
   // file without `create` gives kNotFound; other failures kIoError.
-  static Result<FileLock> acquire(const std::filesystem::path& path, Mode mode, bool wait, bool create);
+  static Result<FileLock> acquire(const std::filesystem::path& path, Mode mode, bool wait,
+                                  bool create);
 
   bool held() const { return fd_.valid(); }
   int fd() const { return fd_.get(); }

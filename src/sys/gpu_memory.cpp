@@ -65,7 +65,8 @@ class Nvml {
     count_ = reinterpret_cast<CountFn>(::dlsym(lib, "nvmlDeviceGetCount_v2"));
     handle_ = reinterpret_cast<HandleFn>(::dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
     query_ = reinterpret_cast<QueryFn>(::dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
-    return init != nullptr && count_ != nullptr && handle_ != nullptr && query_ != nullptr && init() == 0;
+    return init != nullptr && count_ != nullptr && handle_ != nullptr && query_ != nullptr &&
+           init() == 0;
   }
 
   std::mutex mu_;
@@ -108,7 +109,8 @@ std::vector<pid_t> child_processes(pid_t pid) {
     std::istringstream rest(stat.substr(close + 1));
     char state = 0;
     long parent = 0;
-    if (rest >> state >> parent && parent == pid) children.push_back(static_cast<pid_t>(std::stol(name)));
+    if (rest >> state >> parent && parent == pid)
+      children.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return children;
 }
@@ -125,7 +127,8 @@ std::optional<char> process_state(pid_t pid) {
 std::optional<uint64_t> cpu_time_ns(pid_t pid) {
   clockid_t clock;
   timespec t{};
-  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &t) != 0) return std::nullopt;
+  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &t) != 0)
+    return std::nullopt;
   return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
 }
 

@@ -60,7 +60,8 @@ Result<fs::path> parse_path(const std::string& flag, const std::string& text) {
 }
 
 bool known_device(const std::string& name) {
-  return name == "null" || name == "zero" || name == "full" || name == "random" || name == "urandom";
+  return name == "null" || name == "zero" || name == "full" || name == "random" ||
+         name == "urandom";
 }
 
 // Applies one "--flag value" pair to `o`.
@@ -131,7 +132,8 @@ Result<JailOptions> parse_jail_args(const std::vector<std::string>& args) {
     if (i + 1 >= args.size()) return invalid_argument(flag + " wants a value");
     KEVIN_RETURN_IF_ERROR(apply_option(flag, args[++i], &o));
   }
-  if (i + 1 >= args.size()) return invalid_argument("no command given (options, then -- COMMAND [ARG...])");
+  if (i + 1 >= args.size())
+    return invalid_argument("no command given (options, then -- COMMAND [ARG...])");
   o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (!fs::path(o.command[0]).is_absolute()) {
     return invalid_argument("the command must be an absolute path, not '" + o.command[0] + "'");
@@ -196,15 +198,17 @@ void check(const Status& s) {
   if (!s.is_ok()) fail(s.message());
 }
 
-Status errno_error(const std::string& what) { return internal_error(what + ": " + std::strerror(errno)); }
+Status errno_error(const std::string& what) {
+  return internal_error(what + ": " + std::strerror(errno));
+}
 
 // ---- the new root ----------------------------------------------------------------------
 
 constexpr const char* kOld = "/oldroot";  // the host's root while the new one is built
 constexpr const char* kNew = "/newroot";
 
-Status mount_at(const char* source, const std::string& target, const char* type, unsigned long flags,
-                const std::string& data = {}) {
+Status mount_at(const char* source, const std::string& target, const char* type,
+                unsigned long flags, const std::string& data = {}) {
   if (::mount(source, target.c_str(), type, flags, data.empty() ? nullptr : data.c_str()) != 0) {
     const char* what = type != nullptr ? type : source != nullptr ? source : "(remount)";
     return errno_error(std::string("mount ") + what + " on " + target);
@@ -226,8 +230,8 @@ unsigned long locked_flags(const std::string& path) {
   if (::statvfs(path.c_str(), &s) != 0) return 0;
   unsigned long flags = 0;
   const std::pair<unsigned long, unsigned long> map[] = {
-      {ST_RDONLY, MS_RDONLY},   {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
-      {ST_NOEXEC, MS_NOEXEC},   {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME},
+      {ST_RDONLY, MS_RDONLY},    {ST_NOSUID, MS_NOSUID},   {ST_NODEV, MS_NODEV},
+      {ST_NOEXEC, MS_NOEXEC},    {ST_NOATIME, MS_NOATIME}, {ST_NODIRATIME, MS_NODIRATIME},
       {ST_RELATIME, MS_RELATIME}};
   for (const auto& [st, ms] : map) {
     if ((s.f_flag & st) != 0) flags |= ms;
@@ -271,7 +275,9 @@ Status expose(const fs::path& path, bool writable) {
   struct stat existing {};
   if (::lstat(target.c_str(), &existing) == 0) {
     // Already visible through an earlier (ancestor) bind, which was read-only.
-    if (writable) return failed_precondition(path.string() + " is inside a read-only bind; cannot bind it writable");
+    if (writable)
+      return failed_precondition(path.string() +
+                                 " is inside a read-only bind; cannot bind it writable");
     return Status::ok();
   }
   if (S_ISLNK(st.st_mode)) return recreate_symlink(source, target);
@@ -282,19 +288,24 @@ Status expose(const fs::path& path, bool writable) {
 Status populate_dev(const JailOptions& o) {
   const std::string dev = std::string(kNew) + "/dev";
   KEVIN_RETURN_IF_ERROR(make_dirs(dev));
-  KEVIN_RETURN_IF_ERROR(mount_at("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k"));
+  KEVIN_RETURN_IF_ERROR(
+      mount_at("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k"));
   std::vector<std::string> names = {"null"};
   names.insert(names.end(), o.devices.begin(), o.devices.end());
   for (const auto& name : names) {
     const std::string source = std::string(kOld) + "/dev/" + name;
     struct stat st {};
-    if (::stat(source.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return errno_error("/dev/" + name + " is not a character device");
+    if (::stat(source.c_str(), &st) != 0 || !S_ISCHR(st.st_mode))
+      return errno_error("/dev/" + name + " is not a character device");
     KEVIN_RETURN_IF_ERROR(make_mount_point(dev + "/" + name, st));
     KEVIN_RETURN_IF_ERROR(bind_at(source, dev + "/" + name, MS_NOSUID | MS_NOEXEC));
   }
-  for (const auto& [link, to] : std::map<std::string, std::string>{
-           {"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}}) {
-    if (::symlink(to.c_str(), (dev + "/" + link).c_str()) != 0) return errno_error("symlink /dev/" + link);
+  for (const auto& [link, to] : std::map<std::string, std::string>{{"fd", "/proc/self/fd"},
+                                                                   {"stdin", "/proc/self/fd/0"},
+                                                                   {"stdout", "/proc/self/fd/1"},
+                                                                   {"stderr", "/proc/self/fd/2"}}) {
+    if (::symlink(to.c_str(), (dev + "/" + link).c_str()) != 0)
+      return errno_error("symlink /dev/" + link);
   }
   return mount_at(nullptr, dev, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC);
 }
@@ -310,7 +321,8 @@ Status pivot(const std::string& new_root, const std::string& put_old) {
 // Stage 1: a private mount tree and a staging root from which the host is under /oldroot.
 Status enter_staging_root() {
   KEVIN_RETURN_IF_ERROR(mount_at(nullptr, "/", nullptr, MS_REC | MS_PRIVATE));
-  KEVIN_RETURN_IF_ERROR(mount_at("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k"));
+  KEVIN_RETURN_IF_ERROR(
+      mount_at("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k"));
   KEVIN_RETURN_IF_ERROR(make_dirs(std::string("/tmp") + kNew));
   KEVIN_RETURN_IF_ERROR(make_dirs(std::string("/tmp") + kOld));
   return pivot("/tmp", std::string("/tmp") + kOld);
@@ -318,7 +330,8 @@ Status enter_staging_root() {
 
 // Stage 2: the new root's own mounts, then every bind.
 Status fill_new_root(const JailOptions& o) {
-  KEVIN_RETURN_IF_ERROR(mount_at("tmpfs", kNew, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"));
+  KEVIN_RETURN_IF_ERROR(
+      mount_at("tmpfs", kNew, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"));
   const std::string tmp = std::string(kNew) + "/tmp";
   KEVIN_RETURN_IF_ERROR(make_dirs(tmp));
   KEVIN_RETURN_IF_ERROR(mount_at("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV,
@@ -345,7 +358,8 @@ Status enter_new_root(const JailOptions& o) {
   KEVIN_RETURN_IF_ERROR(pivot(kNew, old));
   if (::umount2("/.old", MNT_DETACH) != 0) return errno_error("umount /.old");
   if (::rmdir("/.old") != 0) return errno_error("rmdir /.old");
-  KEVIN_RETURN_IF_ERROR(mount_at(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV));
+  KEVIN_RETURN_IF_ERROR(
+      mount_at(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV));
   if (::chdir(o.chdir.c_str()) != 0) return errno_error("chdir " + o.chdir.string());
   return Status::ok();
 }
@@ -368,8 +382,10 @@ Status write_proc_file(const std::string& path, const std::string& text) {
 // In a new user namespace: the outside uid/gid appear as options' uid/gid inside.
 Status map_ids(const JailOptions& o, uid_t outer_uid, gid_t outer_gid) {
   KEVIN_RETURN_IF_ERROR(write_proc_file("/proc/self/setgroups", "deny"));
-  KEVIN_RETURN_IF_ERROR(write_proc_file("/proc/self/uid_map", std::to_string(o.uid) + " " + std::to_string(outer_uid) + " 1\n"));
-  return write_proc_file("/proc/self/gid_map", std::to_string(o.gid) + " " + std::to_string(outer_gid) + " 1\n");
+  KEVIN_RETURN_IF_ERROR(write_proc_file(
+      "/proc/self/uid_map", std::to_string(o.uid) + " " + std::to_string(outer_uid) + " 1\n"));
+  return write_proc_file("/proc/self/gid_map",
+                         std::to_string(o.gid) + " " + std::to_string(outer_gid) + " 1\n");
 }
 
 Status create_namespaces(const JailOptions& o) {
@@ -379,8 +395,9 @@ Status create_namespaces(const JailOptions& o) {
   int flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID;
   if (!root) flags |= CLONE_NEWUSER;
   if (::unshare(flags) != 0) {
-    return errno_error(std::string("cannot create namespaces (unshare of mount, net, ipc, uts, pid") +
-                       (root ? "" : ", user") + ")");
+    return errno_error(
+        std::string("cannot create namespaces (unshare of mount, net, ipc, uts, pid") +
+        (root ? "" : ", user") + ")");
   }
   if (!root) KEVIN_RETURN_IF_ERROR(map_ids(o, uid, gid));
   return Status::ok();
@@ -410,9 +427,11 @@ Status create_namespaces(const JailOptions& o) {
 // status on `status_fd`, and exits (which ends the namespace).
 [[noreturn]] void run_init(const JailOptions& o, bool root, int lifeline, int status_fd) {
   check(die_with_parent_lifeline(lifeline));
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // the command (same uid in a user namespace) cannot ptrace us
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0,
+          0);  // the command (same uid in a user namespace) cannot ptrace us
   constexpr std::string_view kHostname = "kevin-sandbox";  // the host's name stays outside
-  if (::sethostname(kHostname.data(), kHostname.size()) != 0) fail(std::string("sethostname: ") + std::strerror(errno));
+  if (::sethostname(kHostname.data(), kHostname.size()) != 0)
+    fail(std::string("sethostname: ") + std::strerror(errno));
   check(enter_staging_root());
   check(fill_new_root(o));
   check(enter_new_root(o));

@@ -31,18 +31,18 @@ struct JailOptions {
   // canonical parents). A path already visible through an earlier read-only bind is skipped.
   std::vector<std::filesystem::path> read_only;
   std::vector<std::filesystem::path> read_write;
-  std::filesystem::path chdir = "/";       // working directory inside
-  std::vector<std::string> devices;        // /dev nodes besides null: zero, full, random, urandom
-  bool proc = true;                        // a /proc of the new PID namespace
+  std::filesystem::path chdir = "/";         // working directory inside
+  std::vector<std::string> devices;          // /dev nodes besides null: zero, full, random, urandom
+  bool proc = true;                          // a /proc of the new PID namespace
   uint64_t tmp_bytes = uint64_t{512} << 20;  // size of the private /tmp (tmpfs)
-  uid_t uid = kNobodyUid;                  // who the command runs as (the uid seen inside)
+  uid_t uid = kNobodyUid;                    // who the command runs as (the uid seen inside)
   gid_t gid = kNobodyGid;
   // The caller's pid: kevin-sandbox dies with it, and exits at once if it is already gone
   // (0: whoever is the parent at start, which cannot tell whether it already died).
   pid_t parent_pid = 0;
   ResourceLimits limits = default_limits();
-  std::vector<std::string> env;            // the command's whole environment, "K=V"
-  std::vector<std::string> command;        // argv; command[0] is an absolute path inside
+  std::vector<std::string> env;      // the command's whole environment, "K=V"
+  std::vector<std::string> command;  // argv; command[0] is an absolute path inside
 
   static ResourceLimits default_limits() {
     ResourceLimits l;

@@ -53,7 +53,8 @@ CommandResult run_jailed(JailOptions o, const std::vector<std::string>& command,
   return std::move(r).value();
 }
 
-CommandResult shell(const JailOptions& o, const std::string& script, std::chrono::milliseconds deadline = 30s) {
+CommandResult shell(const JailOptions& o, const std::string& script,
+                    std::chrono::milliseconds deadline = 30s) {
   return run_jailed(o, {"/bin/sh", "-c", script}, deadline);
 }
 
@@ -91,21 +92,28 @@ TEST(JailArgs, RoundTrip) {
 }
 
 TEST(JailArgs, RejectsMalformedOptions) {
-  const std::vector<std::vector<std::string>> bad = {
-      {"--ro", "usr", "--", "/bin/true"},           {"--ro", "/usr/../etc", "--", "/bin/true"},
-      {"--ro", "/usr/", "--", "/bin/true"},         {"--bogus", "1", "--", "/bin/true"},
-      {"--cpu", "ten", "--", "/bin/true"},          {"--dev", "sda", "--", "/bin/true"},
-      {"--env", "NOEQUALS", "--", "/bin/true"},     {"--ro", "/usr"},
-      {"--ro", "/usr", "--"},                       {"--", "true"},
-      {"--uid", "4294967295", "--", "/bin/true"}, {"--parent-pid", "0", "--", "/bin/true"},
-      {"--tmp-size", "0", "--", "/bin/true"}};
+  const std::vector<std::vector<std::string>> bad = {{"--ro", "usr", "--", "/bin/true"},
+                                                     {"--ro", "/usr/../etc", "--", "/bin/true"},
+                                                     {"--ro", "/usr/", "--", "/bin/true"},
+                                                     {"--bogus", "1", "--", "/bin/true"},
+                                                     {"--cpu", "ten", "--", "/bin/true"},
+                                                     {"--dev", "sda", "--", "/bin/true"},
+                                                     {"--env", "NOEQUALS", "--", "/bin/true"},
+                                                     {"--ro", "/usr"},
+                                                     {"--ro", "/usr", "--"},
+                                                     {"--", "true"},
+                                                     {"--uid", "4294967295", "--", "/bin/true"},
+                                                     {"--parent-pid", "0", "--", "/bin/true"},
+                                                     {"--tmp-size", "0", "--", "/bin/true"}};
   for (const auto& args : bad) {
-    EXPECT_EQ(parse_jail_args(args).status().code(), StatusCode::kInvalidArgument) << args[0] << " " << args[1];
+    EXPECT_EQ(parse_jail_args(args).status().code(), StatusCode::kInvalidArgument)
+        << args[0] << " " << args[1];
   }
 }
 
 TEST(Jail, MalformedOptionsGiveUsageExit) {
-  auto r = run_command({sandbox_binary().string(), "--ro", "relative", "--", "/bin/true"}, Deadline::after(10s));
+  auto r = run_command({sandbox_binary().string(), "--ro", "relative", "--", "/bin/true"},
+                       Deadline::after(10s));
   ASSERT_TRUE(r.is_ok());
   EXPECT_TRUE(r->exit.exited);
   EXPECT_EQ(r->exit.code, kJailUsageExit);
@@ -154,21 +162,26 @@ TEST(Jail, SeesOnlyWhatWasBound) {
   ASSERT_TRUE(secret_dir.is_ok());
   ::chmod(secret_dir->path().c_str(), 0755);
   std::ofstream(secret_dir->path() / "expected.bin") << "SECRET-PAYLOAD";
-  ::chmod((secret_dir->path() / "expected.bin").c_str(), 0644);  // readable by anyone who can see it
+  ::chmod((secret_dir->path() / "expected.bin").c_str(),
+          0644);  // readable by anyone who can see it
   TempDir work = work_dir();
   const std::string secret = (secret_dir->path() / "expected.bin").string();
-  const auto r = shell(base_options(work.path()),
-                       "cat " + secret + "; ls -A /; echo ---; ls -A /etc; echo ---; ls -A /dev; echo ---;"
-                       "ls /root /home /work 2>&1; echo /proc/[0-9]*; cat /proc/self/environ | tr '\\0' ' '");
+  const auto r = shell(
+      base_options(work.path()),
+      "cat " + secret +
+          "; ls -A /; echo ---; ls -A /etc; echo ---; ls -A /dev; echo ---;"
+          "ls /root /home /work 2>&1; echo /proc/[0-9]*; cat /proc/self/environ | tr '\\0' ' '");
   EXPECT_EQ(r.output.find("SECRET-PAYLOAD"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("No such file"), std::string::npos) << r.output;
   // The root holds the binds (as they exist here), the parents of the others, and our mounts.
   std::string expected_root;
-  for (const std::string name : {"bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"}) {
+  for (const std::string name :
+       {"bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"}) {
     const bool ours = name == "dev" || name == "etc" || name == "proc" || name == "tmp";
     if (ours || fs::exists(fs::symlink_status("/" + name))) expected_root += name + "\n";
   }
-  EXPECT_NE(r.output.find("\n" + expected_root + "---\nld.so.cache\n---\nfd\nnull\nstderr\nstdin\nstdout\n---\n"),
+  EXPECT_NE(r.output.find("\n" + expected_root +
+                          "---\nld.so.cache\n---\nfd\nnull\nstderr\nstdin\nstdout\n---\n"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("ls: cannot access '/root'"), std::string::npos) << r.output;
@@ -181,11 +194,15 @@ TEST(Jail, SeesOnlyWhatWasBound) {
 TEST(Jail, WritesOnlyInsideTheWorkDirAndItsOwnTmp) {
   TempDir work = work_dir();
   const std::string marker = "kevin-jail-tmp-" + std::to_string(::getpid());
-  const auto r = shell(base_options(work.path()),
-                       "touch made_here && echo WORK_OK; touch /usr/x || echo USR_RO; touch /x || echo ROOT_RO;"
-                       "touch /etc/x || echo ETC_RO; touch /dev/x || echo DEV_RO; touch /tmp/" + marker + " && echo TMP_OK;"
-                       "head -c 4096 /dev/null > /dev/null && echo NULL_OK");
-  for (const char* expect : {"WORK_OK", "USR_RO", "ROOT_RO", "ETC_RO", "DEV_RO", "TMP_OK", "NULL_OK"}) {
+  const auto r = shell(
+      base_options(work.path()),
+      "touch made_here && echo WORK_OK; touch /usr/x || echo USR_RO; touch /x || echo ROOT_RO;"
+      "touch /etc/x || echo ETC_RO; touch /dev/x || echo DEV_RO; touch /tmp/" +
+          marker +
+          " && echo TMP_OK;"
+          "head -c 4096 /dev/null > /dev/null && echo NULL_OK");
+  for (const char* expect :
+       {"WORK_OK", "USR_RO", "ROOT_RO", "ETC_RO", "DEV_RO", "TMP_OK", "NULL_OK"}) {
     EXPECT_NE(r.output.find(expect), std::string::npos) << expect << "\n" << r.output;
   }
   EXPECT_TRUE(fs::exists(work.path() / "made_here"));
@@ -194,13 +211,15 @@ TEST(Jail, WritesOnlyInsideTheWorkDirAndItsOwnTmp) {
 
 TEST(Jail, HasNoNetworkButLoopback) {
   TempDir work = work_dir();
-  const auto r = shell(base_options(work.path()), "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+  const auto r =
+      shell(base_options(work.path()), "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
   EXPECT_EQ(r.output, "lo\n");
 }
 
 TEST(Jail, RunsAsNobodyWithoutPrivileges) {
   TempDir work = work_dir();
-  const auto r = shell(base_options(work.path()), "id -u; id -g; grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status");
+  const auto r = shell(base_options(work.path()),
+                       "id -u; id -g; grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status");
   EXPECT_EQ(r.output.rfind("65534\n65534\n", 0), 0u) << r.output;
   EXPECT_NE(r.output.find("CapPrm:\t0000000000000000"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CapEff:\t0000000000000000"), std::string::npos) << r.output;
@@ -298,9 +317,11 @@ int main(int argc, char** argv) {
   return 0;
 }
 )";
-    auto built = run_command({"/usr/bin/g++", "-O1", "-o", (probe_dir_->path() / "probe").string(), src.string()},
-                             Deadline::after(120s));
-    ASSERT_TRUE(built.is_ok() && built->exit.exited && built->exit.code == 0) << (built.is_ok() ? built->output : "");
+    auto built = run_command(
+        {"/usr/bin/g++", "-O1", "-o", (probe_dir_->path() / "probe").string(), src.string()},
+        Deadline::after(120s));
+    ASSERT_TRUE(built.is_ok() && built->exit.exited && built->exit.code == 0)
+        << (built.is_ok() ? built->output : "");
   }
   static void TearDownTestSuite() {
     delete probe_dir_;
@@ -331,7 +352,8 @@ TEST_F(JailProbe, CannotReadOrWriteOutsideWhatWasBound) {
   EXPECT_EQ(probe(o, {"read", "/proc/1/environ"}), "read:denied\n");
   EXPECT_EQ(probe(o, {"write", (secret_dir->path() / "planted").string()}), "write:denied\n");
   EXPECT_EQ(probe(o, {"write", "/usr/planted"}), "write:denied\n");
-  EXPECT_EQ(probe(o, {"write", (work.path() / "ok").string()}), "write:LEAK\n") << "the work dir is writable";
+  EXPECT_EQ(probe(o, {"write", (work.path() / "ok").string()}), "write:LEAK\n")
+      << "the work dir is writable";
   EXPECT_FALSE(fs::exists(secret_dir->path() / "planted"));
 }
 
@@ -358,12 +380,13 @@ TEST(Jail, WorksForAnUnprivilegedCaller) {
   ::chmod(work.path().c_str(), 0700);
   JailOptions o = base_options(work.path());
   o.command = {"/bin/sh", "-c", "id -u; ls -A /; touch made_here && echo WORK_OK"};
-  std::vector<std::string> argv = {setpriv.string(), "--reuid=65534", "--regid=65534", "--clear-groups",
-                                   sandbox_binary().string()};
+  std::vector<std::string> argv = {setpriv.string(), "--reuid=65534", "--regid=65534",
+                                   "--clear-groups", sandbox_binary().string()};
   for (auto& a : jail_args(o)) argv.push_back(std::move(a));
   auto r = run_command(argv, Deadline::after(30s));
   ASSERT_TRUE(r.is_ok());
-  if (r->exit.code == kJailSetupFailedExit) GTEST_SKIP() << "user namespaces unavailable here: " << r->output;
+  if (r->exit.code == kJailSetupFailedExit)
+    GTEST_SKIP() << "user namespaces unavailable here: " << r->output;
   EXPECT_EQ(r->output.rfind("65534\n", 0), 0u) << r->output;
   EXPECT_EQ(r->output.find("root"), std::string::npos) << r->output;
   EXPECT_NE(r->output.find("WORK_OK"), std::string::npos) << r->output;

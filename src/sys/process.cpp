@@ -126,8 +126,8 @@ Result<Child> spawn(const SpawnOptions& options) {
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<char*> argv;
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -191,8 +191,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline
   out.write.reset();
   CommandResult result;
   const Status drained = read_until_eof_or_limit(out.read.get(), options.max_output,
-                                                 options.kill_after_output.value_or(SIZE_MAX), deadline,
-                                                 &result.output, &result.output_exceeded);
+                                                 options.kill_after_output.value_or(SIZE_MAX),
+                                                 deadline, &result.output, &result.output_exceeded);
   if (drained.code() == StatusCode::kDeadlineExceeded || result.output_exceeded) {
     result.timed_out = !result.output_exceeded;
     result.exit = child.kill_and_reap();
@@ -218,7 +218,8 @@ std::optional<fs::path> find_program(const std::string& name) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
     const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
-    if (!candidate.parent_path().empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (!candidate.parent_path().empty() && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
     start = end + 1;
   }
   return std::nullopt;

@@ -43,7 +43,7 @@ struct SpawnOptions {
 
 // How a child ended.
 struct ExitInfo {
-  bool exited = false;   // true: normal exit with `code`; false: killed by `signal`
+  bool exited = false;  // true: normal exit with `code`; false: killed by `signal`
   int code = 0;
   int signal = 0;
   std::string describe() const;  // "exit code 3" / "killed by signal 11 (Segmentation fault)"
@@ -90,19 +90,19 @@ struct CommandResult {
 };
 // `env` replaces the environment when given (e.g. to keep secrets away from a compiler
 // that processes untrusted source); otherwise the child inherits ours.
-Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
-                                  size_t max_output = 1 << 20,
-                                  const std::optional<std::filesystem::path>& cwd = std::nullopt,
-                                  const std::optional<std::vector<std::string>>& env = std::nullopt);
+Result<CommandResult> run_command(
+    const std::vector<std::string>& argv, Deadline deadline, size_t max_output = 1 << 20,
+    const std::optional<std::filesystem::path>& cwd = std::nullopt,
+    const std::optional<std::vector<std::string>>& env = std::nullopt);
 
 // Everything run_command can be told besides the program and the deadline.
 struct CommandOptions {
-  size_t max_output = 1 << 20;                        // bytes of stdout+stderr kept
+  size_t max_output = 1 << 20;  // bytes of stdout+stderr kept
   // When set, the process group is killed as soon as more than this many bytes have been
   // printed (CommandResult::output_exceeded), instead of draining a flood until the deadline.
   std::optional<size_t> kill_after_output;
   std::optional<std::filesystem::path> cwd;
-  std::optional<std::vector<std::string>> env;        // replaces the environment when given
+  std::optional<std::vector<std::string>> env;  // replaces the environment when given
 };
 Result<CommandResult> run_command(const std::vector<std::string>& argv, Deadline deadline,
                                   const CommandOptions& options);

@@ -98,7 +98,8 @@ TEST(Process, CrossingDescriptorMappingsKeepTheirSources) {
   ASSERT_TRUE(child.is_ok());
   out->write.reset();
   std::string got;
-  ASSERT_TRUE(read_until_eof(out->read.get(), 16, Deadline::after(std::chrono::seconds(10)), &got).is_ok());
+  ASSERT_TRUE(
+      read_until_eof(out->read.get(), 16, Deadline::after(std::chrono::seconds(10)), &got).is_ok());
   EXPECT_EQ(got, "BA");
   ::close(50);
   ::close(51);

@@ -11,16 +11,26 @@ namespace {
 // The C type of an element as a candidate reads it on `backend`.
 std::string element_type(DType dtype, bool cuda) {
   switch (dtype) {
-    case DType::kF32: return "float";
-    case DType::kF64: return "double";
-    case DType::kF16: return cuda ? "__half" : "uint16_t";
-    case DType::kBF16: return cuda ? "__nv_bfloat16" : "uint16_t";
-    case DType::kI8: return "int8_t";
-    case DType::kU8: return "uint8_t";
-    case DType::kI16: return "int16_t";
-    case DType::kI32: return "int32_t";
-    case DType::kI64: return "int64_t";
-    case DType::kBool: return "bool";
+    case DType::kF32:
+      return "float";
+    case DType::kF64:
+      return "double";
+    case DType::kF16:
+      return cuda ? "__half" : "uint16_t";
+    case DType::kBF16:
+      return cuda ? "__nv_bfloat16" : "uint16_t";
+    case DType::kI8:
+      return "int8_t";
+    case DType::kU8:
+      return "uint8_t";
+    case DType::kI16:
+      return "int16_t";
+    case DType::kI32:
+      return "int32_t";
+    case DType::kI64:
+      return "int64_t";
+    case DType::kBool:
+      return "bool";
   }
   return "float";
 }
@@ -36,7 +46,8 @@ std::string identifier(const std::string& name, std::set<std::string>* taken) {
 }
 
 struct Binding {
-  std::string declaration;  // e.g. "const float* x = static_cast<const float*>(args->inputs[0].data);"
+  std::string
+      declaration;  // e.g. "const float* x = static_cast<const float*>(args->inputs[0].data);"
   std::string name;
   std::string type;
 };
@@ -47,35 +58,43 @@ std::vector<Binding> bindings(const ArgumentList& args, bool cuda) {
   for (size_t i = 0; i < args.inputs.size(); ++i) {
     const std::string type = "const " + element_type(args.inputs[i].tensor.dtype, cuda) + "*";
     const std::string name = identifier(args.inputs[i].tensor.name, &taken);
-    out.push_back({type + " " + name + " = static_cast<" + type + ">(args->inputs[" + std::to_string(i) + "].data);",
+    out.push_back({type + " " + name + " = static_cast<" + type + ">(args->inputs[" +
+                       std::to_string(i) + "].data);",
                    name, type});
   }
   for (size_t i = 0; i < args.scalar_names.size(); ++i) {
     const std::string name = identifier(args.scalar_names[i], &taken);
-    out.push_back({"const double " + name + " = args->scalars[" + std::to_string(i) + "];", name, "double"});
+    out.push_back(
+        {"const double " + name + " = args->scalars[" + std::to_string(i) + "];", name, "double"});
   }
   for (size_t i = 0; i < args.outputs.size(); ++i) {
     const std::string type = element_type(args.outputs[i].dtype, cuda) + "*";
     const std::string name = identifier(args.outputs[i].name, &taken);
-    out.push_back({type + " " + name + " = static_cast<" + type + ">(args->outputs[" + std::to_string(i) + "].data);",
+    out.push_back({type + " " + name + " = static_cast<" + type + ">(args->outputs[" +
+                       std::to_string(i) + "].data);",
                    name, type});
   }
   return out;
 }
 
-void header(std::ostringstream& o, const TaskInfo& task, const ArgumentList& args, const std::string& backend) {
-  o << "// Candidate for " << task.id << " (" << (backend == "cuda" ? "CUDA" : "CPU") << " backend), from\n"
-    << "// `kevin tasks show " << task.id << " --backend " << backend << " --template`. kevin_forward must\n"
+void header(std::ostringstream& o, const TaskInfo& task, const ArgumentList& args,
+            const std::string& backend) {
+  o << "// Candidate for " << task.id << " (" << (backend == "cuda" ? "CUDA" : "CPU")
+    << " backend), from\n"
+    << "// `kevin tasks show " << task.id << " --backend " << backend
+    << " --template`. kevin_forward must\n"
     << "// compute the task's forward into the outputs; as written it computes nothing, so it\n"
     << "// compiles and is judged wrong_answer. Arguments, in the order kevin passes them:\n";
   std::istringstream table(format_argument_list(args));
   for (std::string row; std::getline(table, row);) o << "//" << row << "\n";
-  o << "// Judge it: kevin eval --task " << task.path.string() << " --backend " << backend << " --candidate THIS_FILE\n";
+  o << "// Judge it: kevin eval --task " << task.path.string() << " --backend " << backend
+    << " --candidate THIS_FILE\n";
 }
 
 }  // namespace
 
-std::string candidate_template(const TaskInfo& task, const ArgumentList& args, const std::string& backend) {
+std::string candidate_template(const TaskInfo& task, const ArgumentList& args,
+                               const std::string& backend) {
   const bool cuda = backend == "cuda";
   const std::vector<Binding> bound = bindings(args, cuda);
   std::ostringstream o;
@@ -88,7 +107,8 @@ std::string candidate_template(const TaskInfo& task, const ArgumentList& args, c
     o << "__global__ void forward_kernel(";
     for (size_t i = 0; i < bound.size(); ++i) o << bound[i].type << " " << bound[i].name << ", ";
     o << "int64_t n) {\n"
-      << "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {\n"
+      << "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += "
+         "(int64_t)gridDim.x * blockDim.x) {\n"
       << "    // Compute element i of the outputs here.\n"
       << "  }\n}\n\n";
   }
@@ -96,9 +116,11 @@ std::string candidate_template(const TaskInfo& task, const ArgumentList& args, c
   for (const auto& b : bound) o << "  " << b.declaration << "\n";
   o << "  const int64_t n = " << count << ";  // elements of " << args.outputs.front().name << "\n";
   if (cuda) {
-    o << "  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);  // launch only on this stream\n"
+    o << "  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);  // launch only on this "
+         "stream\n"
       << "  const int threads = 256;\n"
-      << "  const int blocks = static_cast<int>((n + threads - 1) / threads < 65535 ? (n + threads - 1) / threads : 65535);\n"
+      << "  const int blocks = static_cast<int>((n + threads - 1) / threads < 65535 ? (n + threads "
+         "- 1) / threads : 65535);\n"
       << "  forward_kernel<<<blocks, threads, 0, stream>>>(";
     for (const auto& b : bound) o << b.name << ", ";
     o << "n);\n"

@@ -13,6 +13,7 @@ namespace kevin::tasks {
 // The source of a candidate for `task` on `backend` ("cuda": a .cu file with one kernel
 // launched on the harness stream; "cpu": a .cpp file). Names are made C identifiers
 // ("conv.weight" becomes conv_weight).
-std::string candidate_template(const TaskInfo& task, const ArgumentList& args, const std::string& backend);
+std::string candidate_template(const TaskInfo& task, const ArgumentList& args,
+                               const std::string& backend);
 
 }  // namespace kevin::tasks

@@ -31,16 +31,25 @@ const TaskInfo kTask{"level2/007_example", "level2", "conv", "/tmp/example.py"};
 
 TEST(CandidateTemplate, CpuSkeletonBindsEveryArgumentInOrder) {
   const std::string src = candidate_template(kTask, conv_like(), "cpu");
-  EXPECT_NE(src.find("const float* x = static_cast<const float*>(args->inputs[0].data);"), std::string::npos) << src;
-  EXPECT_NE(src.find("const uint16_t* conv_weight = static_cast<const uint16_t*>(args->inputs[1].data);"),
-            std::string::npos) << "a half parameter is raw 16-bit on the CPU; dots become underscores\n" << src;
-  EXPECT_NE(src.find("const int64_t* t_2bias ="), std::string::npos) << "an identifier never starts with a digit";
+  EXPECT_NE(src.find("const float* x = static_cast<const float*>(args->inputs[0].data);"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(
+      src.find("const uint16_t* conv_weight = static_cast<const uint16_t*>(args->inputs[1].data);"),
+      std::string::npos)
+      << "a half parameter is raw 16-bit on the CPU; dots become underscores\n"
+      << src;
+  EXPECT_NE(src.find("const int64_t* t_2bias ="), std::string::npos)
+      << "an identifier never starts with a digit";
   EXPECT_NE(src.find("const double scale = args->scalars[0];"), std::string::npos);
-  EXPECT_NE(src.find("const double x_2 = args->scalars[1];"), std::string::npos) << "a repeated name is made unique";
-  EXPECT_NE(src.find("float* output = static_cast<float*>(args->outputs[0].data);"), std::string::npos);
+  EXPECT_NE(src.find("const double x_2 = args->scalars[1];"), std::string::npos)
+      << "a repeated name is made unique";
+  EXPECT_NE(src.find("float* output = static_cast<float*>(args->outputs[0].data);"),
+            std::string::npos);
   EXPECT_NE(src.find("const int64_t n = 6;"), std::string::npos) << "the output's element count";
   EXPECT_NE(src.find("extern \"C\" int kevin_forward(const kevin_args* args)"), std::string::npos);
-  EXPECT_NE(src.find("kevin eval --task /tmp/example.py --backend cpu"), std::string::npos) << "--task takes the file";
+  EXPECT_NE(src.find("kevin eval --task /tmp/example.py --backend cpu"), std::string::npos)
+      << "--task takes the file";
   EXPECT_EQ(src.find("__global__"), std::string::npos);
 }
 
@@ -48,8 +57,10 @@ TEST(CandidateTemplate, CudaSkeletonLaunchesOnTheHarnessStream) {
   const std::string src = candidate_template(kTask, conv_like(), "cuda");
   EXPECT_NE(src.find("const __half* conv_weight"), std::string::npos) << src;
   EXPECT_NE(src.find("static_cast<cudaStream_t>(args->stream)"), std::string::npos);
-  EXPECT_NE(src.find("forward_kernel<<<blocks, threads, 0, stream>>>(x, conv_weight, t_2bias, scale, x_2, output, n);"),
-            std::string::npos) << src;
+  EXPECT_NE(src.find("forward_kernel<<<blocks, threads, 0, stream>>>(x, conv_weight, t_2bias, "
+                     "scale, x_2, output, n);"),
+            std::string::npos)
+      << src;
   EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
 }
 
@@ -79,8 +90,10 @@ std::string build_and_gate(const std::string& source, engine::Backend backend) {
 TEST(CandidateTemplate, BothSkeletonsBuildAndPassTheGates) {
   for (const auto backend : {engine::Backend::kCpu, engine::Backend::kCuda}) {
     const std::string name = backend == engine::Backend::kCuda ? "cuda" : "cpu";
-    const std::string outcome = build_and_gate(candidate_template(kTask, conv_like(), name), backend);
-    if (outcome.rfind("skip: ", 0) == 0 && backend == engine::Backend::kCuda) GTEST_SKIP() << outcome;
+    const std::string outcome =
+        build_and_gate(candidate_template(kTask, conv_like(), name), backend);
+    if (outcome.rfind("skip: ", 0) == 0 && backend == engine::Backend::kCuda)
+      GTEST_SKIP() << outcome;
     EXPECT_EQ(outcome, "") << name;
   }
 }

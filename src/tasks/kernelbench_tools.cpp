@@ -42,19 +42,23 @@ Result<Json> marked_json(const std::string& output) {
   const size_t at = output.rfind(kMarker);
   if (at == std::string::npos) return internal_error("no result in: " + output.substr(0, 2000));
   const size_t end = output.find('\n', at);
-  return parse_json(output.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
+  return parse_json(output.substr(at + kMarker.size(), end == std::string::npos
+                                                           ? std::string::npos
+                                                           : end - at - kMarker.size()));
 }
 
 }  // namespace
 
-Result<TorchInstallation> probe_torch(const std::optional<std::string>& python_override, std::chrono::seconds limit) {
+Result<TorchInstallation> probe_torch(const std::optional<std::string>& python_override,
+                                      std::chrono::seconds limit) {
   std::string tried;
   for (const auto& python : python_candidates(python_override)) {
     auto run = sys::run_command({python, "-c", kProbe}, sys::Deadline::after(limit));
     std::string why;
     if (run.is_ok() && run->exit.exited && run->exit.code == 0) {
       auto json = marked_json(run->output);
-      auto toolchain = json.is_ok() ? engine::torch_toolchain_from_json(*json) : Result<engine::TorchToolchain>(json.status());
+      auto toolchain = json.is_ok() ? engine::torch_toolchain_from_json(*json)
+                                    : Result<engine::TorchToolchain>(json.status());
       if (toolchain.is_ok()) return TorchInstallation{python, std::move(toolchain).value()};
       why = toolchain.status().message();
     } else {
@@ -62,20 +66,26 @@ Result<TorchInstallation> probe_torch(const std::optional<std::string>& python_o
     }
     tried += (tried.empty() ? "" : "; ") + python + " (" + why.substr(0, 300) + ")";
   }
-  return failed_precondition("KernelBench answers need a Python with PyTorch and its C++ extension headers; none "
-                             "was found (tried: " + tried + "). Name one with --python or KEVIN_PYTHON");
+  return failed_precondition(
+      "KernelBench answers need a Python with PyTorch and its C++ extension headers; none "
+      "was found (tried: " +
+      tried + "). Name one with --python or KEVIN_PYTHON");
 }
 
-Result<engine::AnswerCheck> check_kernelbench_answer(const std::string& python, const std::filesystem::path& checker,
-                                                     std::string_view answer, std::chrono::seconds limit) {
+Result<engine::AnswerCheck> check_kernelbench_answer(const std::string& python,
+                                                     const std::filesystem::path& checker,
+                                                     std::string_view answer,
+                                                     std::chrono::seconds limit) {
   KEVIN_ASSIGN_OR_RETURN(sys::TempDir dir, sys::TempDir::create("kevin-kbcheck-"));
   const auto path = dir.path() / "answer.py";
   KEVIN_RETURN_IF_ERROR(write_file_atomic(path, answer));
   // -I: the user's site packages and environment stay out of the checker's imports.
-  KEVIN_ASSIGN_OR_RETURN(auto run, sys::run_command({python, "-I", checker.string(), "--extract", path.string()},
-                                                    sys::Deadline::after(limit), size_t{8} << 20));
+  KEVIN_ASSIGN_OR_RETURN(
+      auto run, sys::run_command({python, "-I", checker.string(), "--extract", path.string()},
+                                 sys::Deadline::after(limit), size_t{8} << 20));
   if (!run.exit.exited || run.exit.code != 0) {
-    return internal_error("the KernelBench checker failed (" + run.exit.describe() + "): " + run.output.substr(0, 2000));
+    return internal_error("the KernelBench checker failed (" + run.exit.describe() +
+                          "): " + run.output.substr(0, 2000));
   }
   KEVIN_ASSIGN_OR_RETURN(Json j, parse_json(run.output));
   return engine::answer_check_from_json(j);

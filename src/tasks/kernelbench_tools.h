@@ -16,7 +16,7 @@
 namespace kevin::tasks {
 
 struct TorchInstallation {
-  std::string python;               // the interpreter that imports torch (runs the answers)
+  std::string python;  // the interpreter that imports torch (runs the answers)
   engine::TorchToolchain toolchain;
 };
 
@@ -28,8 +28,8 @@ Result<TorchInstallation> probe_torch(const std::optional<std::string>& python_o
 
 // Runs `checker` (kernelbench_check.py) with `python` on `answer` and parses its findings and
 // extensions. Errors: the checker could not run or printed no JSON (kInternal, with its output).
-Result<engine::AnswerCheck> check_kernelbench_answer(const std::string& python, const std::filesystem::path& checker,
-                                                     std::string_view answer,
-                                                     std::chrono::seconds limit = std::chrono::seconds(60));
+Result<engine::AnswerCheck> check_kernelbench_answer(
+    const std::string& python, const std::filesystem::path& checker, std::string_view answer,
+    std::chrono::seconds limit = std::chrono::seconds(60));
 
 }  // namespace kevin::tasks

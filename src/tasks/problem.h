@@ -31,8 +31,8 @@ std::string format_argument_list(const ArgumentList& args);
 
 // The whole problem statement for `backend` ("cuda" or "cpu"): for kevin's ABI, the module and
 // the kevin_args list; for KernelBench answers, the module to be rewritten as ModelNew.
-std::string problem_statement(const TaskInfo& task, const std::string& source, const ArgumentList& args,
-                              const std::string& backend,
+std::string problem_statement(const TaskInfo& task, const std::string& source,
+                              const ArgumentList& args, const std::string& backend,
                               engine::CandidateFormat format = engine::CandidateFormat::kKevin);
 
 }  // namespace kevin::tasks

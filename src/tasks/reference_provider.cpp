@@ -30,14 +30,17 @@ std::vector<uint64_t> secret_seeds(int count) {
 }
 
 int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Holds an exclusive lock on `path` (created if missing) for its lifetime, so only one
 // thread or process prepares a given seed set at a time; the others wait and then reuse it.
 class FileLock {
  public:
-  explicit FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
+  explicit FileLock(const fs::path& path)
+      : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
   ~FileLock() {
@@ -57,7 +60,8 @@ std::optional<engine::TimingStats> fresh_baseline(const fs::path& file, std::chr
   auto j = parse_json(*text);
   if (!j.is_ok()) return std::nullopt;
   auto b = engine::timing_stats_from_json(*j);
-  if (!b.is_ok() || b->measured_at <= 0 || unix_now() - b->measured_at >= ttl.count()) return std::nullopt;
+  if (!b.is_ok() || b->measured_at <= 0 || unix_now() - b->measured_at >= ttl.count())
+    return std::nullopt;
   return *b;
 }
 
@@ -72,7 +76,8 @@ struct ReferenceProvider::TaskKey {
 };
 
 ReferenceProvider::ReferenceProvider(ProviderOptions options)
-    : options_(std::move(options)), store_(options_.cache_dir / "reference", options_.max_reference_bytes) {}
+    : options_(std::move(options)),
+      store_(options_.cache_dir / "reference", options_.max_reference_bytes) {}
 
 Result<ReferenceWorker*> ReferenceProvider::worker() {
   if (worker_ && !worker_->alive()) worker_.reset();
@@ -98,8 +103,9 @@ std::string ReferenceProvider::python() const {
   return worker_ ? worker_->python() : "";
 }
 
-Result<ReferenceProvider::TaskKey> ReferenceProvider::task_key(const fs::path& task, const std::string& backend,
-                                                              int device) const {
+Result<ReferenceProvider::TaskKey> ReferenceProvider::task_key(const fs::path& task,
+                                                               const std::string& backend,
+                                                               int device) const {
   KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task, size_t{16} << 20));
   TaskKey k{task, backend, device, sha256_hex(source), ""};
   // Everything that shapes the data: a set made for other parameters is another set.
@@ -116,7 +122,8 @@ Result<ReferenceProvider::TaskKey> ReferenceProvider::task_key(const fs::path& t
   return k;
 }
 
-Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task, const std::string& backend, int device) {
+Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
+                                                    const std::string& backend, int device) {
   KEVIN_ASSIGN_OR_RETURN(TaskKey k, task_key(task, backend, device));
   KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, seed_set(k));
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats baseline, cached_baseline(k, ref));
@@ -132,7 +139,8 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   std::error_code ec;
   fs::create_directories(store_.key_dir(k.set_key), ec);
   const FileLock one_preparer(store_.key_dir(k.set_key) / "prepare.lock");
-  if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);  // made while we waited
+  if (auto cached = store_.current(k.set_key, options_.seed_ttl))
+    return std::move(*cached);  // made while we waited
 
   std::lock_guard<std::mutex> lock(mu_);
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
@@ -148,13 +156,14 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   req.min_timing_sets = options_.min_timing_sets;
   req.out_dir = staging.dir();
   KEVIN_LOG(info) << "preparing reference data for " << k.task.filename().string() << " on "
-                  << w->device_name(k.backend, k.device) << " (" << options_.num_sets << " correctness sets, up to "
-                  << options_.max_calls << " timing sets)";
+                  << w->device_name(k.backend, k.device) << " (" << options_.num_sets
+                  << " correctness sets, up to " << options_.max_calls << " timing sets)";
   KEVIN_RETURN_IF_ERROR(w->prepare(req).status());
   return store_.publish(k.set_key, std::move(staging));
 }
 
-Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref) {
+Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
+                                                               const engine::ReferenceSet& ref) {
   // The set names the device and torch version it was made with, so a warm cache needs no
   // worker at all.
   const fs::path file = options_.cache_dir / "baseline" /
@@ -177,14 +186,16 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
   return b;
 }
 
-Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& task, const std::string& backend,
+Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& task,
+                                                               const std::string& backend,
                                                                int device) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
   std::lock_guard<std::mutex> lock(mu_);
   return time_baseline_locked(task, backend, device);
 }
 
-Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(const fs::path& task, const std::string& backend,
+Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(const fs::path& task,
+                                                                    const std::string& backend,
                                                                     int device) {
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   BaselineRequest req;

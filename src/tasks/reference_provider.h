@@ -20,10 +20,10 @@
 namespace kevin::tasks {
 
 struct ProviderOptions {
-  std::filesystem::path cache_dir;           // uses <cache_dir>/reference and /baseline
+  std::filesystem::path cache_dir;  // uses <cache_dir>/reference and /baseline
   WorkerOptions worker;
-  int num_sets = 5;                          // K
-  std::chrono::seconds seed_ttl{3600};       // 0: a fresh seed set every time
+  int num_sets = 5;                             // K
+  std::chrono::seconds seed_ttl{3600};          // 0: a fresh seed set every time
   std::chrono::seconds baseline_ttl{6 * 3600};  // 0: the baseline is re-timed every time
   double timing_budget_ms = 2000;
   int warmup = 3, min_calls = 10, max_calls = 100;
@@ -54,14 +54,15 @@ class ReferenceProvider {
   // Errors: kNotFound (task file), kInvalidArgument (the task is broken),
   // kDeadlineExceeded (the task ran past the worker's limit), kFailedPrecondition (no
   // interpreter with torch).
-  Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend, int device);
+  Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend,
+                                   int device);
 
   // Times the eager baseline now on fresh secret seeds, WITHOUT taking the gate (the caller
   // — the judge, interleaving baseline and candidate blocks — already holds `device`
   // exclusively) and without reading or writing the cache. measured_at is now. For a set
   // from get(): retime_baseline(ref.task_file, ref.backend, device). Errors as get().
-  Result<engine::TimingStats> retime_baseline(const std::filesystem::path& task, const std::string& backend,
-                                              int device);
+  Result<engine::TimingStats> retime_baseline(const std::filesystem::path& task,
+                                              const std::string& backend, int device);
 
   // The task's ABI argument list at `backend`'s sizes (ReferenceWorker::describe), through
   // the same worker process. Errors as get().
@@ -74,15 +75,16 @@ class ReferenceProvider {
   struct TaskKey;
   Result<ReferenceWorker*> worker();
   engine::DeviceGate* gate(int device) const;
-  Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend, int device) const;
+  Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend,
+                           int device) const;
   // The key's fresh current set, else a newly prepared and published one.
   Result<engine::ReferenceSet> seed_set(const TaskKey& k);
   // The cached baseline for `ref`'s device and torch version while younger than
   // baseline_ttl, else one timed now (under the exclusive gate) and cached.
   Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
   // Times with the worker; mu_ held by the caller.
-  Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task, const std::string& backend,
-                                                   int device);
+  Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task,
+                                                   const std::string& backend, int device);
 
   ProviderOptions options_;
   ReferenceStore store_;

@@ -21,7 +21,9 @@ using namespace std::chrono_literals;
 using testing::fixture_task;
 
 int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 class Provider : public ::testing::Test {
@@ -48,7 +50,8 @@ class Provider : public ::testing::Test {
   std::vector<fs::path> baseline_files() const {
     std::vector<fs::path> out;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tmp_.path() / "cache" / "baseline", ec)) out.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(tmp_.path() / "cache" / "baseline", ec))
+      out.push_back(e.path());
     return out;
   }
 
@@ -77,7 +80,8 @@ TEST_F(Provider, GetReturnsALeasedProtocol2SetWithATimedBaselineAndReusesBoth) {
   ASSERT_TRUE(first->baseline.has_value());
   EXPECT_GT(first->baseline->median_ms, 0);
   EXPECT_GE(first->baseline->calls, 3);
-  EXPECT_NEAR(static_cast<double>(first->baseline->measured_at), static_cast<double>(unix_now()), 60);
+  EXPECT_NEAR(static_cast<double>(first->baseline->measured_at), static_cast<double>(unix_now()),
+              60);
   EXPECT_EQ(baseline_files().size(), 1u);
 
   auto second = p.get(fixture_task("vector_add.py"), "cpu", 0);
@@ -108,7 +112,8 @@ TEST_F(Provider, ARefreshNeverTouchesASetStillInUse) {
   auto fresh = p.get(fixture_task("vector_add.py"), "cpu", 0);
   ASSERT_TRUE(fresh.is_ok());
   EXPECT_NE(fresh->dir, old_dir) << "each set has a directory of its own";
-  EXPECT_EQ(*read_file(in_use.expected_file()), old_expected) << "the reader's expected outputs did not change";
+  EXPECT_EQ(*read_file(in_use.expected_file()), old_expected)
+      << "the reader's expected outputs did not change";
   EXPECT_EQ(*read_file(in_use.timing_expected_file()), old_timing_expected);
   EXPECT_TRUE(engine::load_reference(old_dir).is_ok());
   EXPECT_NE(*read_file(fresh->expected_file()), old_expected) << "new secret seeds";
@@ -174,11 +179,14 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
   ReferenceProvider p(o);
 
   gate.lock_shared();  // another evaluation's correctness run holds the device shared
-  auto pending = std::async(std::launch::async, [&] { return p.get(fixture_task("vector_add.py"), "cpu", 0); });
+  auto pending = std::async(std::launch::async,
+                            [&] { return p.get(fixture_task("vector_add.py"), "cpu", 0); });
   const auto until = std::chrono::steady_clock::now() + 60s;
-  while (!some_set_published() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  while (!some_set_published() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(some_set_published()) << "data preparation shares the device";
-  EXPECT_EQ(pending.wait_for(1500ms), std::future_status::timeout) << "the baseline waits for the device alone";
+  EXPECT_EQ(pending.wait_for(1500ms), std::future_status::timeout)
+      << "the baseline waits for the device alone";
   EXPECT_TRUE(baseline_files().empty());
   gate.unlock_shared();
 
@@ -188,13 +196,15 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
   EXPECT_TRUE(ref->baseline.has_value());
   {
     std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(asked, (std::vector<int>{0, 0})) << "one shared hold (data), one exclusive (baseline)";
+    EXPECT_EQ(asked, (std::vector<int>{0, 0}))
+        << "one shared hold (data), one exclusive (baseline)";
   }
   auto free_again = std::async(std::launch::async, [&] {
     gate.lock();
     gate.unlock();
   });
-  EXPECT_EQ(free_again.wait_for(10s), std::future_status::ready) << "the provider released the gate";
+  EXPECT_EQ(free_again.wait_for(10s), std::future_status::ready)
+      << "the provider released the gate";
 }
 
 TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
@@ -208,7 +218,8 @@ TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
   const std::string cached = *read_file(baseline_files().front());
 
   gate.lock();  // the judge holds the device exclusively while it interleaves blocks
-  auto retimed = std::async(std::launch::async, [&] { return p.retime_baseline(ref->task_file, ref->backend, 0); });
+  auto retimed = std::async(std::launch::async,
+                            [&] { return p.retime_baseline(ref->task_file, ref->backend, 0); });
   const bool finished = retimed.wait_for(60s) == std::future_status::ready;
   gate.unlock();
   ASSERT_TRUE(finished) << "retime_baseline must not wait for the gate its caller holds";
@@ -218,7 +229,8 @@ TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
   EXPECT_GE(b->measured_at, ref->baseline->measured_at);
   EXPECT_EQ(*read_file(baseline_files().front()), cached) << "the cache is not touched";
   EXPECT_EQ(baseline_files().size(), 1u);
-  EXPECT_EQ(p.retime_baseline(tmp_.path() / "missing.py", "cpu", 0).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(p.retime_baseline(tmp_.path() / "missing.py", "cpu", 0).status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST_F(Provider, ATaskThatNeverReturnsIsStoppedAndTheWorkerRestarts) {
@@ -229,12 +241,14 @@ TEST_F(Provider, ATaskThatNeverReturnsIsStoppedAndTheWorkerRestarts) {
   const fs::path endless = testing::write_endless_task(tmp_.path());
   auto stuck = p.get(endless, "cpu", 0);
   EXPECT_EQ(stuck.status().code(), StatusCode::kDeadlineExceeded);
-  const std::string why = "endless.py: get_inputs/forward did not finish within 3 s; the reference worker was stopped";
+  const std::string why =
+      "endless.py: get_inputs/forward did not finish within 3 s; the reference worker was stopped";
   EXPECT_NE(stuck.status().message().find(why), std::string::npos) << stuck.status().message();
   EXPECT_EQ(p.describe(endless, "cpu").status().code(), StatusCode::kDeadlineExceeded);
 
   auto fine = p.get(fixture_task("vector_add.py"), "cpu", 0);
-  EXPECT_TRUE(fine.is_ok()) << "a fresh worker serves the next request: " << fine.status().to_string();
+  EXPECT_TRUE(fine.is_ok()) << "a fresh worker serves the next request: "
+                            << fine.status().to_string();
   size_t leftovers = 0;
   std::error_code ec;
   for (const auto& e : fs::recursive_directory_iterator(tmp_.path() / "cache" / "reference", ec)) {

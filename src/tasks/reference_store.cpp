@@ -32,7 +32,9 @@ constexpr size_t kNameHexDigits = 32;  // 128 random bits
 // abandoned by a crash at that moment; only the latter gets this old.
 constexpr auto kAbandonedAge = std::chrono::hours(1);
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // Unguessable, so that nothing outside kevin can name a set before it is published.
 std::string random_set_name() {
@@ -172,9 +174,10 @@ std::shared_ptr<SetLease> lease_set(const fs::path& dir) {
   while (::flock(fd.get(), LOCK_SH) != 0) {
     if (errno != EINTR) return nullptr;
   }
-  struct stat held {}, named {};
-  if (::fstat(fd.get(), &held) != 0 || ::stat(file.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
-      held.st_dev != named.st_dev) {
+  struct stat held {
+  }, named{};
+  if (::fstat(fd.get(), &held) != 0 || ::stat(file.c_str(), &named) != 0 ||
+      held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
     return nullptr;
   }
   return std::make_shared<SetLease>(std::move(fd), dir);
@@ -185,7 +188,8 @@ Result<fs::path> make_staging_dir(const fs::path& key_dir) {
   fs::create_directories(key_dir, ec);
   std::string pattern = (key_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return io_error("cannot create a staging directory in " + key_dir.string() + ": " + std::strerror(errno));
+    return io_error("cannot create a staging directory in " + key_dir.string() + ": " +
+                    std::strerror(errno));
   }
   return fs::path(pattern);
 }
@@ -194,7 +198,8 @@ Result<fs::path> make_staging_dir(const fs::path& key_dir) {
 
 Staging::~Staging() = default;  // dropping the lease of an unpublished directory removes it
 
-std::optional<engine::ReferenceSet> ReferenceStore::current(const std::string& key, std::chrono::seconds ttl) const {
+std::optional<engine::ReferenceSet> ReferenceStore::current(const std::string& key,
+                                                            std::chrono::seconds ttl) const {
   if (ttl.count() <= 0) return std::nullopt;
   // A set named by the pointer can be replaced and deleted before we lock it; then the
   // pointer names a newer one, so look again (a few times: a dangling pointer stays put).
@@ -219,7 +224,8 @@ Result<Staging> ReferenceStore::stage(const std::string& key) const {
   // The lease file gets its name only once locked, so a sweep never finds it unlocked.
   const fs::path unnamed = dir / "lease.new";
   sys::Fd fd(::open(unnamed.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600));
-  if (!fd.valid() || ::flock(fd.get(), LOCK_SH) != 0 || ::rename(unnamed.c_str(), (dir / kLeaseFile).c_str()) != 0) {
+  if (!fd.valid() || ::flock(fd.get(), LOCK_SH) != 0 ||
+      ::rename(unnamed.c_str(), (dir / kLeaseFile).c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::error_code ec;
     fs::remove_all(dir, ec);
@@ -231,11 +237,13 @@ Result<Staging> ReferenceStore::stage(const std::string& key) const {
   return s;
 }
 
-Result<engine::ReferenceSet> ReferenceStore::publish(const std::string& key, Staging staging) const {
+Result<engine::ReferenceSet> ReferenceStore::publish(const std::string& key,
+                                                     Staging staging) const {
   const std::string name = random_set_name();
   const fs::path dir = key_dir(key) / name;
   if (::rename(staging.dir_.c_str(), dir.c_str()) != 0) {
-    return io_error("cannot publish " + staging.dir_.string() + " as " + dir.string() + ": " + std::strerror(errno));
+    return io_error("cannot publish " + staging.dir_.string() + " as " + dir.string() + ": " +
+                    std::strerror(errno));
   }
   staging.dir_ = dir;
   staging.lease_->moved_to(dir);  // from here on, an error path removes `dir`
@@ -261,7 +269,8 @@ void ReferenceStore::sweep() const {
   }
   uint64_t total = 0;
   for (const auto& s : live) total += s.bytes;
-  std::sort(live.begin(), live.end(), [](const LiveSet& a, const LiveSet& b) { return a.used < b.used; });
+  std::sort(live.begin(), live.end(),
+            [](const LiveSet& a, const LiveSet& b) { return a.used < b.used; });
   for (const auto& s : live) {
     if (total <= max_bytes_) break;
     if (try_remove(s.dir)) total -= s.bytes;

@@ -40,11 +40,13 @@ class ReferenceStore {
  public:
   // `root` (created on demand) holds one folder per key; `max_bytes` caps the total size of
   // its sets (sets in use are never evicted, so the total may exceed it while they are).
-  ReferenceStore(std::filesystem::path root, uint64_t max_bytes) : root_(std::move(root)), max_bytes_(max_bytes) {}
+  ReferenceStore(std::filesystem::path root, uint64_t max_bytes)
+      : root_(std::move(root)), max_bytes_(max_bytes) {}
 
   // The key's current set with a lease, when it exists, loads, and was prepared less than
   // `ttl` ago (ttl 0: never fresh). Marks it used (for eviction order).
-  std::optional<engine::ReferenceSet> current(const std::string& key, std::chrono::seconds ttl) const;
+  std::optional<engine::ReferenceSet> current(const std::string& key,
+                                              std::chrono::seconds ttl) const;
 
   // A new, empty, leased staging directory for `key`. Errors: I/O.
   Result<Staging> stage(const std::string& key) const;

@@ -31,11 +31,12 @@ void write_fake_set(const fs::path& dir) {
   ref.num_timing_sets = 1;
   ref.timing_scalars = {{}};
   ref.dir = dir;
-  for (const fs::path& f :
-       {ref.inputs_file(), ref.expected_file(), ref.timing_inputs_file(), ref.timing_expected_file()}) {
+  for (const fs::path& f : {ref.inputs_file(), ref.expected_file(), ref.timing_inputs_file(),
+                            ref.timing_expected_file()}) {
     ASSERT_TRUE(write_file_atomic(f, std::string(engine::kTensorAlignment, '\0')).is_ok());
   }
-  ASSERT_TRUE(write_file_atomic(dir / "meta.json", dump_json(engine::reference_meta_json(ref))).is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(dir / "meta.json", dump_json(engine::reference_meta_json(ref))).is_ok());
 }
 
 class Store : public ::testing::Test {
@@ -66,7 +67,8 @@ TEST_F(Store, PublishedSetHasAnUnguessableNameAndIsCurrent) {
   const ReferenceStore s = store();
   engine::ReferenceSet ref = publish(s, "k");
   EXPECT_NE(ref.lease, nullptr);
-  EXPECT_TRUE(std::regex_match(ref.dir.filename().string(), std::regex("set-[0-9a-f]{32}"))) << ref.dir;
+  EXPECT_TRUE(std::regex_match(ref.dir.filename().string(), std::regex("set-[0-9a-f]{32}")))
+      << ref.dir;
   EXPECT_EQ(ref.num_timing_sets, 1u);
   auto again = s.current("k", std::chrono::seconds(3600));
   ASSERT_TRUE(again.has_value());
@@ -148,7 +150,8 @@ TEST_F(Store, CapEvictsLeastRecentlyUsedSetsNotInUse) {
   EXPECT_FALSE(fs::exists(k3)) << "the least recently used set not in use goes first";
   EXPECT_TRUE(fs::exists(k2));
   EXPECT_TRUE(fs::exists(k4.dir));
-  EXPECT_FALSE(s.current("k3", std::chrono::seconds(3600)).has_value()) << "its key falls back to preparing";
+  EXPECT_FALSE(s.current("k3", std::chrono::seconds(3600)).has_value())
+      << "its key falls back to preparing";
   EXPECT_LE(s.total_bytes(), set_bytes * 7 / 2);
 }
 

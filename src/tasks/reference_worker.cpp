@@ -67,12 +67,14 @@ Result<std::string> read_line(int fd, std::string* pending, sys::Deadline deadli
 }  // namespace
 
 Result<ReferenceWorker> ReferenceWorker::start(const WorkerOptions& options) {
-  if (!fs::exists(options.script)) return not_found("reference worker script missing: " + options.script.string());
+  if (!fs::exists(options.script))
+    return not_found("reference worker script missing: " + options.script.string());
   std::vector<std::string> failures;
   for (const auto& python : python_candidates(options.python_override)) {
     auto in = sys::make_pipe();
     auto out = sys::make_pipe();
-    if (!in.is_ok() || !out.is_ok()) return io_error("cannot create pipes for the reference worker");
+    if (!in.is_ok() || !out.is_ok())
+      return io_error("cannot create pipes for the reference worker");
     sys::SpawnOptions o;
     o.argv = {python, "-u", options.script.string()};
     o.env = sys::current_environment();
@@ -92,7 +94,8 @@ Result<ReferenceWorker> ReferenceWorker::start(const WorkerOptions& options) {
     w.from_worker_ = std::move(out->read);
     in->read.reset();
     out->write.reset();
-    auto hello_line = read_line(w.from_worker_.get(), &w.pending_, sys::Deadline::after(options.start_timeout));
+    auto hello_line =
+        read_line(w.from_worker_.get(), &w.pending_, sys::Deadline::after(options.start_timeout));
     auto hello = hello_line.is_ok() ? parse_json(*hello_line) : Result<Json>(hello_line.status());
     if (hello.is_ok() && hello->value("hello", false)) {
       w.torch_version_ = hello->value("torch_version", "");
@@ -100,18 +103,21 @@ Result<ReferenceWorker> ReferenceWorker::start(const WorkerOptions& options) {
       KEVIN_LOG(info) << "reference worker: " << python << " (torch " << w.torch_version_ << ")";
       return w;
     }
-    std::string why = hello.is_ok() ? hello->value("error", "no greeting") : hello.status().message();
+    std::string why =
+        hello.is_ok() ? hello->value("error", "no greeting") : hello.status().message();
     failures.push_back(python + " (" + why + ")");
   }
   std::string tried;
   for (const auto& f : failures) tried += (tried.empty() ? "" : "; ") + f;
-  return failed_precondition("no Python interpreter with PyTorch was found (tried: " + tried +
-                             "). Install PyTorch, or name an interpreter with --python or KEVIN_PYTHON");
+  return failed_precondition(
+      "no Python interpreter with PyTorch was found (tried: " + tried +
+      "). Install PyTorch, or name an interpreter with --python or KEVIN_PYTHON");
 }
 
 std::string ReferenceWorker::device_name(const std::string& backend, int ordinal) const {
   if (backend != "cuda") return "cpu";
-  if (ordinal < 0 || static_cast<size_t>(ordinal) >= cuda_devices_.size()) return "cuda:" + std::to_string(ordinal);
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= cuda_devices_.size())
+    return "cuda:" + std::to_string(ordinal);
   return cuda_devices_[static_cast<size_t>(ordinal)];
 }
 
@@ -123,37 +129,44 @@ Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadli
     return s;
   };
   const std::string line = dump_json(request) + "\n";
-  if (Status s = sys::write_all(to_worker_.get(), line.data(), line.size(), deadline); !s.is_ok()) return fail(s);
+  if (Status s = sys::write_all(to_worker_.get(), line.data(), line.size(), deadline); !s.is_ok())
+    return fail(s);
   auto reply = read_line(from_worker_.get(), &pending_, deadline);
   if (!reply.is_ok()) return fail(reply.status());
   auto doc = parse_json(*reply);
-  if (!doc.is_ok() || !doc->is_object()) return fail(internal_error("the reference worker sent a malformed reply"));
+  if (!doc.is_ok() || !doc->is_object())
+    return fail(internal_error("the reference worker sent a malformed reply"));
   return doc;
 }
 
-Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task, std::chrono::seconds limit) {
+Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task,
+                                   std::chrono::seconds limit) {
   auto reply = exchange(request, sys::Deadline::after(limit));
   if (!reply.is_ok()) {
     if (reply.status().code() != StatusCode::kDeadlineExceeded) return reply.status();
     // exchange() has killed the worker; the provider starts a new one for the next request.
-    return deadline_exceeded("task " + task.string() + ": get_inputs/forward did not finish within " +
-                             std::to_string(limit.count()) + " s; the reference worker was stopped");
+    return deadline_exceeded(
+        "task " + task.string() + ": get_inputs/forward did not finish within " +
+        std::to_string(limit.count()) + " s; the reference worker was stopped");
   }
   if (!reply->value("ok", false)) {
     const std::string error = reply->value("error", "unknown error");
-    if (reply->value("task_error", false)) return invalid_argument("task " + task.string() + ": " + error);
+    if (reply->value("task_error", false))
+      return invalid_argument("task " + task.string() + ": " + error);
     return internal_error("reference worker: " + error + "\n" + reply->value("traceback", ""));
   }
   return reply;
 }
 
 Result<Json> ReferenceWorker::describe(const fs::path& task, const std::string& backend) {
-  return call({{"op", "describe"}, {"task", fs::absolute(task).string()}, {"backend", backend}}, task,
-              options_.describe_timeout);
+  return call({{"op", "describe"}, {"task", fs::absolute(task).string()}, {"backend", backend}},
+              task, options_.describe_timeout);
 }
 
-Result<std::vector<std::string>> ReferenceWorker::check(const fs::path& task, const std::string& backend) {
-  const Json request = {{"op", "check"}, {"task", fs::absolute(task).string()}, {"backend", backend}};
+Result<std::vector<std::string>> ReferenceWorker::check(const fs::path& task,
+                                                        const std::string& backend) {
+  const Json request = {
+      {"op", "check"}, {"task", fs::absolute(task).string()}, {"backend", backend}};
   KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, task, options_.check_timeout));
   return reply.value("flags", std::vector<std::string>{});
 }
@@ -182,9 +195,11 @@ Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
 
 Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) {
   Json request = task_request_json("baseline", r);
-  request["timing"] = {{"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
+  request["timing"] = {
+      {"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
   KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout));
-  if (!reply.contains("baseline")) return internal_error("reference worker: baseline reply without times");
+  if (!reply.contains("baseline"))
+    return internal_error("reference worker: baseline reply without times");
   return engine::timing_stats_from_json(reply["baseline"]);
 }
 

@@ -95,13 +95,15 @@ class ReferenceWorker {
 
   // Degeneracy checks of a task on `backend` (docs/tasks.md): the list of flags raised,
   // empty when the task is sound.
-  Result<std::vector<std::string>> check(const std::filesystem::path& task, const std::string& backend);
+  Result<std::vector<std::string>> check(const std::filesystem::path& task,
+                                         const std::string& backend);
 
  private:
   Result<Json> exchange(const Json& request, sys::Deadline deadline);
   // exchange() within `limit` plus the worker's error conventions: task errors →
   // kInvalidArgument, the limit passed → kDeadlineExceeded naming the task.
-  Result<Json> call(const Json& request, const std::filesystem::path& task, std::chrono::seconds limit);
+  Result<Json> call(const Json& request, const std::filesystem::path& task,
+                    std::chrono::seconds limit);
 
   WorkerOptions options_;
   std::string python_, torch_version_;

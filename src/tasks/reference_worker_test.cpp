@@ -50,7 +50,8 @@ class Worker : public ::testing::Test {
     tmp_ = std::move(dir).value();
   }
 
-  PrepareRequest prepare_request(std::vector<uint64_t> timing_seeds, uint64_t bytes_budget, int min_sets) const {
+  PrepareRequest prepare_request(std::vector<uint64_t> timing_seeds, uint64_t bytes_budget,
+                                 int min_sets) const {
     PrepareRequest r;
     r.task = fixture_task("vector_add.py");
     r.backend = "cpu";
@@ -70,7 +71,8 @@ ReferenceWorker* Worker::worker_ = nullptr;
 
 // vector_add at CPU sizes: inputs a, b of 37x131 float32, output of the same shape.
 uint64_t bytes_per_set(const engine::ReferenceSet& ref) {
-  return engine::layout_of(ref.input_tensors()).set_bytes + engine::layout_of(ref.outputs).set_bytes;
+  return engine::layout_of(ref.input_tensors()).set_bytes +
+         engine::layout_of(ref.outputs).set_bytes;
 }
 
 TEST_F(Worker, PrepareWritesCorrectnessAndTimingSetsInTheReferenceLayout) {
@@ -88,7 +90,8 @@ TEST_F(Worker, PrepareWritesCorrectnessAndTimingSetsInTheReferenceLayout) {
   EXPECT_EQ(fs::file_size(ref->timing_expected_file()), 12 * out);
   // Timing sets are built exactly as correctness sets are: the same seed gives the same bytes.
   EXPECT_EQ(read_bytes(ref->timing_inputs_file(), 0, in), read_bytes(ref->inputs_file(), 0, in));
-  EXPECT_EQ(read_bytes(ref->timing_expected_file(), 0, out), read_bytes(ref->expected_file(), 0, out));
+  EXPECT_EQ(read_bytes(ref->timing_expected_file(), 0, out),
+            read_bytes(ref->expected_file(), 0, out));
   EXPECT_NE(read_bytes(ref->timing_inputs_file(), in, in), read_bytes(ref->inputs_file(), in, in));
   auto meta = parse_json(*read_file(ref->dir / "meta.json"));
   ASSERT_TRUE(meta.is_ok());
@@ -175,15 +178,20 @@ TEST_F(Worker, ATaskThatCannotLoadHereSaysWhy) {
   ASSERT_TRUE(write_file_atomic(missing, "import kevin_no_such_package\n").is_ok());
   auto r = worker_->check(missing, "cpu");
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("needs the Python package 'kevin_no_such_package'"), std::string::npos)
+  EXPECT_NE(r.status().message().find("needs the Python package 'kevin_no_such_package'"),
+            std::string::npos)
       << r.status().to_string();
   // KernelBench's level 4 reads model configs from the hub at import; offline that fails so.
   const fs::path hub = tmp_.path() / "needs_hub.py";
-  ASSERT_TRUE(write_file_atomic(hub, "raise OSError(\"We couldn't connect to 'https://huggingface.co' to load "
-                                     "this file\")\n").is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(hub,
+                        "raise OSError(\"We couldn't connect to 'https://huggingface.co' to load "
+                        "this file\")\n")
+          .is_ok());
   auto offline = worker_->check(hub, "cpu");
   EXPECT_EQ(offline.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(offline.status().message().find("set HF_HUB_OFFLINE=1"), std::string::npos) << offline.status().to_string();
+  EXPECT_NE(offline.status().message().find("set HF_HUB_OFFLINE=1"), std::string::npos)
+      << offline.status().to_string();
   EXPECT_TRUE(worker_->alive());
 }
 
@@ -191,14 +199,20 @@ TEST_F(Worker, CheckComparesLargeOutputsInChunksWithTheSameFlags) {
   // 5M elements: more than one chunk of the comparison. A constant-output task is flagged
   // whichever chunk decides; an honest one is not.
   const fs::path constant = tmp_.path() / "big_constant.py";
-  ASSERT_TRUE(write_file_atomic(constant,
-      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
-      "    def forward(self, x):\n        return torch.zeros_like(x) + 3.0 + x * 1e-6\n"
-      "def get_inputs():\n    return [torch.randn(5 * 1024 * 1024)]\n"
-      "def get_init_inputs():\n    return []\n").is_ok());
+  ASSERT_TRUE(write_file_atomic(
+                  constant,
+                  "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+                  "    def forward(self, x):\n        return torch.zeros_like(x) + 3.0 + x * 1e-6\n"
+                  "def get_inputs():\n    return [torch.randn(5 * 1024 * 1024)]\n"
+                  "def get_init_inputs():\n    return []\n")
+                  .is_ok());
   auto flags = worker_->check(constant, "cpu");
   ASSERT_TRUE(flags.is_ok()) << flags.status().to_string();
-  const std::string all = [&] { std::string t; for (const auto& f : *flags) t += f + "\n"; return t; }();
+  const std::string all = [&] {
+    std::string t;
+    for (const auto& f : *flags) t += f + "\n";
+    return t;
+  }();
   EXPECT_NE(all.find("constant:"), std::string::npos) << all;
   EXPECT_NE(all.find("ignores_input"), std::string::npos) << all;
   auto honest = worker_->check(fixture_task("vector_add.py"), "cpu");
@@ -225,10 +239,12 @@ TEST(WorkerLimits, ARequestPastItsLimitStopsTheWorkerAndNamesTaskAndLimit) {
   r.out_dir = tmp->path() / "out";
   const auto start = std::chrono::steady_clock::now();
   auto ref = w->prepare(r);
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(ref.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(ref.status().message(),
-            "task " + task.string() + ": get_inputs/forward did not finish within 3 s; the reference worker was stopped");
+            "task " + task.string() +
+                ": get_inputs/forward did not finish within 3 s; the reference worker was stopped");
   EXPECT_GE(waited, 2.9);
   EXPECT_LT(waited, 10);
   EXPECT_FALSE(w->alive());
@@ -277,10 +293,11 @@ TEST(WorkerLifetime, BusyWorkerExitsWithinASecondOfItsParentsDeath) {
   ASSERT_TRUE(in.is_ok() && out.is_ok() && pid_pipe.is_ok());
   sys::SpawnOptions o;
   // sh gives a background job /dev/null as stdin unless redirected, hence fd 4.
-  o.argv = {"/bin/sh", "-c", "\"$0\" -u \"$1\" <&4 3>&- 4<&- & echo $! >&3; exec 3>&-; wait", python->python(),
-            testing::worker_script().string()};
+  o.argv = {"/bin/sh", "-c", "\"$0\" -u \"$1\" <&4 3>&- 4<&- & echo $! >&3; exec 3>&-; wait",
+            python->python(), testing::worker_script().string()};
   o.env = sys::current_environment();
-  o.fds = {{1, out->write.get()}, {2, STDERR_FILENO}, {3, pid_pipe->write.get()}, {4, in->read.get()}};
+  o.fds = {
+      {1, out->write.get()}, {2, STDERR_FILENO}, {3, pid_pipe->write.get()}, {4, in->read.get()}};
   auto helper = sys::spawn(o);
   ASSERT_TRUE(helper.is_ok()) << helper.status().to_string();
   out->write.reset();
@@ -291,7 +308,8 @@ TEST(WorkerLifetime, BusyWorkerExitsWithinASecondOfItsParentsDeath) {
   while (::read(pid_pipe->read.get(), &c, 1) == 1 && c != '\n') pid_text += c;
   ASSERT_FALSE(pid_text.empty());
   const pid_t worker = static_cast<pid_t>(std::stol(pid_text));
-  ASSERT_TRUE(wait_for_line(out->read.get(), "\"hello\"", sys::Deadline::after(std::chrono::seconds(60))))
+  ASSERT_TRUE(
+      wait_for_line(out->read.get(), "\"hello\"", sys::Deadline::after(std::chrono::seconds(60))))
       << "the worker did not start";
   const std::string request =
       dump_json(Json{{"op", "describe"}, {"task", endless.string()}, {"backend", "cpu"}}) + "\n";
@@ -305,7 +323,8 @@ TEST(WorkerLifetime, BusyWorkerExitsWithinASecondOfItsParentsDeath) {
   while (!exited(worker) && std::chrono::steady_clock::now() - killed < std::chrono::seconds(5)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   const bool gone = exited(worker);
   if (!gone) ::kill(worker, SIGKILL);  // the one process this test started and lost
   EXPECT_TRUE(gone) << "the orphaned worker is still running";

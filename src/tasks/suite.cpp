@@ -78,12 +78,15 @@ Result<std::vector<TaskInfo>> discover_tasks(const fs::path& given) {
   };
   KEVIN_RETURN_IF_ERROR(add_suite(fs::absolute(root).lexically_normal()));
   for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (e.is_directory() && e.path().filename().string()[0] != '_' && e.path().filename().string()[0] != '.') {
+    if (e.is_directory() && e.path().filename().string()[0] != '_' &&
+        e.path().filename().string()[0] != '.') {
       KEVIN_RETURN_IF_ERROR(add_suite(e.path()));
     }
   }
-  if (tasks.empty()) return not_found("no task files (*.py) in " + root.string() + " or its sub-folders");
-  std::sort(tasks.begin(), tasks.end(), [](const TaskInfo& a, const TaskInfo& b) { return a.id < b.id; });
+  if (tasks.empty())
+    return not_found("no task files (*.py) in " + root.string() + " or its sub-folders");
+  std::sort(tasks.begin(), tasks.end(),
+            [](const TaskInfo& a, const TaskInfo& b) { return a.id < b.id; });
   return tasks;
 }
 
@@ -99,7 +102,8 @@ Result<TaskInfo> resolve_task(const std::vector<TaskInfo>& tasks, const std::str
     return invalid_argument("task name '" + name + "' is ambiguous: " + ids);
   }
   std::error_code ec;
-  if (fs::is_regular_file(name, ec)) return describe_file(fs::absolute(name), fs::absolute(name).parent_path().filename().string());
+  if (fs::is_regular_file(name, ec))
+    return describe_file(fs::absolute(name), fs::absolute(name).parent_path().filename().string());
   return not_found("no task '" + name + "' (kevin tasks list shows the ids)");
 }
 
@@ -117,7 +121,8 @@ Splits make_splits(const std::vector<TaskInfo>& tasks, double holdout_fraction) 
     std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
       return sha256_hex("kevin-split-v1:" + a) < sha256_hex("kevin-split-v1:" + b);
     });
-    const auto holdout = static_cast<size_t>(std::floor(static_cast<double>(ids.size()) * holdout_fraction + 0.5));
+    const auto holdout =
+        static_cast<size_t>(std::floor(static_cast<double>(ids.size()) * holdout_fraction + 0.5));
     for (size_t i = 0; i < ids.size(); ++i) (i < holdout ? s.holdout : s.train).push_back(ids[i]);
   }
   std::sort(s.train.begin(), s.train.end());
@@ -126,7 +131,10 @@ Splits make_splits(const std::vector<TaskInfo>& tasks, double holdout_fraction) 
 }
 
 Json to_json(const Splits& s) {
-  return {{"version", 1}, {"stratified_by", {"suite", "family"}}, {"train", s.train}, {"holdout", s.holdout}};
+  return {{"version", 1},
+          {"stratified_by", {"suite", "family"}},
+          {"train", s.train},
+          {"holdout", s.holdout}};
 }
 
 Result<Splits> splits_from_json(const Json& j) {

@@ -14,9 +14,9 @@
 namespace kevin::tasks {
 
 struct TaskInfo {
-  std::string id;              // "<suite>/<file stem>"
-  std::string suite;           // folder name, e.g. "level1"
-  std::string family;          // KEVIN_FAMILY, or "unknown"
+  std::string id;      // "<suite>/<file stem>"
+  std::string suite;   // folder name, e.g. "level1"
+  std::string family;  // KEVIN_FAMILY, or "unknown"
   std::filesystem::path path;
 };
 

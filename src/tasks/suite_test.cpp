@@ -39,7 +39,8 @@ TEST(Suite, ShippedSuiteHasBothLevelsAndUniqueLevel2Sequences) {
     EXPECT_NE(t.family, "unknown") << t.id << " lacks KEVIN_FAMILY";
     if (t.suite == "level2") {
       const std::string stem = t.path.stem().string();
-      EXPECT_TRUE(level2_sequences.insert(stem.substr(stem.find('_') + 1)).second) << "duplicate sequence " << stem;
+      EXPECT_TRUE(level2_sequences.insert(stem.substr(stem.find('_') + 1)).second)
+          << "duplicate sequence " << stem;
     }
   }
   EXPECT_GE(per_suite["level1"], 60);
@@ -71,16 +72,17 @@ TEST(Suite, ResolveByIdStemOrPath) {
 TEST(Suite, AKernelBenchCheckoutRootStandsForItsLevels) {
   auto dir = sys::TempDir::create("kevin-kb-checkout-");
   ASSERT_TRUE(dir.is_ok());
-  for (const char* f : {"KernelBench/level1/1_Square_matrix_multiplication_.py", "KernelBench/level2/1_Conv2D_ReLU.py",
-                        "KernelBench/level4/1_deepseek.py", "src/eval.py", "scripts/run.py"}) {
+  for (const char* f : {"KernelBench/level1/1_Square_matrix_multiplication_.py",
+                        "KernelBench/level2/1_Conv2D_ReLU.py", "KernelBench/level4/1_deepseek.py",
+                        "src/eval.py", "scripts/run.py"}) {
     ASSERT_TRUE(write_file_atomic(dir->path() / f, "import torch\n").is_ok());
   }
   auto tasks = discover_tasks(dir->path());
   ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
   std::vector<std::string> ids;
   for (const auto& t : *tasks) ids.push_back(t.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"level1/1_Square_matrix_multiplication_", "level2/1_Conv2D_ReLU",
-                                           "level4/1_deepseek"}))
+  EXPECT_EQ(ids, (std::vector<std::string>{"level1/1_Square_matrix_multiplication_",
+                                           "level2/1_Conv2D_ReLU", "level4/1_deepseek"}))
       << "levels are the suites; the checkout's own src/ and scripts/ are not tasks";
   auto inner = discover_tasks(dir->path() / "KernelBench");
   ASSERT_TRUE(inner.is_ok());
@@ -111,7 +113,8 @@ TEST(Splits, ShippedFileMatchesTheRule) {
   const Splits expected = make_splits(*tasks, 0.1);
   EXPECT_EQ(shipped->train, expected.train) << "regenerate with: kevin tasks split --write";
   EXPECT_EQ(shipped->holdout, expected.holdout) << "regenerate with: kevin tasks split --write";
-  const double fraction = static_cast<double>(expected.holdout.size()) / static_cast<double>(tasks->size());
+  const double fraction =
+      static_cast<double>(expected.holdout.size()) / static_cast<double>(tasks->size());
   EXPECT_GT(fraction, 0.07);
   EXPECT_LT(fraction, 0.13);
 }

@@ -11,12 +11,14 @@ namespace {
 
 class HostCollective final : public Collective {
  public:
-  explicit HostCollective(int world_size) : world_size_(world_size), slots_(static_cast<size_t>(world_size)) {}
+  explicit HostCollective(int world_size)
+      : world_size_(world_size), slots_(static_cast<size_t>(world_size)) {}
 
   int world_size() const override { return world_size_; }
 
   Status all_reduce_sum(int rank, torch::Tensor& tensor) override {
-    if (rank < 0 || rank >= world_size_) return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
+    if (rank < 0 || rank >= world_size_)
+      return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
     const torch::Tensor host = tensor.to(torch::kCPU);
     std::unique_lock<std::mutex> lock(mu_);
     if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
@@ -28,7 +30,8 @@ class HostCollective final : public Collective {
         if (slots_[r].sizes() != sum.sizes() || slots_[r].scalar_type() != sum.scalar_type()) {
           aborted_ = true;
           cv_.notify_all();
-          return invalid_argument("all_reduce_sum: ranks passed tensors of different shapes or types");
+          return invalid_argument(
+              "all_reduce_sum: ranks passed tensors of different shapes or types");
         }
         sum.add_(slots_[r]);
       }
@@ -66,7 +69,8 @@ class HostCollective final : public Collective {
 
 }  // namespace
 
-Status run_ranks(int world_size, Collective* group, const std::function<Status(int rank)>& rank_fn) {
+Status run_ranks(int world_size, Collective* group,
+                 const std::function<Status(int rank)>& rank_fn) {
   std::vector<Status> results(static_cast<size_t>(world_size));
   std::vector<std::thread> threads;
   for (int r = 0; r < world_size; ++r) {
@@ -79,8 +83,10 @@ Status run_ranks(int world_size, Collective* group, const std::function<Status(i
   const Status* first_error = nullptr;
   for (const Status& result : results) {
     if (result.is_ok()) continue;
-    const bool only_aborted = first_error != nullptr && first_error->code() == StatusCode::kUnavailable;
-    if (first_error == nullptr || (only_aborted && result.code() != StatusCode::kUnavailable)) first_error = &result;
+    const bool only_aborted =
+        first_error != nullptr && first_error->code() == StatusCode::kUnavailable;
+    if (first_error == nullptr || (only_aborted && result.code() != StatusCode::kUnavailable))
+      first_error = &result;
   }
   return first_error ? *first_error : Status::ok();
 }

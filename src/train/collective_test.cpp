@@ -1,6 +1,7 @@
 // collective_test.cpp — the host collective sums in rank order and hands every rank the same
 // bits, keeps rounds apart, rejects mismatched tensors, and abort() (or run_ranks, for a failed
-// rank) frees waiting ranks; the NCCL collective (when built, on the visible GPUs) sums the same way.
+// rank) frees waiting ranks; the NCCL collective (when built, on the visible GPUs) sums the same
+// way.
 #include "train/collective.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,8 @@ namespace {
 std::vector<Status> on_ranks(int world, const std::function<Status(int)>& fn) {
   std::vector<Status> out(static_cast<size_t>(world));
   std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) threads.emplace_back([&, r] { out[static_cast<size_t>(r)] = fn(r); });
+  for (int r = 0; r < world; ++r)
+    threads.emplace_back([&, r] { out[static_cast<size_t>(r)] = fn(r); });
   for (auto& t : threads) t.join();
   return out;
 }
@@ -26,10 +28,12 @@ TEST(HostCollectiveTest, EveryRankGetsTheSumOverManyRounds) {
   std::vector<torch::Tensor> last(kWorld);
   const auto statuses = on_ranks(kWorld, [&](int rank) {
     for (int round = 0; round < kRounds; ++round) {
-      torch::Tensor t = torch::full({5}, static_cast<float>(rank + 1) * static_cast<float>(round + 1));
+      torch::Tensor t =
+          torch::full({5}, static_cast<float>(rank + 1) * static_cast<float>(round + 1));
       KEVIN_RETURN_IF_ERROR(group->all_reduce_sum(rank, t));
       // 1 + 2 + 3 times the round: a rank that mixed up rounds would see another multiple.
-      if (!torch::equal(t, torch::full({5}, 6.0f * static_cast<float>(round + 1)))) return internal_error("wrong sum");
+      if (!torch::equal(t, torch::full({5}, 6.0f * static_cast<float>(round + 1))))
+        return internal_error("wrong sum");
       last[static_cast<size_t>(rank)] = t;
     }
     return Status::ok();
@@ -41,9 +45,11 @@ TEST(HostCollectiveTest, EveryRankGetsTheSumOverManyRounds) {
 TEST(HostCollectiveTest, SumsInRankOrderSoAllRanksAgreeBitForBit) {
   auto group = make_host_collective(2);
   torch::manual_seed(3);
-  const std::vector<torch::Tensor> given = {torch::randn({1000}) * 1e6, torch::randn({1000}) * 1e-3};
+  const std::vector<torch::Tensor> given = {torch::randn({1000}) * 1e6,
+                                            torch::randn({1000}) * 1e-3};
   std::vector<torch::Tensor> got = {given[0].clone(), given[1].clone()};
-  on_ranks(2, [&](int rank) { return group->all_reduce_sum(rank, got[static_cast<size_t>(rank)]); });
+  on_ranks(2,
+           [&](int rank) { return group->all_reduce_sum(rank, got[static_cast<size_t>(rank)]); });
   EXPECT_TRUE(torch::equal(got[0], got[1]));
   EXPECT_TRUE(torch::equal(got[0], given[0] + given[1]));
 }
@@ -85,7 +91,8 @@ TEST(RunRanksTest, AFailedRankFreesTheOthersAndItsErrorIsReported) {
       torch::Tensor t = torch::ones({4});
       return group->all_reduce_sum(rank, t);
     });
-    EXPECT_EQ(status.code(), StatusCode::kInternal) << "failing rank " << failing << ": " << status.to_string();
+    EXPECT_EQ(status.code(), StatusCode::kInternal)
+        << "failing rank " << failing << ": " << status.to_string();
   }
   auto group = make_host_collective(2);
   std::vector<float> sums(2);
@@ -120,14 +127,17 @@ TEST(NcclCollectiveTest, SumsOverTheVisibleGpus) {
   const auto statuses = on_ranks(world, [&](int rank) {
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank));
     for (auto type : {torch::kFloat32, torch::kBFloat16, torch::kFloat64}) {
-      torch::Tensor t = torch::full({1 << 20}, rank + 1, torch::TensorOptions().dtype(type).device(device));
+      torch::Tensor t =
+          torch::full({1 << 20}, rank + 1, torch::TensorOptions().dtype(type).device(device));
       KEVIN_RETURN_IF_ERROR((*group)->all_reduce_sum(rank, t));
       const double want = world * (world + 1) / 2.0;
-      if (t.to(torch::kFloat64).cpu().ne(want).any().item<bool>()) return internal_error("wrong NCCL sum");
+      if (t.to(torch::kFloat64).cpu().ne(want).any().item<bool>())
+        return internal_error("wrong NCCL sum");
       got[static_cast<size_t>(rank)] = t.cpu();
     }
     torch::Tensor host = torch::ones({4});
-    if ((*group)->all_reduce_sum(rank, host).code() != StatusCode::kInvalidArgument) return internal_error("a CPU tensor was taken");
+    if ((*group)->all_reduce_sum(rank, host).code() != StatusCode::kInvalidArgument)
+      return internal_error("a CPU tensor was taken");
     return Status::ok();
   });
   for (const auto& s : statuses) EXPECT_TRUE(s.is_ok()) << s.message();

@@ -22,8 +22,10 @@ std::string first_definer(const char* symbol) {
 TEST(CxxRuntime, FilesystemComesFromLibstdcxx) {
   // Used here so the runtime is linked whatever the rest of the binary needs.
   EXPECT_FALSE(std::filesystem::temp_directory_path().empty());
-  for (const char* symbol : {"_ZNSt10filesystem19temp_directory_pathB5cxx11Ev",       // std::filesystem::temp_directory_path()
-                             "_ZNSt10filesystem7__cxx114path14_M_split_cmptsEv"}) {    // path::_M_split_cmpts()
+  for (
+      const char* symbol :
+      {"_ZNSt10filesystem19temp_directory_pathB5cxx11Ev",  // std::filesystem::temp_directory_path()
+       "_ZNSt10filesystem7__cxx114path14_M_split_cmptsEv"}) {  // path::_M_split_cmpts()
     const std::string file = first_definer(symbol);
     ASSERT_FALSE(file.empty()) << symbol << " is not defined anywhere";
     EXPECT_NE(file.find("libstdc++"), std::string::npos) << symbol << " is first found in " << file;

@@ -27,7 +27,8 @@ std::vector<Sample> sampled_batch() {
   p.temperature = 1.0;
   p.max_new_tokens = 6;
   p.stop_ids = {3};
-  const std::vector<std::vector<int32_t>> prompts = {{1, 2}, {4, 5, 6, 7}, {8}, {9, 10, 11}, {12, 13}, {14}, {2, 4, 6, 8, 10}, {7, 7}};
+  const std::vector<std::vector<int32_t>> prompts = {
+      {1, 2}, {4, 5, 6, 7}, {8}, {9, 10, 11}, {12, 13}, {14}, {2, 4, 6, 8, 10}, {7, 7}};
   const auto out = generate(model, prompts, p);
   std::vector<Sample> batch;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -50,19 +51,22 @@ struct Trained {
 };
 
 // Trains one model per device on `batch`: alone when `group` is null, else as ranks of `group`.
-Trained train(const std::vector<Sample>& batch, const std::vector<torch::Device>& devices, Collective* group) {
+Trained train(const std::vector<Sample>& batch, const std::vector<torch::Device>& devices,
+              Collective* group) {
   std::vector<Qwen2ForCausalLM> models;
   std::vector<std::unique_ptr<torch::optim::SGD>> optimizers;
   for (const auto& device : devices) {
     models.push_back(seeded_model(device));
-    optimizers.push_back(std::make_unique<torch::optim::SGD>(models.back()->parameters(), torch::optim::SGDOptions(0.5)));
+    optimizers.push_back(std::make_unique<torch::optim::SGD>(models.back()->parameters(),
+                                                             torch::optim::SGDOptions(0.5)));
   }
   Trained out;
   out.params.resize(devices.size());
   out.stats.resize(devices.size());
   const Status done = run_ranks(static_cast<int>(devices.size()), group, [&](int rank) {
     const auto r = static_cast<size_t>(rank);
-    auto stats = grpo_update(models[r], *optimizers[r], batch, update_config(), ReplicaRank{group, rank});
+    auto stats =
+        grpo_update(models[r], *optimizers[r], batch, update_config(), ReplicaRank{group, rank});
     if (!stats.is_ok()) return stats.status();
     out.stats[r] = *stats;
     for (const auto& p : models[r]->parameters()) out.params[r].push_back(p.detach().cpu().clone());
@@ -80,7 +84,8 @@ void expect_same_update(const Trained& single, const Trained& parallel, const ch
           << what << ": replica " << r << ", parameter " << i << ", max diff "
           << (parallel.params[r][i] - single.params[0][i]).abs().max().item<double>();
       // Every replica made the same step from the same sums: no drift between them.
-      EXPECT_TRUE(torch::equal(parallel.params[r][i], parallel.params[0][i])) << what << ": replica " << r << " drifted";
+      EXPECT_TRUE(torch::equal(parallel.params[r][i], parallel.params[0][i]))
+          << what << ": replica " << r << " drifted";
     }
     for (size_t k = 0; k < single.stats[0].size(); ++k) {
       const UpdateStats &a = single.stats[0][k], &b = parallel.stats[r][k];
@@ -119,7 +124,8 @@ TEST(DataParallelTest, ReplicasOnTheCpuMakeTheSingleReplicaUpdate) {
   const Trained single = train(batch, {torch::kCPU}, nullptr);
   for (int world : {2, 3, 8, 11}) {  // 11 > 8 samples: some replicas have nothing to run
     auto group = make_host_collective(world);
-    const Trained parallel = train(batch, std::vector<torch::Device>(static_cast<size_t>(world), torch::kCPU), group.get());
+    const Trained parallel = train(
+        batch, std::vector<torch::Device>(static_cast<size_t>(world), torch::kCPU), group.get());
     expect_same_update(single, parallel, ("world " + std::to_string(world)).c_str());
   }
 }
@@ -130,7 +136,8 @@ TEST(DataParallelTest, GpuReplicasMakeTheSingleGpuUpdate) {
   const torch::Device gpu0(torch::kCUDA, 0);
   const Trained single = train(batch, {gpu0}, nullptr);
   auto host = make_host_collective(2);  // two replicas sharing GPU 0 through host memory
-  expect_same_update(single, train(batch, {gpu0, gpu0}, host.get()), "host collective, GPU 0 twice");
+  expect_same_update(single, train(batch, {gpu0, gpu0}, host.get()),
+                     "host collective, GPU 0 twice");
   if (!nccl_available()) GTEST_SKIP() << "built without NCCL";
   const int gpus = static_cast<int>(torch::cuda::device_count());
   std::vector<int> ordinals;
@@ -141,7 +148,8 @@ TEST(DataParallelTest, GpuReplicasMakeTheSingleGpuUpdate) {
   }
   auto nccl = make_nccl_collective(ordinals);
   ASSERT_TRUE(nccl.is_ok()) << nccl.status().message();
-  expect_same_update(single, train(batch, devices, nccl->get()), ("NCCL over " + std::to_string(devices.size()) + " GPUs").c_str());
+  expect_same_update(single, train(batch, devices, nccl->get()),
+                     ("NCCL over " + std::to_string(devices.size()) + " GPUs").c_str());
 }
 
 }  // namespace

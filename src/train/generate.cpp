@@ -7,7 +7,8 @@ namespace kevin::train {
 namespace {
 
 // Samples one token per row from `logits` [B, V]; returns (tokens [B], logprobs [B]).
-std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits, const SamplingParams& p) {
+std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits,
+                                               const SamplingParams& p) {
   const auto scaled = logits.to(torch::kFloat32) / (p.temperature > 0 ? p.temperature : 1.0);
   const auto logprobs = torch::log_softmax(scaled, -1);
   torch::Tensor tokens;
@@ -28,7 +29,8 @@ std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits, cons
 
 }  // namespace
 
-std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::vector<int32_t>>& prompts,
+std::vector<Sampled> generate(Qwen2ForCausalLM& model,
+                              const std::vector<std::vector<int32_t>>& prompts,
                               const SamplingParams& params) {
   torch::NoGradGuard no_grad;
   const auto device = model->parameters().front().device();
@@ -37,10 +39,12 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::ve
   for (const auto& p : prompts) longest = std::max(longest, p.size());
   const auto width = static_cast<int64_t>(longest);
   // Filled on the host, then moved: per-element tensor writes cost a dispatch each.
-  std::vector<int64_t> host_ids(static_cast<size_t>(b * width), params.pad_id), host_mask(host_ids.size(), 0);
+  std::vector<int64_t> host_ids(static_cast<size_t>(b * width), params.pad_id),
+      host_mask(host_ids.size(), 0);
   for (size_t i = 0; i < prompts.size(); ++i) {
     const auto& p = prompts[i];
-    const size_t row = i * static_cast<size_t>(width), offset = static_cast<size_t>(width) - p.size();
+    const size_t row = i * static_cast<size_t>(width),
+                 offset = static_cast<size_t>(width) - p.size();
     std::copy(p.begin(), p.end(), host_ids.begin() + static_cast<std::ptrdiff_t>(row + offset));
     std::fill_n(host_mask.begin() + static_cast<std::ptrdiff_t>(row + offset), p.size(), 1);
   }
@@ -55,7 +59,8 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::ve
   for (int64_t step = 0; step < params.max_new_tokens; ++step) {
     const auto [tokens, logprobs] = sample(logits, params);
     // Read on the host through raw pointers: indexing a tensor per row costs a dispatch each.
-    const auto tok_cpu = tokens.to(torch::kCPU).contiguous(), lp_cpu = logprobs.to(torch::kCPU).contiguous();
+    const auto tok_cpu = tokens.to(torch::kCPU).contiguous(),
+               lp_cpu = logprobs.to(torch::kCPU).contiguous();
     const int64_t* token_at = tok_cpu.data_ptr<int64_t>();
     const float* logprob_at = lp_cpu.data_ptr<float>();
     size_t finished = 0;
@@ -67,7 +72,8 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::ve
       const auto token = static_cast<int32_t>(token_at[i]);
       out[i].tokens.push_back(token);
       out[i].logprobs.push_back(logprob_at[i]);
-      if (std::find(params.stop_ids.begin(), params.stop_ids.end(), token) != params.stop_ids.end()) {
+      if (std::find(params.stop_ids.begin(), params.stop_ids.end(), token) !=
+          params.stop_ids.end()) {
         out[i].finish_reason = "stop";
         done[i] = true;
         ++finished;

@@ -12,7 +12,7 @@
 namespace kevin::train {
 
 struct SamplingParams {
-  double temperature = 0.9;   // 0: greedy
+  double temperature = 0.9;  // 0: greedy
   double top_p = 1.0;
   int64_t max_new_tokens = 256;
   std::vector<int32_t> stop_ids;  // generation of a sequence ends after one of these
@@ -20,15 +20,16 @@ struct SamplingParams {
 };
 
 struct Sampled {
-  std::vector<int32_t> tokens;     // generated tokens, the stop token included
-  std::vector<float> logprobs;     // one per token
-  std::string finish_reason;       // "stop" or "length"
+  std::vector<int32_t> tokens;  // generated tokens, the stop token included
+  std::vector<float> logprobs;  // one per token
+  std::string finish_reason;    // "stop" or "length"
 };
 
 // Samples one continuation per prompt (all prompts non-empty). Uses torch's global RNG on
 // the model's device (seed it with torch::manual_seed for reproducible runs). Runs without
 // gradients.
-std::vector<Sampled> generate(Qwen2ForCausalLM& model, const std::vector<std::vector<int32_t>>& prompts,
+std::vector<Sampled> generate(Qwen2ForCausalLM& model,
+                              const std::vector<std::vector<int32_t>>& prompts,
                               const SamplingParams& params);
 
 }  // namespace kevin::train

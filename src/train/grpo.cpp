@@ -30,7 +30,8 @@ GrpoLoss grpo_loss(const GrpoInputs& in, const GrpoConfig& config, const BatchSh
       total = (per_token * mask).sum() / static_cast<double>(batch.sequences * batch.max_tokens);
       break;
     case LengthNorm::kPerSequence:
-      total = ((per_token * mask).sum(1) / mask.sum(1).clamp_min(1)).sum() / static_cast<double>(batch.sequences);
+      total = ((per_token * mask).sum(1) / mask.sum(1).clamp_min(1)).sum() /
+              static_cast<double>(batch.sequences);
       break;
     case LengthNorm::kTokenMean:
       total = (per_token * mask).sum() / static_cast<double>(batch.tokens);
@@ -40,7 +41,8 @@ GrpoLoss grpo_loss(const GrpoInputs& in, const GrpoConfig& config, const BatchSh
   torch::NoGradGuard no_grad;  // the statistics below are not part of the loss
   const double tokens = std::max(1.0, mask.sum().item<double>());
   const auto was_clipped = (ratio != clipped).to(torch::kFloat32) * mask;
-  return {loss, was_clipped.sum().item<double>() / tokens, kl, ((ratio * mask).sum().item<double>() / tokens)};
+  return {loss, was_clipped.sum().item<double>() / tokens, kl,
+          ((ratio * mask).sum().item<double>() / tokens)};
 }
 
 }  // namespace kevin::train

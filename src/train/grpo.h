@@ -16,7 +16,8 @@ enum class LengthNorm {
   kPerSequence,  // Σ_i (Σ_t l_i,t / |o_i|) / sequences      — the original GRPO
   kTokenMean,    // Σ l / (tokens in the whole batch)        — DAPO
 };
-std::optional<LengthNorm> length_norm_from_name(std::string_view name);  // "constant" / "sequence" / "token"
+std::optional<LengthNorm> length_norm_from_name(
+    std::string_view name);  // "constant" / "sequence" / "token"
 
 struct GrpoConfig {
   double clip_low = 0.2;
@@ -42,9 +43,9 @@ struct BatchShape {
 };
 
 struct GrpoLoss {
-  torch::Tensor loss;        // scalar; its gradient summed over micro-batches is the batch's
-  double clipped_fraction;   // tokens whose ratio was clipped, over this micro-batch's tokens
-  double kl;                 // mean k3 KL over this micro-batch's tokens (0 when off)
+  torch::Tensor loss;       // scalar; its gradient summed over micro-batches is the batch's
+  double clipped_fraction;  // tokens whose ratio was clipped, over this micro-batch's tokens
+  double kl;                // mean k3 KL over this micro-batch's tokens (0 when off)
   double ratio_mean;
 };
 

@@ -20,13 +20,15 @@ constexpr int64_t kGroup = 32, kLength = 6, kSteps = 40;
 constexpr int32_t kTarget = 7;
 
 double reward_of(const std::vector<int32_t>& tokens) {
-  return static_cast<double>(std::count(tokens.begin(), tokens.end(), kTarget)) / static_cast<double>(kLength);
+  return static_cast<double>(std::count(tokens.begin(), tokens.end(), kTarget)) /
+         static_cast<double>(kLength);
 }
 
 TEST(GrpoLearning, RewardRisesOnAToyTask) {
   torch::manual_seed(1234);
   Qwen2ForCausalLM model(tiny_qwen2(12, 32, 64));
-  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0));
+  torch::optim::AdamW optimizer(model->parameters(),
+                                torch::optim::AdamWOptions(3e-3).weight_decay(0));
   SamplingParams sampling;
   sampling.temperature = 1.0;
   sampling.max_new_tokens = kLength;
@@ -37,7 +39,8 @@ TEST(GrpoLearning, RewardRisesOnAToyTask) {
   const std::vector<int32_t> prompt = {1, 2};
   std::vector<double> mean_rewards;
   for (int64_t step = 0; step < kSteps; ++step) {
-    const auto sampled = generate(model, std::vector<std::vector<int32_t>>(kGroup, prompt), sampling);
+    const auto sampled =
+        generate(model, std::vector<std::vector<int32_t>>(kGroup, prompt), sampling);
     std::vector<double> rewards;
     for (const auto& s : sampled) rewards.push_back(reward_of(s.tokens));
     const double mean = std::accumulate(rewards.begin(), rewards.end(), 0.0) / kGroup;
@@ -46,7 +49,8 @@ TEST(GrpoLearning, RewardRisesOnAToyTask) {
     mean_rewards.push_back(mean);
     std::vector<Sample> batch;
     for (size_t i = 0; i < sampled.size(); ++i) {
-      batch.push_back({prompt, sampled[i].tokens, sampled[i].logprobs, (rewards[i] - mean) / (std::sqrt(var) + 1e-6)});
+      batch.push_back({prompt, sampled[i].tokens, sampled[i].logprobs,
+                       (rewards[i] - mean) / (std::sqrt(var) + 1e-6)});
     }
     auto stats = grpo_update(model, optimizer, batch, update);
     ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
@@ -60,7 +64,8 @@ TEST(GrpoLearning, RewardRisesOnAToyTask) {
   };
   const double first = mean_of(0, 5), last = mean_of(mean_rewards.size() - 5, mean_rewards.size());
   std::cout << "mean reward: first 5 steps " << first << ", last 5 steps " << last << "\n";
-  EXPECT_GT(last, first + 0.3) << "mean reward of the first 5 steps " << first << ", of the last 5 " << last;
+  EXPECT_GT(last, first + 0.3) << "mean reward of the first 5 steps " << first << ", of the last 5 "
+                               << last;
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 namespace kevin::train {
 namespace {
 
-GrpoInputs inputs(std::vector<float> delta, std::vector<float> advantages, std::vector<float> mask, int64_t n) {
+GrpoInputs inputs(std::vector<float> delta, std::vector<float> advantages, std::vector<float> mask,
+                  int64_t n) {
   const int64_t t = static_cast<int64_t>(delta.size()) / n;
   GrpoInputs in;
   in.old_logprobs = torch::full({n, t}, -1.0f);
@@ -23,7 +24,8 @@ GrpoInputs inputs(std::vector<float> delta, std::vector<float> advantages, std::
 TEST(Grpo, ClipsEachSideAsConfigured) {
   // ratios 1.5 (A = +1 → capped at 1.28), 0.5 (A = −1 → min(−0.5, −0.8) = −0.8),
   // 1.1 (A = +1 → 1.1), 0.9 (A = −1 → −0.9).
-  auto in = inputs({std::log(1.5f), std::log(0.5f), std::log(1.1f), std::log(0.9f)}, {1, -1, 1, -1}, {1, 1, 1, 1}, 4);
+  auto in = inputs({std::log(1.5f), std::log(0.5f), std::log(1.1f), std::log(0.9f)}, {1, -1, 1, -1},
+                   {1, 1, 1, 1}, 4);
   const auto r = grpo_loss(in, {}, {4, 4, 1});
   EXPECT_NEAR(r.loss.item<double>(), -(1.28 - 0.8 + 1.1 - 0.9) / 4.0, 1e-6);
   EXPECT_NEAR(r.clipped_fraction, 0.5, 1e-12);
@@ -55,7 +57,8 @@ TEST(Grpo, KlTermIsK3) {
 }
 
 TEST(Grpo, MicroBatchesAccumulateTheWholeBatchGradient) {
-  for (const LengthNorm norm : {LengthNorm::kConstant, LengthNorm::kPerSequence, LengthNorm::kTokenMean}) {
+  for (const LengthNorm norm :
+       {LengthNorm::kConstant, LengthNorm::kPerSequence, LengthNorm::kTokenMean}) {
     GrpoConfig c;
     c.norm = norm;
     torch::manual_seed(7);

@@ -12,14 +12,16 @@ namespace {
 
 // Right-padded: causal attention keeps padding invisible to real tokens, so no mask is needed.
 struct MicroBatch {
-  torch::Tensor inputs, targets;             // [N, T-1]
-  torch::Tensor mask, old_logprobs;          // [N, T-1]: completion positions of the targets
-  torch::Tensor advantages;                  // [N]
+  torch::Tensor inputs, targets;     // [N, T-1]
+  torch::Tensor mask, old_logprobs;  // [N, T-1]: completion positions of the targets
+  torch::Tensor advantages;          // [N]
 };
 
-MicroBatch assemble(const std::vector<Sample>& samples, std::span<const size_t> picked, int32_t pad_id) {
+MicroBatch assemble(const std::vector<Sample>& samples, std::span<const size_t> picked,
+                    int32_t pad_id) {
   size_t longest = 0;
-  for (size_t i : picked) longest = std::max(longest, samples[i].prompt.size() + samples[i].completion.size());
+  for (size_t i : picked)
+    longest = std::max(longest, samples[i].prompt.size() + samples[i].completion.size());
   const size_t n = picked.size(), t = longest;
   // Filled on the host in one pass, then wrapped: per-element tensor writes cost a dispatch each.
   std::vector<int64_t> ids(n * t, pad_id);
@@ -27,7 +29,8 @@ MicroBatch assemble(const std::vector<Sample>& samples, std::span<const size_t> 
   for (size_t r = 0; r < n; ++r) {
     const Sample& s = samples[picked[r]];
     std::copy(s.prompt.begin(), s.prompt.end(), ids.begin() + static_cast<std::ptrdiff_t>(r * t));
-    std::copy(s.completion.begin(), s.completion.end(), ids.begin() + static_cast<std::ptrdiff_t>(r * t + s.prompt.size()));
+    std::copy(s.completion.begin(), s.completion.end(),
+              ids.begin() + static_cast<std::ptrdiff_t>(r * t + s.prompt.size()));
     for (size_t k = 0; k < s.completion.size(); ++k) {
       // The target at column c is token c + 1: completion token k is target p − 1 + k.
       const size_t at = r * (t - 1) + s.prompt.size() - 1 + k;
@@ -38,8 +41,9 @@ MicroBatch assemble(const std::vector<Sample>& samples, std::span<const size_t> 
   }
   const auto rows = static_cast<int64_t>(n), cols = static_cast<int64_t>(t);
   const auto all = torch::tensor(ids, torch::kLong).view({rows, cols});
-  return {all.narrow(1, 0, cols - 1), all.narrow(1, 1, cols - 1), torch::tensor(mask).view({rows, cols - 1}),
-          torch::tensor(old).view({rows, cols - 1}), torch::tensor(advantages)};
+  return {all.narrow(1, 0, cols - 1), all.narrow(1, 1, cols - 1),
+          torch::tensor(mask).view({rows, cols - 1}), torch::tensor(old).view({rows, cols - 1}),
+          torch::tensor(advantages)};
 }
 
 // What one optimizer step adds up over micro-batches (and over the replicas of a group).
@@ -48,8 +52,9 @@ struct StepSums {
 };
 
 // Forward and backward over the samples `rows`, `micro` at a time; the gradients accumulate.
-StepSums accumulate(Qwen2ForCausalLM& model, const std::vector<Sample>& samples, const std::vector<size_t>& rows,
-                    const BatchShape& shape, const UpdateConfig& config) {
+StepSums accumulate(Qwen2ForCausalLM& model, const std::vector<Sample>& samples,
+                    const std::vector<size_t>& rows, const BatchShape& shape,
+                    const UpdateConfig& config) {
   const auto device = model->parameters().front().device();
   const auto micro = static_cast<size_t>(std::max<int64_t>(1, config.micro_batch));
   StepSums sums;
@@ -60,14 +65,16 @@ StepSums accumulate(Qwen2ForCausalLM& model, const std::vector<Sample>& samples,
     // sequence) skip the vocabulary-wide matmul and softmax.
     const auto scored = mb.mask.to(device).to(torch::kBool);
     const auto hidden = model->hidden_states(mb.inputs.to(device)).index({scored});  // [K, hidden]
-    const auto logits = model->lm_logits(hidden);                                     // [K, vocab]
+    const auto logits = model->lm_logits(hidden);                                    // [K, vocab]
     const auto targets = mb.targets.to(device).index({scored});
     // One pass over the vocabulary gives the log-probabilities (with gradient) and the entropy.
     const TokenScores scores = score_tokens(logits, targets, config.temperature);
     GrpoInputs in;
-    in.logprobs = torch::zeros(scored.sizes(), scores.logprobs.options()).index_put({scored}, scores.logprobs);
+    in.logprobs = torch::zeros(scored.sizes(), scores.logprobs.options())
+                      .index_put({scored}, scores.logprobs);
     in.old_logprobs = mb.old_logprobs.to(device);
-    in.ref_logprobs = in.old_logprobs;  // no reference model yet: with kl_beta > 0 this is the sampler
+    in.ref_logprobs =
+        in.old_logprobs;  // no reference model yet: with kl_beta > 0 this is the sampler
     in.advantages = mb.advantages.to(device);
     in.mask = mb.mask.to(device);
     const GrpoLoss loss = grpo_loss(in, config.grpo, shape);
@@ -117,8 +124,11 @@ Status sum_gradients(const std::vector<torch::Tensor>& params, const ReplicaRank
 }
 
 // The step's sums over the group.
-Result<StepSums> sum_over_group(const StepSums& mine, torch::Device device, const ReplicaRank& replica) {
-  torch::Tensor t = torch::tensor({mine.loss, mine.clipped_tokens, mine.kl_tokens, mine.entropy}, torch::kFloat64).to(device);
+Result<StepSums> sum_over_group(const StepSums& mine, torch::Device device,
+                                const ReplicaRank& replica) {
+  torch::Tensor t =
+      torch::tensor({mine.loss, mine.clipped_tokens, mine.kl_tokens, mine.entropy}, torch::kFloat64)
+          .to(device);
   KEVIN_RETURN_IF_ERROR(replica.group->all_reduce_sum(replica.rank, t));
   t = t.cpu();
   const double* v = t.data_ptr<double>();
@@ -131,26 +141,34 @@ std::vector<size_t> shard_of(const std::vector<Sample>& samples, int rank, int w
   std::vector<size_t> order(samples.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (world_size <= 1) return order;
-  const auto length = [&](size_t i) { return samples[i].prompt.size() + samples[i].completion.size(); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return length(a) > length(b); });
+  const auto length = [&](size_t i) {
+    return samples[i].prompt.size() + samples[i].completion.size();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return length(a) > length(b); });
   std::vector<size_t> load(static_cast<size_t>(world_size), 0), mine;
   for (size_t i : order) {
-    const auto lightest = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    const auto lightest =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     load[lightest] += length(i);
     if (lightest == static_cast<size_t>(rank)) mine.push_back(i);
   }
   return mine;
 }
 
-Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model, torch::optim::Optimizer& optimizer,
-                                             const std::vector<Sample>& samples, const UpdateConfig& config,
+Result<std::vector<UpdateStats>> grpo_update(Qwen2ForCausalLM& model,
+                                             torch::optim::Optimizer& optimizer,
+                                             const std::vector<Sample>& samples,
+                                             const UpdateConfig& config,
                                              const ReplicaRank& replica) {
   if (samples.empty()) return invalid_argument("grpo_update: no samples");
   BatchShape shape;
   shape.sequences = static_cast<int64_t>(samples.size());
   for (const Sample& s : samples) {
     if (s.prompt.empty() || s.completion.empty() || s.old_logprobs.size() != s.completion.size()) {
-      return invalid_argument("grpo_update: a sample needs a prompt, a completion and one log-probability per completion token");
+      return invalid_argument(
+          "grpo_update: a sample needs a prompt, a completion and one log-probability per "
+          "completion token");
     }
     shape.tokens += static_cast<int64_t>(s.completion.size());
     shape.max_tokens = std::max(shape.max_tokens, static_cast<int64_t>(s.completion.size()));

@@ -16,7 +16,8 @@ std::vector<Sample> sampled_batch(Qwen2ForCausalLM& model) {
   p.temperature = 1.0;
   p.max_new_tokens = 5;
   p.stop_ids = {3};  // some completions stop early: unequal lengths
-  const std::vector<std::vector<int32_t>> prompts = {{1, 2}, {4, 5, 6, 7}, {8}, {9, 10, 11}, {12, 13}};
+  const std::vector<std::vector<int32_t>> prompts = {
+      {1, 2}, {4, 5, 6, 7}, {8}, {9, 10, 11}, {12, 13}};
   const auto out = generate(model, prompts, p);
   std::vector<Sample> batch;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -50,7 +51,8 @@ TEST(GrpoUpdate, MicroBatchesGiveTheWholeBatchUpdate) {
     const auto parts = updated_params(batch, micro);
     ASSERT_EQ(parts.size(), whole.size());
     for (size_t i = 0; i < whole.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(parts[i], whole[i], 1e-5, 1e-6)) << "micro-batch " << micro << ", parameter " << i;
+      EXPECT_TRUE(torch::allclose(parts[i], whole[i], 1e-5, 1e-6))
+          << "micro-batch " << micro << ", parameter " << i;
     }
   }
 }
@@ -59,7 +61,8 @@ TEST(GrpoUpdate, RatiosStartAtOneAndBadSamplesAreErrors) {
   torch::manual_seed(22);
   Qwen2ForCausalLM model(tiny_qwen2(16, 16, 32));
   auto batch = sampled_batch(model);
-  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.0));  // lr 0: the policy stays the sampler
+  torch::optim::SGD sgd(model->parameters(),
+                        torch::optim::SGDOptions(0.0));  // lr 0: the policy stays the sampler
   UpdateConfig c;
   auto stats = grpo_update(model, sgd, batch, c);
   ASSERT_TRUE(stats.is_ok());

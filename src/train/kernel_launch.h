@@ -34,7 +34,9 @@ inline kernels::ElementType kernel_type(const torch::Tensor& t) {
 class OnDeviceOf {
  public:
   explicit OnDeviceOf(const torch::Tensor& t) : guard_(t.device()) {}
-  cudaStream_t stream() const { return c10::cuda::getCurrentCUDAStream(guard_.current_device().index()).stream(); }
+  cudaStream_t stream() const {
+    return c10::cuda::getCurrentCUDAStream(guard_.current_device().index()).stream();
+  }
 
  private:
   c10::cuda::CUDAGuard guard_;

@@ -18,7 +18,8 @@ struct LocalPolicy::Request {
 
 Result<std::unique_ptr<LocalPolicy>> LocalPolicy::load(const LocalPolicyOptions& options) {
   KEVIN_ASSIGN_OR_RETURN(Qwen2Config config, load_qwen2_config(options.model_dir));
-  KEVIN_ASSIGN_OR_RETURN(Tokenizer tokenizer, Tokenizer::load(options.model_dir / "tokenizer.json"));
+  KEVIN_ASSIGN_OR_RETURN(Tokenizer tokenizer,
+                         Tokenizer::load(options.model_dir / "tokenizer.json"));
   KEVIN_ASSIGN_OR_RETURN(auto weights, load_safetensors_dir(options.model_dir));
   Qwen2ForCausalLM model(config);
   KEVIN_RETURN_IF_ERROR(model->load_weights(weights));
@@ -30,16 +31,22 @@ Result<std::unique_ptr<LocalPolicy>> LocalPolicy::load(const LocalPolicyOptions&
 }
 
 LocalPolicy::LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options)
-    : LocalPolicy(std::vector<Qwen2ForCausalLM>{std::move(model)}, std::move(tokenizer), std::move(options)) {}
+    : LocalPolicy(std::vector<Qwen2ForCausalLM>{std::move(model)}, std::move(tokenizer),
+                  std::move(options)) {}
 
-LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer, LocalPolicyOptions options)
-    : replicas_(std::move(replicas)), tokenizer_(std::move(tokenizer)), options_(std::move(options)), busy_(replicas_.size(), false) {
+LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer,
+                         LocalPolicyOptions options)
+    : replicas_(std::move(replicas)),
+      tokenizer_(std::move(tokenizer)),
+      options_(std::move(options)),
+      busy_(replicas_.size(), false) {
   for (const char* stop : {"<|im_end|>", "<|endoftext|>"}) {
     if (auto id = tokenizer_.token_id(stop)) stop_ids_.push_back(*id);
   }
 }
 
-std::vector<int32_t> LocalPolicy::prompt_tokens(const std::vector<policy::ChatMessage>& messages) const {
+std::vector<int32_t> LocalPolicy::prompt_tokens(
+    const std::vector<policy::ChatMessage>& messages) const {
   // Markers are encoded as special tokens, contents as plain text: a prompt that quotes
   // "<|im_end|>" must not end its own turn.
   std::vector<int32_t> ids;
@@ -74,7 +81,8 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
       auto batch = take_batch(params);
       lock.unlock();
       {
-        const engine::SharedDeviceLock not_while_timing(replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
+        const engine::SharedDeviceLock not_while_timing(
+            replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
         sampling_clock_.start();
         run_batch(replicas_[replica], std::move(batch));  // does not throw
         sampling_clock_.stop();
@@ -98,20 +106,26 @@ void LocalPolicy::BusyClock::start() {
 
 void LocalPolicy::BusyClock::stop() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (--running_ == 0) closed_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
+  if (--running_ == 0)
+    closed_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
 }
 
 double LocalPolicy::BusyClock::seconds() const {
   std::lock_guard<std::mutex> lock(mu_);
-  const double open_s = running_ > 0 ? std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count() : 0.0;
+  const double open_s =
+      running_ > 0
+          ? std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count()
+          : 0.0;
   return closed_s_ + open_s;
 }
 
-std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(const policy::GenerationParams& params) {
+std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(
+    const policy::GenerationParams& params) {
   std::vector<std::shared_ptr<Request>> batch;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < options_.max_batch;) {
     const auto& p = (*it)->params;
-    if (p.temperature == params.temperature && p.top_p == params.top_p && p.max_tokens == params.max_tokens) {
+    if (p.temperature == params.temperature && p.top_p == params.top_p &&
+        p.max_tokens == params.max_tokens) {
       batch.push_back(*it);
       it = queue_.erase(it);
     } else {
@@ -139,13 +153,16 @@ void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr
     sampled = train::generate(model, prompts, sampling);
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory) by exception; it must not cross.
-    for (auto& r : batch) r->result = Result<policy::Generation>(unavailable(std::string("local model: ") + e.what()));
+    for (auto& r : batch)
+      r->result = Result<policy::Generation>(unavailable(std::string("local model: ") + e.what()));
     return;
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < batch.size(); ++i) {
     std::vector<int32_t> tokens = sampled[i].tokens;
-    if (!tokens.empty() && sampled[i].finish_reason == "stop") tokens.pop_back();  // the stop token itself
+    if (!tokens.empty() && sampled[i].finish_reason == "stop")
+      tokens.pop_back();  // the stop token itself
     std::string text = tokenizer_.decode(tokens, true);
     for (const auto& stop : p.stop) {
       if (const auto at = text.find(stop); at != std::string::npos) text.resize(at);

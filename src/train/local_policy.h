@@ -25,9 +25,9 @@ namespace kevin::train {
 
 struct LocalPolicyOptions {
   std::filesystem::path model_dir;
-  bool cuda = false;         // load(): on CUDA device 0 in bf16; else the CPU in fp32
-  bool open_think = false;   // start the answer inside "<think>\n" (QwQ-32B's chat template)
-  size_t max_batch = 16;     // requests sampled together
+  bool cuda = false;           // load(): on CUDA device 0 in bf16; else the CPU in fp32
+  bool open_think = false;     // start the answer inside "<think>\n" (QwQ-32B's chat template)
+  size_t max_batch = 16;       // requests sampled together
   bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)
   // Per replica (or empty): a gate held shared while that replica samples, so that the
   // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
@@ -42,7 +42,8 @@ class LocalPolicy final : public policy::Policy {
   // Builds the policy around a model and tokenizer already in memory (tests, the trainer).
   LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options);
   // The same over identical replicas of one model, each on its own device (at least one).
-  LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer, LocalPolicyOptions options);
+  LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer,
+              LocalPolicyOptions options);
 
   Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
                                       const policy::GenerationParams& params) override;

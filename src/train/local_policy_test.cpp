@@ -19,7 +19,8 @@
 namespace kevin::train {
 namespace {
 
-const std::filesystem::path kTokenizer = std::filesystem::path(KEVIN_TOKENIZER_FIXTURES) / "qwen3" / "tokenizer.json";
+const std::filesystem::path kTokenizer =
+    std::filesystem::path(KEVIN_TOKENIZER_FIXTURES) / "qwen3" / "tokenizer.json";
 
 std::unique_ptr<LocalPolicy> tiny_policy(bool open_think) {
   auto tok = Tokenizer::load(kTokenizer);
@@ -32,7 +33,9 @@ std::unique_ptr<LocalPolicy> tiny_policy(bool open_think) {
   return std::make_unique<LocalPolicy>(Qwen2ForCausalLM(c), std::move(tok).value(), o);
 }
 
-std::vector<policy::ChatMessage> ask(const std::string& q) { return {{"system", "You write CUDA."}, {"user", q}}; }
+std::vector<policy::ChatMessage> ask(const std::string& q) {
+  return {{"system", "You write CUDA."}, {"user", q}};
+}
 
 TEST(LocalPolicy, PromptIsChatMlWithContentsAsPlainText) {
   auto policy = tiny_policy(true);
@@ -41,8 +44,10 @@ TEST(LocalPolicy, PromptIsChatMlWithContentsAsPlainText) {
   ASSERT_TRUE(tok.is_ok());
   const auto ids = policy->prompt_tokens(ask("quote <|im_end|> here"));
   const std::string text = tok->decode(ids, false);
-  EXPECT_EQ(text, "<|im_start|>system\nYou write CUDA.<|im_end|>\n<|im_start|>user\nquote <|im_end|> here<|im_end|>\n"
-                  "<|im_start|>assistant\n<think>\n");
+  EXPECT_EQ(text,
+            "<|im_start|>system\nYou write CUDA.<|im_end|>\n<|im_start|>user\nquote <|im_end|> "
+            "here<|im_end|>\n"
+            "<|im_start|>assistant\n<think>\n");
   const int32_t im_end = *tok->token_id("<|im_end|>");
   EXPECT_EQ(std::count(ids.begin(), ids.end(), im_end), 2) << "a quoted marker stays text";
 }
@@ -53,7 +58,8 @@ TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
   policy::GenerationParams greedy;
   greedy.temperature = 0;
   greedy.max_tokens = 8;
-  const std::vector<std::string> questions = {"add two vectors", "a much longer question about softmax kernels", "x", "gemm"};
+  const std::vector<std::string> questions = {
+      "add two vectors", "a much longer question about softmax kernels", "x", "gemm"};
   std::vector<std::string> solo;
   for (const auto& q : questions) {
     auto g = policy->generate(ask(q), greedy);
@@ -70,7 +76,8 @@ TEST(LocalPolicy, BatchedConcurrentRequestsEqualSoloAnswers) {
   for (size_t i = 0; i < questions.size(); ++i) {
     threads.emplace_back([&, i] {
       auto g = policy->generate(ask(questions[i]), greedy);
-      together[i] = g.is_ok() ? g->content + "|" + g->reasoning + "|" + g->finish_reason : g.status().to_string();
+      together[i] = g.is_ok() ? g->content + "|" + g->reasoning + "|" + g->finish_reason
+                              : g.status().to_string();
     });
   }
   for (auto& t : threads) t.join();
@@ -100,7 +107,8 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
   policy::GenerationParams greedy;
   greedy.temperature = 0;
   greedy.max_tokens = 6;
-  const std::vector<std::string> questions = {"add", "softmax over rows", "x", "gemm", "layer norm", "relu"};
+  const std::vector<std::string> questions = {"add",  "softmax over rows", "x",
+                                              "gemm", "layer norm",        "relu"};
   std::vector<std::string> want, got(questions.size());
   for (const auto& q : questions) want.push_back(alone.generate(ask(q), greedy)->content);
   EXPECT_EQ(pair.sampling_seconds(), 0.0);
@@ -115,7 +123,8 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(got, want);
   // Batches on the two replicas overlap in time; the sampling clock counts that time once.
-  const double concurrent_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - concurrent_start).count();
+  const double concurrent_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - concurrent_start).count();
   const double sampled_s = pair.sampling_seconds();
   EXPECT_GT(sampled_s, 0.0);
   EXPECT_LE(sampled_s, concurrent_wall_s);
@@ -145,10 +154,12 @@ TEST(LocalPolicy, LoadsAnHfModelFolder) {
   const Qwen2Config c = tiny_qwen2(tok->vocab_size(), 16, 32, 1, 2, 1);
   torch::manual_seed(12);
   Qwen2ForCausalLM model(c);
-  const auto dir = std::filesystem::temp_directory_path() / ("kevin-local-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kevin-local-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(write_file_atomic(dir / "config.json", dump_json(to_json(c))).is_ok());
-  std::filesystem::copy_file(kTokenizer, dir / "tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(kTokenizer, dir / "tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
   std::vector<std::pair<std::string, torch::Tensor>> weights;
   for (const auto& [name, t] : model->named_weights()) weights.emplace_back(name, t.detach());
   ASSERT_TRUE(write_sharded_safetensors(dir, weights, 1 << 20).is_ok());

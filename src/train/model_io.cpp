@@ -20,10 +20,12 @@ std::string dtype_name(torch::ScalarType dtype) {
   return dtype == torch::kBFloat16 ? "bfloat16" : dtype == torch::kFloat16 ? "float16" : "float32";
 }
 
-NamedTensors cast_all(const NamedTensors& tensors, torch::ScalarType dtype, const std::string& prefix = "") {
+NamedTensors cast_all(const NamedTensors& tensors, torch::ScalarType dtype,
+                      const std::string& prefix = "") {
   torch::NoGradGuard no_grad;
   NamedTensors out;
-  for (const auto& [name, tensor] : tensors) out.emplace_back(prefix + name, tensor.detach().to(dtype));
+  for (const auto& [name, tensor] : tensors)
+    out.emplace_back(prefix + name, tensor.detach().to(dtype));
   return out;
 }
 
@@ -36,21 +38,22 @@ Result<torch::ScalarType> export_dtype_of(const std::string& name) {
   return invalid_argument("unknown dtype \"" + name + "\" (bfloat16, float16 or float32)");
 }
 
-Status save_qwen2_dir(const Qwen2Config& config, const NamedTensors& weights, const std::filesystem::path& dir,
-                      torch::ScalarType dtype, uint64_t max_shard_bytes) {
+Status save_qwen2_dir(const Qwen2Config& config, const NamedTensors& weights,
+                      const std::filesystem::path& dir, torch::ScalarType dtype,
+                      uint64_t max_shard_bytes) {
   Qwen2Config saved = config;
   saved.torch_dtype = dtype_name(dtype);
   KEVIN_RETURN_IF_ERROR(write_sharded_safetensors(dir, cast_all(weights, dtype), max_shard_bytes));
   return write_file_atomic(dir / "config.json", dump_json(to_json(saved), 2) + "\n");
 }
 
-Status save_peft_adapter(const Qwen2ForCausalLM& model, const std::filesystem::path& dir, const std::string& base_model,
-                         torch::ScalarType dtype) {
+Status save_peft_adapter(const Qwen2ForCausalLM& model, const std::filesystem::path& dir,
+                         const std::string& base_model, torch::ScalarType dtype) {
   const LoraConfig& lora = model->lora();
   if (lora.rank < 1) return failed_precondition("the model has no LoRA adapters to export");
-  KEVIN_RETURN_IF_ERROR(
-      write_safetensors(dir / "adapter_model.safetensors", cast_all(model->lora_weights(), dtype, "base_model.model."),
-                        {{"format", "pt"}}));
+  KEVIN_RETURN_IF_ERROR(write_safetensors(
+      dir / "adapter_model.safetensors",
+      cast_all(model->lora_weights(), dtype, "base_model.model."), {{"format", "pt"}}));
   const Json config = {{"peft_type", "LORA"},
                        {"task_type", "CAUSAL_LM"},
                        {"base_model_name_or_path", base_model},

@@ -37,7 +37,8 @@ std::optional<ncclDataType_t> nccl_type(torch::ScalarType type) {
 
 class NcclCollective final : public Collective {
  public:
-  NcclCollective(std::vector<int> devices, std::vector<ncclComm_t> comms) : devices_(std::move(devices)), comms_(std::move(comms)) {}
+  NcclCollective(std::vector<int> devices, std::vector<ncclComm_t> comms)
+      : devices_(std::move(devices)), comms_(std::move(comms)) {}
   ~NcclCollective() override {
     std::lock_guard<std::mutex> lock(mu_);
     if (aborted_) return;
@@ -47,10 +48,12 @@ class NcclCollective final : public Collective {
   int world_size() const override { return static_cast<int>(devices_.size()); }
 
   Status all_reduce_sum(int rank, torch::Tensor& tensor) override {
-    if (rank < 0 || rank >= world_size()) return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
+    if (rank < 0 || rank >= world_size())
+      return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
     const int device = devices_[static_cast<size_t>(rank)];
     if (!tensor.is_cuda() || tensor.get_device() != device || !tensor.is_contiguous()) {
-      return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " needs a contiguous tensor on cuda:" + std::to_string(device));
+      return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) +
+                              " needs a contiguous tensor on cuda:" + std::to_string(device));
     }
     const auto type = nccl_type(tensor.scalar_type());
     if (!type) return invalid_argument("all_reduce_sum: NCCL cannot sum this element type");
@@ -59,10 +62,13 @@ class NcclCollective final : public Collective {
       if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
     }
     const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
-    const ncclResult_t r = ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()), *type,
-                                         ncclSum, comms_[static_cast<size_t>(rank)], stream);
-    if (r != ncclSuccess) return internal_error(std::string("ncclAllReduce: ") + ncclGetErrorString(r));
+    const cudaStream_t stream =
+        c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+    const ncclResult_t r =
+        ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
+                      *type, ncclSum, comms_[static_cast<size_t>(rank)], stream);
+    if (r != ncclSuccess)
+      return internal_error(std::string("ncclAllReduce: ") + ncclGetErrorString(r));
     return Status::ok();
   }
 
@@ -89,11 +95,14 @@ Result<std::unique_ptr<Collective>> make_nccl_collective(const std::vector<int>&
   if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
     return invalid_argument("make_nccl_collective: a device is listed twice");
   }
-  // NVLink multicast (NVLS) is off in everything kevin starts (docs/trainer.md, "Several GPUs: data parallel").
+  // NVLink multicast (NVLS) is off in everything kevin starts (docs/trainer.md, "Several GPUs: data
+  // parallel").
   ::setenv("NCCL_NVLS_ENABLE", "0", 1);
   std::vector<ncclComm_t> comms(devices.size());
-  const ncclResult_t r = ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
-  if (r != ncclSuccess) return internal_error(std::string("ncclCommInitAll: ") + ncclGetErrorString(r));
+  const ncclResult_t r =
+      ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
+  if (r != ncclSuccess)
+    return internal_error(std::string("ncclCommInitAll: ") + ncclGetErrorString(r));
   return std::unique_ptr<Collective>(std::make_unique<NcclCollective>(devices, std::move(comms)));
 }
 
@@ -102,7 +111,8 @@ Result<std::unique_ptr<Collective>> make_nccl_collective(const std::vector<int>&
 bool nccl_available() { return false; }
 
 Result<std::unique_ptr<Collective>> make_nccl_collective(const std::vector<int>&) {
-  return failed_precondition("this kevin was built without NCCL (needs nvcc, libtorch with CUDA and nccl.h)");
+  return failed_precondition(
+      "this kevin was built without NCCL (needs nvcc, libtorch with CUDA and nccl.h)");
 }
 
 #endif

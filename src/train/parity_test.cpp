@@ -32,7 +32,8 @@ class Parity : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(fixture_dir() / "grpo_step.json")) {
-      GTEST_SKIP() << "no parity fixture at " << fixture_dir() << " (make it with dev/train/make_parity_fixture.py)";
+      GTEST_SKIP() << "no parity fixture at " << fixture_dir()
+                   << " (make it with dev/train/make_parity_fixture.py)";
     }
   }
   Qwen2ForCausalLM model_on(const torch::Device& device) {
@@ -69,7 +70,8 @@ TEST_F(Parity, GrpoStepMatchesTheReferenceLoss) {
   ASSERT_TRUE(step.is_ok());
   std::vector<Sample> samples;
   for (const Json& s : (*step)["samples"]) {
-    samples.push_back({s["prompt"].get<std::vector<int32_t>>(), s["completion"].get<std::vector<int32_t>>(),
+    samples.push_back({s["prompt"].get<std::vector<int32_t>>(),
+                       s["completion"].get<std::vector<int32_t>>(),
                        s["old_logprobs"].get<std::vector<float>>(), s["advantage"].get<double>()});
   }
   UpdateConfig config;
@@ -79,7 +81,8 @@ TEST_F(Parity, GrpoStepMatchesTheReferenceLoss) {
   config.max_tokens = (*step)["max_tokens"].get<int64_t>();
   config.grpo.clip_low = (*step)["clip_low"].get<double>();
   config.grpo.clip_high = (*step)["clip_high"].get<double>();
-  const double want_loss = (*step)["loss"].get<double>(), want_norm = (*step)["grad_norm"].get<double>();
+  const double want_loss = (*step)["loss"].get<double>(),
+               want_norm = (*step)["grad_norm"].get<double>();
   for (const torch::Device& device : devices()) {
     Qwen2ForCausalLM model = model_on(device);
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.0));
@@ -89,10 +92,12 @@ TEST_F(Parity, GrpoStepMatchesTheReferenceLoss) {
     EXPECT_NEAR((*stats)[0].grad_norm, want_norm, 1e-4 * want_norm) << device;
     for (const auto& [name, param] : model->named_weights()) {
       const double want = (*step)["param_grad_norms"].at(name).get<double>();
-      EXPECT_NEAR(param.grad().norm().item<double>(), want, 1e-4 * want + 1e-9) << name << " on " << device;
+      EXPECT_NEAR(param.grad().norm().item<double>(), want, 1e-4 * want + 1e-9)
+          << name << " on " << device;
     }
-    std::printf("parity %s: loss %.8g (reference %.8g), grad norm %.8g (reference %.8g)\n", device.str().c_str(),
-                (*stats)[0].loss, want_loss, (*stats)[0].grad_norm, want_norm);
+    std::printf("parity %s: loss %.8g (reference %.8g), grad norm %.8g (reference %.8g)\n",
+                device.str().c_str(), (*stats)[0].loss, want_loss, (*stats)[0].grad_norm,
+                want_norm);
   }
 }
 

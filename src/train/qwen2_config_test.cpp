@@ -8,7 +8,7 @@ namespace kevin::train {
 namespace {
 
 Json small() {
-  return {{"vocab_size", 1000}, {"hidden_size", 64}, {"intermediate_size", 128},
+  return {{"vocab_size", 1000},     {"hidden_size", 64},        {"intermediate_size", 128},
           {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}};
 }
 
@@ -42,11 +42,13 @@ TEST(Qwen2Config, OtherModelFamiliesAreRefusedByName) {
   j["model_type"] = "llama";
   auto llama = qwen2_config_from_json(j);
   EXPECT_EQ(llama.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(llama.status().message().find("model_type \"llama\" is not supported"), std::string::npos);
+  EXPECT_NE(llama.status().message().find("model_type \"llama\" is not supported"),
+            std::string::npos);
   j = small();
   j["architectures"] = {"MistralForCausalLM"};
   auto mistral = qwen2_config_from_json(j);
-  EXPECT_NE(mistral.status().message().find("architecture MistralForCausalLM is not supported"), std::string::npos);
+  EXPECT_NE(mistral.status().message().find("architecture MistralForCausalLM is not supported"),
+            std::string::npos);
 }
 
 TEST(Qwen2Config, ReadsTransformers5Keys) {
@@ -66,8 +68,12 @@ TEST(Qwen2Config, ReadsTransformers5Keys) {
 
 TEST(Qwen2Config, ParameterCountOfAPublishedShape) {
   // Qwen2.5-0.5B: 24 layers, width 896, 14 heads / 2 KV heads, MLP 4864, vocab 151936, tied.
-  auto c = qwen2_config_from_json({{"vocab_size", 151936}, {"hidden_size", 896}, {"intermediate_size", 4864},
-                                   {"num_hidden_layers", 24}, {"num_attention_heads", 14}, {"num_key_value_heads", 2},
+  auto c = qwen2_config_from_json({{"vocab_size", 151936},
+                                   {"hidden_size", 896},
+                                   {"intermediate_size", 4864},
+                                   {"num_hidden_layers", 24},
+                                   {"num_attention_heads", 14},
+                                   {"num_key_value_heads", 2},
                                    {"tie_word_embeddings", true}});
   ASSERT_TRUE(c.is_ok());
   EXPECT_EQ(c->parameter_count(), 494032768);

@@ -26,9 +26,11 @@ torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
 }
 
 // `mask` undefined: plain causal attention (flash kernels on the GPU).
-torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) {
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                     const torch::Tensor& mask) {
 #if TORCH_VERSION_MAJOR >= 2
-  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  if (!mask.defined())
+    return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
   return at::scaled_dot_product_attention(q, k, v, mask);
 #else
   // Softmax in fp32 as SDPA's math path does, so bf16 models agree across versions.
@@ -38,7 +40,8 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
     scores = scores + mask.to(torch::kFloat32);
   } else {
     const auto t = q.size(2);
-    scores = scores.masked_fill(torch::ones({t, t}, q.options().dtype(torch::kBool)).triu(1), -INFINITY);
+    scores =
+        scores.masked_fill(torch::ones({t, t}, q.options().dtype(torch::kBool)).triu(1), -INFINITY);
   }
   return torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32)).to(q.scalar_type());
 #endif
@@ -49,8 +52,9 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
 // saved_data holds IValues only; the mask travels as an optional because an undefined tensor
 // argument (the causal path) is not a valid autograd input.
 struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
-                               const torch::Tensor& sin, const std::optional<torch::Tensor>& optional_mask, int64_t layer) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin,
+                               const std::optional<torch::Tensor>& optional_mask, int64_t layer) {
     const torch::Tensor mask = optional_mask.value_or(torch::Tensor());
     ctx->save_for_backward({x});
     ctx->saved_data["cos"] = cos;
@@ -73,12 +77,16 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
     torch::autograd::backward({out}, {grad_out[0]});  // parameter gradients accumulate here
     return {x.grad(), {}, {}, {}, {}};
   }
-  static DecoderLayerImpl* as_layer(int64_t address) { return reinterpret_cast<DecoderLayerImpl*>(address); }
+  static DecoderLayerImpl* as_layer(int64_t address) {
+    return reinterpret_cast<DecoderLayerImpl*>(address);
+  }
 };
 
-torch::Tensor checkpointed(DecoderLayerImpl* layer, const torch::Tensor& x, const torch::Tensor& cos,
-                           const torch::Tensor& sin, const torch::Tensor& mask) {
-  return CheckpointedLayer::apply(x, cos, sin, std::optional<torch::Tensor>(mask), reinterpret_cast<int64_t>(layer));
+torch::Tensor checkpointed(DecoderLayerImpl* layer, const torch::Tensor& x,
+                           const torch::Tensor& cos, const torch::Tensor& sin,
+                           const torch::Tensor& mask) {
+  return CheckpointedLayer::apply(x, cos, sin, std::optional<torch::Tensor>(mask),
+                                  reinterpret_cast<int64_t>(layer));
 }
 
 }  // namespace
@@ -112,8 +120,10 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
 
 void ProjectionImpl::add_lora(int64_t rank, double alpha) {
   const auto options = weight.options();
-  lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), rank).bias(false)));
-  lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, weight.size(0)).bias(false)));
+  lora_A = register_module(
+      "lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), rank).bias(false)));
+  lora_B = register_module(
+      "lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, weight.size(0)).bias(false)));
   lora_A->to(options.device(), options.dtype().toScalarType());
   lora_B->to(options.device(), options.dtype().toScalarType());
   torch::NoGradGuard no_grad;
@@ -125,11 +135,14 @@ void ProjectionImpl::add_lora(int64_t rank, double alpha) {
 torch::Tensor ProjectionImpl::merged_weight() const {
   if (!has_lora()) return weight;
   torch::NoGradGuard no_grad;
-  return (weight.to(torch::kFloat32) + torch::matmul(lora_B->weight.to(torch::kFloat32), lora_A->weight.to(torch::kFloat32)) * lora_scale)
+  return (weight.to(torch::kFloat32) +
+          torch::matmul(lora_B->weight.to(torch::kFloat32), lora_A->weight.to(torch::kFloat32)) *
+              lora_scale)
       .to(weight.scalar_type());
 }
 
-torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections, const torch::Tensor& x) {
+torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
+                               const torch::Tensor& x) {
   std::vector<torch::Tensor> weights, biases;
   bool any_lora = false;
   for (const ProjectionImpl* p : projections) {
@@ -142,7 +155,8 @@ torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections, 
     for (ProjectionImpl* p : projections) outputs.push_back(p->forward(x));
     return torch::cat(outputs, -1);
   }
-  return torch::nn::functional::linear(x, torch::cat(weights, 0), biases.empty() ? torch::Tensor() : torch::cat(biases, 0));
+  return torch::nn::functional::linear(x, torch::cat(weights, 0),
+                                       biases.empty() ? torch::Tensor() : torch::cat(biases, 0));
 }
 
 AttentionImpl::AttentionImpl(const Qwen2Config& c)
@@ -153,8 +167,9 @@ AttentionImpl::AttentionImpl(const Qwen2Config& c)
   o_proj = register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false));
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                     const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                     const torch::Tensor& sin, const torch::Tensor& mask,
+                                     torch::Tensor* cache_k, torch::Tensor* cache_v) {
   const auto b = x.size(0), t = x.size(1);
   const auto qkv = project_together({q_proj.get(), k_proj.get(), v_proj.get()}, x);
   const int64_t q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
@@ -190,11 +205,13 @@ DecoderLayerImpl::DecoderLayerImpl(const Qwen2Config& c) {
   self_attn = register_module("self_attn", Attention(c));
   mlp = register_module("mlp", MLP(c));
   input_layernorm = register_module("input_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps));
-  post_attention_layernorm = register_module("post_attention_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps));
+  post_attention_layernorm =
+      register_module("post_attention_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps));
 }
 
-torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                        const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v) {
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                        const torch::Tensor& sin, const torch::Tensor& mask,
+                                        torch::Tensor* cache_k, torch::Tensor* cache_v) {
   const auto h = x + self_attn(input_layernorm(x), cos, sin, mask, cache_k, cache_v);
   return h + mlp(post_attention_layernorm(h));
 }
@@ -206,7 +223,8 @@ Qwen2BodyImpl::Qwen2BodyImpl(const Qwen2Config& c) {
   norm = register_module("norm", RMSNorm(c.hidden_size, c.rms_norm_eps));
 }
 
-std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions, const torch::Tensor& inv_freq,
+std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions,
+                                                       const torch::Tensor& inv_freq,
                                                        torch::Dtype dtype) {
   const auto freqs = positions.to(torch::kFloat32).unsqueeze(-1) * inv_freq.view({1, 1, -1});
   const auto angles = torch::cat({freqs, freqs}, -1);
@@ -218,13 +236,15 @@ namespace {
 // Additive mask [B, 1, T, S]: causal over all S = past + T positions, and no attention to
 // padding. A padding query still sees itself, so no row is fully masked (NaNs would reach
 // real rows through the padding's keys).
-torch::Tensor additive_mask(const torch::Tensor& mask2d, int64_t past, int64_t t, const torch::TensorOptions& options) {
+torch::Tensor additive_mask(const torch::Tensor& mask2d, int64_t past, int64_t t,
+                            const torch::TensorOptions& options) {
   const auto b = mask2d.size(0), s = past + t;
   const auto longs = torch::TensorOptions(mask2d.device()).dtype(torch::kLong);
   const auto query_pos = torch::arange(past, s, longs).view({t, 1});
   const auto key_pos = torch::arange(0, s, longs).view({1, s});
-  const auto allowed = ((key_pos <= query_pos).view({1, 1, t, s}) & mask2d.to(torch::kBool).view({b, 1, 1, s})) |
-                       (key_pos == query_pos).view({1, 1, t, s});
+  const auto allowed =
+      ((key_pos <= query_pos).view({1, 1, t, s}) & mask2d.to(torch::kBool).view({b, 1, 1, s})) |
+      (key_pos == query_pos).view({1, 1, t, s});
   return torch::zeros({b, 1, t, s}, options).masked_fill(allowed.logical_not(), -INFINITY);
 }
 
@@ -232,7 +252,8 @@ torch::Tensor additive_mask(const torch::Tensor& mask2d, int64_t past, int64_t t
 
 Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)) {
   model = register_module("model", Qwen2Body(config_));
-  if (!config_.tie_word_embeddings) lm_head = register_module("lm_head", linear(config_.hidden_size, config_.vocab_size, false));
+  if (!config_.tie_word_embeddings)
+    lm_head = register_module("lm_head", linear(config_.hidden_size, config_.vocab_size, false));
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
     if (p.key().find("norm") != std::string::npos) continue;
@@ -243,26 +264,31 @@ Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)
     }
   }
   const int64_t d = config_.head_dim();
-  inv_freq_ = 1.0 / torch::pow(config_.rope_theta, torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d));
+  inv_freq_ = 1.0 / torch::pow(config_.rope_theta,
+                               torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d));
   inv_freq_ = inv_freq_.to(torch::kFloat32);
 }
 
-torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                                            KVCache* cache) {
+torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids,
+                                            const torch::Tensor& attention_mask, KVCache* cache) {
   return lm_logits(hidden_states(input_ids, attention_mask, cache));
 }
 
 torch::Tensor Qwen2ForCausalLMImpl::lm_logits(const torch::Tensor& hidden) {
-  return config_.tie_word_embeddings ? torch::matmul(hidden, model->embed_tokens->weight.t()) : lm_head(hidden);
+  return config_.tie_word_embeddings ? torch::matmul(hidden, model->embed_tokens->weight.t())
+                                     : lm_head(hidden);
 }
 
-torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids,
+                                                  const torch::Tensor& attention_mask,
                                                   KVCache* cache) {
   const auto b = input_ids.size(0), t = input_ids.size(1);
   const int64_t past = cache != nullptr ? cache->length() : 0;
   const auto device = input_ids.device();
-  const auto mask2d = attention_mask.defined() ? attention_mask.to(device, torch::kLong)
-                                               : torch::ones({b, past + t}, torch::TensorOptions(device).dtype(torch::kLong));
+  const auto mask2d =
+      attention_mask.defined()
+          ? attention_mask.to(device, torch::kLong)
+          : torch::ones({b, past + t}, torch::TensorOptions(device).dtype(torch::kLong));
   // Position of a token = number of real tokens before it (left padding does not count).
   const auto positions = (mask2d.cumsum(1) - 1).clamp_min(0).narrow(1, past, t);
   auto x = model->embed_tokens(input_ids);
@@ -282,7 +308,8 @@ torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids
     if (checkpoint) {
       x = checkpointed(layer.get(), x, cos, sin, mask);
     } else {
-      x = layer->forward(x, cos, sin, mask, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+      x = layer->forward(x, cos, sin, mask, cache ? &cache->keys[i] : nullptr,
+                         cache ? &cache->values[i] : nullptr);
     }
   }
   return model->norm(x);
@@ -313,7 +340,8 @@ std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::lora_we
 std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::merged_weights() const {
   std::map<std::string, torch::Tensor> merged;
   for (const auto& m : named_modules()) {
-    if (const auto* projection = m.value()->as<ProjectionImpl>(); projection != nullptr && projection->has_lora()) {
+    if (const auto* projection = m.value()->as<ProjectionImpl>();
+        projection != nullptr && projection->has_lora()) {
       merged[m.key() + ".weight"] = projection->merged_weight();
     }
   }
@@ -327,7 +355,8 @@ std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::merged_
 Status Qwen2ForCausalLMImpl::add_lora(const LoraConfig& lora) {
   if (lora.rank < 1) return invalid_argument("LoRA rank must be at least 1");
   if (lora_.rank > 0) return invalid_argument("the model already has LoRA adapters");
-  static const std::set<std::string> kKnown = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  static const std::set<std::string> kKnown = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                               "gate_proj", "up_proj", "down_proj"};
   for (const std::string& target : lora.targets) {
     if (kKnown.count(target) == 0) return invalid_argument("unknown LoRA target module: " + target);
   }
@@ -359,16 +388,19 @@ Status Qwen2ForCausalLMImpl::load_weights(const std::map<std::string, torch::Ten
   std::set<std::string> names;
   for (const auto& p : params) names.insert(p.first);
   for (const auto& [name, tensor] : weights) {
-    if (name == "lm_head.weight" && config_.tie_word_embeddings) continue;  // some tied checkpoints keep a copy
-    if (name.find("rotary_emb.inv_freq") != std::string::npos) continue;   // older checkpoints carry the buffer
-    if (names.count(name) == 0) return invalid_argument("checkpoint has an unexpected weight: " + name);
+    if (name == "lm_head.weight" && config_.tie_word_embeddings)
+      continue;  // some tied checkpoints keep a copy
+    if (name.find("rotary_emb.inv_freq") != std::string::npos)
+      continue;  // older checkpoints carry the buffer
+    if (names.count(name) == 0)
+      return invalid_argument("checkpoint has an unexpected weight: " + name);
   }
   for (const auto& [name, param] : params) {
     const auto it = weights.find(name);
     if (it == weights.end()) return invalid_argument("checkpoint lacks weight " + name);
     if (it->second.sizes() != param.sizes()) {
-      return invalid_argument("weight " + name + " has shape " + c10::str(it->second.sizes()) + ", the model expects " +
-                              c10::str(param.sizes()));
+      return invalid_argument("weight " + name + " has shape " + c10::str(it->second.sizes()) +
+                              ", the model expects " + c10::str(param.sizes()));
     }
     param.copy_(it->second);
   }

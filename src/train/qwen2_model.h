@@ -41,7 +41,8 @@ TORCH_MODULE(RMSNorm);
 struct LoraConfig {
   int64_t rank = 0;  // 0: no adapters (full fine-tuning)
   double alpha = 32;
-  std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  std::vector<std::string> targets = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                      "gate_proj", "up_proj", "down_proj"};
 };
 
 // y = x Wᵀ (+ b) under HF's names (weight, bias), plus an optional LoRA adapter whose
@@ -65,7 +66,8 @@ TORCH_MODULE(Projection);
 // The projections' outputs of one input, concatenated on the last dimension. Without
 // adapters the weights are concatenated first, so the input is cast (under autocast) and
 // multiplied once, and backward sums no per-projection input gradients.
-torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections, const torch::Tensor& x);
+torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
+                               const torch::Tensor& x);
 
 // Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
 // appends this call's keys/values to them (they are replaced, not modified in place).
@@ -129,8 +131,8 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   // forward's two halves: the final-normed hidden states [B, T, hidden] (same arguments), and
   // the LM head applied to hidden states of any leading shape. Training takes the head only
   // at the positions it scores, which saves the vocabulary-wide work on prompt tokens.
-  torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {},
-                              KVCache* cache = nullptr);
+  torch::Tensor hidden_states(const torch::Tensor& input_ids,
+                              const torch::Tensor& attention_mask = {}, KVCache* cache = nullptr);
   torch::Tensor lm_logits(const torch::Tensor& hidden);
 
   // Copies `weights` (HF names) into the parameters. kInvalidArgument naming the tensor for a
@@ -170,7 +172,8 @@ TORCH_MODULE(Qwen2ForCausalLM);
 
 // The rotary angles' cos and sin for `positions` [B, T]: [B, T, head_dim] each (HF's
 // rotate-half layout: the frequencies repeated twice).
-std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions, const torch::Tensor& inv_freq,
+std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions,
+                                                       const torch::Tensor& inv_freq,
                                                        torch::Dtype dtype);
 
 }  // namespace kevin::train

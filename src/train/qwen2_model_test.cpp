@@ -31,12 +31,13 @@ TEST(Qwen2Model, HfParameterNamesAndCount) {
     names.insert(name);
     count += t.numel();
   }
-  for (const char* n : {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
-                        "model.layers.0.self_attn.q_proj.bias", "model.layers.1.self_attn.k_proj.bias",
-                        "model.layers.1.self_attn.v_proj.bias", "model.layers.0.self_attn.o_proj.weight",
-                        "model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
-                        "model.layers.0.mlp.down_proj.weight", "model.layers.0.input_layernorm.weight",
-                        "model.layers.0.post_attention_layernorm.weight", "model.norm.weight", "lm_head.weight"}) {
+  for (const char* n :
+       {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
+        "model.layers.0.self_attn.q_proj.bias", "model.layers.1.self_attn.k_proj.bias",
+        "model.layers.1.self_attn.v_proj.bias", "model.layers.0.self_attn.o_proj.weight",
+        "model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
+        "model.layers.0.mlp.down_proj.weight", "model.layers.0.input_layernorm.weight",
+        "model.layers.0.post_attention_layernorm.weight", "model.norm.weight", "lm_head.weight"}) {
     EXPECT_TRUE(names.count(n)) << n;
   }
   EXPECT_FALSE(names.count("model.layers.0.self_attn.o_proj.bias"));
@@ -67,7 +68,8 @@ TEST(Qwen2Model, CachedDecodingEqualsFullForward) {
   EXPECT_TRUE(torch::allclose(step, full.narrow(1, 0, 4), 1e-5, 1e-5));
   for (int64_t t = 4; t < 7; ++t) {
     step = m->forward(seq.narrow(1, t, 1), {}, &cache);
-    EXPECT_TRUE(torch::allclose(step.select(1, 0), full.select(1, t), 1e-5, 1e-5)) << "position " << t;
+    EXPECT_TRUE(torch::allclose(step.select(1, 0), full.select(1, t), 1e-5, 1e-5))
+        << "position " << t;
   }
   EXPECT_EQ(cache.length(), 7);
 }
@@ -77,7 +79,8 @@ TEST(Qwen2Model, LeftPaddingIsInvisible) {
   Qwen2ForCausalLM m(tiny());
   torch::NoGradGuard g;
   const auto plain = m->forward(ids({7, 8, 9}));
-  const auto padded = m->forward(ids({0, 0, 7, 8, 9}), torch::tensor({0, 0, 1, 1, 1}, torch::kLong).unsqueeze(0));
+  const auto padded =
+      m->forward(ids({0, 0, 7, 8, 9}), torch::tensor({0, 0, 1, 1, 1}, torch::kLong).unsqueeze(0));
   EXPECT_FALSE(padded.isnan().any().item<bool>());
   EXPECT_TRUE(torch::allclose(padded.narrow(1, 2, 3), plain, 1e-5, 1e-5));
 }
@@ -108,7 +111,8 @@ TEST(Qwen2Model, CausalFastPathEqualsTheMaskedPath) {
   Qwen2ForCausalLM m(tiny());
   const auto x = torch::randint(0, 50, {2, 7}, torch::kLong);
   torch::NoGradGuard no_grad;
-  EXPECT_TRUE(torch::allclose(m->forward(x), m->forward(x, torch::ones({2, 7}, torch::kLong)), 1e-5, 1e-5));
+  EXPECT_TRUE(
+      torch::allclose(m->forward(x), m->forward(x, torch::ones({2, 7}, torch::kLong)), 1e-5, 1e-5));
 }
 
 // The sum of squared gradients of a fixed loss, per parameter name.
@@ -169,7 +173,8 @@ TEST(Qwen2Model, LoraAdaptersTrainAloneAndMergeExactly) {
 
 TEST(Qwen2Model, RotaryAnglesFollowTheConfigTheta) {
   const auto inv_freq = torch::tensor({1.0f, 0.01f});
-  const auto [cos, sin] = rotary_cos_sin(torch::tensor({0, 2}, torch::kLong).unsqueeze(0), inv_freq, torch::kFloat32);
+  const auto [cos, sin] =
+      rotary_cos_sin(torch::tensor({0, 2}, torch::kLong).unsqueeze(0), inv_freq, torch::kFloat32);
   EXPECT_NEAR(cos[0][0][0].item<float>(), 1.0, 1e-7);
   EXPECT_NEAR(sin[0][1][0].item<float>(), std::sin(2.0), 1e-6);
   EXPECT_NEAR(sin[0][1][3].item<float>(), std::sin(0.02), 1e-6);  // second half repeats the first
@@ -193,7 +198,10 @@ TEST(Generate, GreedyMatchesArgmaxAndLogprobsMatchRecomputation) {
       const auto logits = m->forward(ids(seq));
       const auto last = logits.select(1, static_cast<int64_t>(seq.size()) - 1);
       EXPECT_EQ(last.argmax(-1).item<int64_t>(), out[i].tokens[t]);
-      const auto lp = score_tokens(last.unsqueeze(1), torch::tensor({static_cast<int64_t>(out[i].tokens[t])}).unsqueeze(0), 1.0).logprobs;
+      const auto lp =
+          score_tokens(last.unsqueeze(1),
+                       torch::tensor({static_cast<int64_t>(out[i].tokens[t])}).unsqueeze(0), 1.0)
+              .logprobs;
       EXPECT_NEAR(lp.item<float>(), out[i].logprobs[t], 1e-4);
       seq.push_back(out[i].tokens[t]);
     }

@@ -6,8 +6,8 @@
 namespace kevin::train {
 
 // A config of the given sizes, every other field at its default.
-inline Qwen2Config tiny_qwen2(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers = 2, int64_t heads = 4,
-                              int64_t kv_heads = 2) {
+inline Qwen2Config tiny_qwen2(int64_t vocab, int64_t hidden, int64_t intermediate,
+                              int64_t layers = 2, int64_t heads = 4, int64_t kv_heads = 2) {
   Qwen2Config c;
   c.vocab_size = vocab;
   c.hidden_size = hidden;

@@ -20,14 +20,18 @@ inline constexpr int32_t kFenceToken = 259, kDirectiveToken = 260, kScorableVoca
 inline Json scorable_tokenizer() {
   Json vocab = Json::object();
   for (int b = 0; b < 256; ++b) vocab[to_byte_level(std::string(1, static_cast<char>(b)))] = b;
-  const Json split = {{"type", "Split"}, {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
-                      {"behavior", "Isolated"}, {"invert", false}};
-  const Json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
-  const Json added = {{{"id", 256}, {"content", "<|im_start|>"}, {"special", true}},
-                      {{"id", 257}, {"content", "<|im_end|>"}, {"special", true}},
-                      {{"id", 258}, {"content", "<|endoftext|>"}, {"special", true}},
-                      {{"id", kFenceToken}, {"content", "```\n"}, {"special", false}},
-                      {{"id", kDirectiveToken}, {"content", "// fake: correct speedup=2\n"}, {"special", false}}};
+  const Json split = {{"type", "Split"},
+                      {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}};
+  const Json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
+  const Json added = {
+      {{"id", 256}, {"content", "<|im_start|>"}, {"special", true}},
+      {{"id", 257}, {"content", "<|im_end|>"}, {"special", true}},
+      {{"id", 258}, {"content", "<|endoftext|>"}, {"special", true}},
+      {{"id", kFenceToken}, {"content", "```\n"}, {"special", false}},
+      {{"id", kDirectiveToken}, {"content", "// fake: correct speedup=2\n"}, {"special", false}}};
   return {{"normalizer", nullptr},
           {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {split, byte_level}}}},
           {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array()}}},
@@ -53,7 +57,8 @@ inline Status write_scorable_model(const std::filesystem::path& dir) {
     head[kDirectiveToken] = 0.45;
     head[257] = 0.2;
   }
-  KEVIN_RETURN_IF_ERROR(save_qwen2_dir(model->config(), model->named_weights(), dir, torch::kFloat32));
+  KEVIN_RETURN_IF_ERROR(
+      save_qwen2_dir(model->config(), model->named_weights(), dir, torch::kFloat32));
   return write_file_atomic(dir / "tokenizer.json", dump_json(scorable_tokenizer()));
 }
 

@@ -32,7 +32,8 @@ constexpr bool is_printable_byte(size_t b) {
 constexpr std::array<char32_t, 256> make_byte_to_code_point() {
   std::array<char32_t, 256> table{};
   char32_t next = 256;
-  for (size_t b = 0; b < 256; ++b) table[b] = is_printable_byte(b) ? static_cast<char32_t>(b) : next++;
+  for (size_t b = 0; b < 256; ++b)
+    table[b] = is_printable_byte(b) ? static_cast<char32_t>(b) : next++;
   return table;
 }
 
@@ -174,7 +175,7 @@ struct BpeModel {
   mutable PieceCache cache;
 
   struct AddedMatch {
-    size_t begin = 0;                  // text.size() when there is no match
+    size_t begin = 0;  // text.size() when there is no match
     const AddedToken* token = nullptr;
   };
   AddedMatch find_added(std::string_view text, size_t from, bool allow_special) const;
@@ -203,7 +204,8 @@ BpeModel::AddedMatch BpeModel::find_added(std::string_view text, size_t from,
 // invalid UTF-8, which PCRE2_MATCH_INVALID_UTF never matches.
 void BpeModel::encode_segment(std::string_view segment, std::vector<int32_t>& ids) const {
   if (segment.empty()) return;
-  const MatchDataPtr data(split ? pcre2_match_data_create_from_pattern(split.get(), nullptr) : nullptr);
+  const MatchDataPtr data(split ? pcre2_match_data_create_from_pattern(split.get(), nullptr)
+                                : nullptr);
   if (!data) {
     encode_piece(segment, ids);
     return;
@@ -214,11 +216,14 @@ void BpeModel::encode_segment(std::string_view segment, std::vector<int32_t>& id
   while (search < segment.size()) {
     // A negative result is no match, or a resource limit (never hit by Qwen's pattern, whose
     // repeats are single characters); either way the rest becomes one piece below.
-    if (pcre2_match(split.get(), subject, segment.size(), search, 0, data.get(), nullptr) < 0) break;
+    if (pcre2_match(split.get(), subject, segment.size(), search, 0, data.get(), nullptr) < 0)
+      break;
     const PCRE2_SIZE* match = pcre2_get_ovector_pointer(data.get());
     if (match[1] == match[0]) {  // an empty match splits nothing; retry one character on
       search = match[0] + 1;
-      while (search < segment.size() && (static_cast<unsigned char>(segment[search]) & 0xC0) == 0x80) ++search;
+      while (search < segment.size() &&
+             (static_cast<unsigned char>(segment[search]) & 0xC0) == 0x80)
+        ++search;
       continue;
     }
     if (match[0] > done) encode_piece(segment.substr(done, match[0] - done), ids);
@@ -257,7 +262,9 @@ void BpeModel::merge_piece(std::string_view piece, std::vector<int32_t>& ids) co
   struct Candidate {
     int32_t rank;
     size_t left;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
   };
   std::vector<Symbol> symbols(piece.size());
   for (size_t i = 0; i < piece.size(); ++i) {
@@ -289,7 +296,8 @@ void BpeModel::merge_piece(std::string_view piece, std::vector<int32_t>& ids) co
     if (left.prev != kNone) push(left.prev);
     push(top.left);
   }
-  for (size_t i = piece.empty() ? kNone : 0; i != kNone; i = symbols[i].next) ids.push_back(symbols[i].id);
+  for (size_t i = piece.empty() ? kNone : 0; i != kNone; i = symbols[i].next)
+    ids.push_back(symbols[i].id);
 }
 
 }  // namespace detail
@@ -332,25 +340,31 @@ bool json_flag(const Json& obj, const char* key) {
 // Split (Regex pattern, Isolated, not inverted) followed by a ByteLevel step that neither adds
 // a prefix space nor applies GPT-2's built-in regex.
 Result<std::string> split_pattern(const Json& pre) {
-  if (!pre.is_object()) return unimplemented("tokenizer.json pre_tokenizer: a ByteLevel step is required");
-  const Json steps = member(pre, "type") == "Sequence" ? member(pre, "pretokenizers") : Json::array({pre});
-  if (!steps.is_array()) return invalid_argument("tokenizer.json pre_tokenizer.pretokenizers: expected an array");
+  if (!pre.is_object())
+    return unimplemented("tokenizer.json pre_tokenizer: a ByteLevel step is required");
+  const Json steps =
+      member(pre, "type") == "Sequence" ? member(pre, "pretokenizers") : Json::array({pre});
+  if (!steps.is_array())
+    return invalid_argument("tokenizer.json pre_tokenizer.pretokenizers: expected an array");
   std::string pattern;
   for (size_t i = 0; i < steps.size(); ++i) {
     const Json& step = steps[i];
     const Json& type = member(step, "type");
     if (type == "ByteLevel" && i + 1 == steps.size()) {
       if (json_flag(step, "add_prefix_space") || json_flag(step, "use_regex")) {
-        return unimplemented("tokenizer.json pre_tokenizer ByteLevel: add_prefix_space and use_regex must be false");
+        return unimplemented(
+            "tokenizer.json pre_tokenizer ByteLevel: add_prefix_space and use_regex must be false");
       }
       return pattern;
     }
     if (type != "Split" || i != 0) break;
     if (member(step, "behavior") != "Isolated" || json_flag(step, "invert")) {
-      return unimplemented("tokenizer.json pre_tokenizer Split: only behavior Isolated, not inverted, is supported");
+      return unimplemented(
+          "tokenizer.json pre_tokenizer Split: only behavior Isolated, not inverted, is supported");
     }
     const Json& regex = member(member(step, "pattern"), "Regex");
-    if (!regex.is_string()) return unimplemented("tokenizer.json pre_tokenizer Split: only a Regex pattern is supported");
+    if (!regex.is_string())
+      return unimplemented("tokenizer.json pre_tokenizer Split: only a Regex pattern is supported");
     pattern = regex.get<std::string>();
   }
   return unimplemented("tokenizer.json pre_tokenizer: only [Split,] ByteLevel is supported");
@@ -362,11 +376,13 @@ Result<RegexPtr> compile_regex(const std::string& pattern) {
   int error = 0;
   PCRE2_SIZE offset = 0;
   RegexPtr code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr));
+                              PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset,
+                              nullptr));
   if (!code) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error, message.data(), message.size());
-    return invalid_argument("tokenizer.json pre_tokenizer regex at offset " + std::to_string(offset) + ": " +
+    return invalid_argument("tokenizer.json pre_tokenizer regex at offset " +
+                            std::to_string(offset) + ": " +
                             reinterpret_cast<const char*>(message.data()));
   }
   // JIT makes matching several times faster; without it (unsupported CPU) the interpreter runs.
@@ -375,7 +391,8 @@ Result<RegexPtr> compile_regex(const std::string& pattern) {
 }
 
 Result<int32_t> token_id_from_json(const Json& value, const std::string& where) {
-  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= kMaxTokenId) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+      value.get<int64_t>() >= kMaxTokenId) {
     return invalid_argument(where + ": expected a token id in [0, 2^24)");
   }
   return static_cast<int32_t>(value.get<int64_t>());
@@ -383,7 +400,8 @@ Result<int32_t> token_id_from_json(const Json& value, const std::string& where) 
 
 // Records what `id` decodes to. An added token may take over the id of a vocabulary entry (HF
 // allows that; its content then decodes); any other reuse of an id is an error.
-Status set_token(BpeModel& m, int32_t id, std::string bytes, TokenKind kind, const std::string& where) {
+Status set_token(BpeModel& m, int32_t id, std::string bytes, TokenKind kind,
+                 const std::string& where) {
   const auto index = static_cast<size_t>(id);
   if (index >= m.id_bytes.size()) {
     m.id_bytes.resize(index + 1);
@@ -440,7 +458,8 @@ Status load_merges(const Json& merges, const StringMap<int32_t>& by_spelling, Bp
       }
       left = text.substr(0, space);
       right = text.substr(space + 1);
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {
       left = merge[0].get<std::string>();
       right = merge[1].get<std::string>();
     } else {
@@ -450,7 +469,8 @@ Status load_merges(const Json& merges, const StringMap<int32_t>& by_spelling, Bp
     const auto r = by_spelling.find(right);
     const auto merged = by_spelling.find(left + right);
     if (l == by_spelling.end() || r == by_spelling.end() || merged == by_spelling.end()) {
-      return invalid_argument(where + ": \"" + left + "\", \"" + right + "\" or their merge is not in the vocabulary");
+      return invalid_argument(where + ": \"" + left + "\", \"" + right +
+                              "\" or their merge is not in the vocabulary");
     }
     m.merges.insert_or_assign(pair_key(l->second, r->second),
                               MergeRule{static_cast<int32_t>(rank), merged->second});
@@ -465,16 +485,20 @@ Status load_added_tokens(const Json& added, BpeModel& m) {
     const Json& entry = added[i];
     const std::string where = "tokenizer.json added_tokens[" + std::to_string(i) + "]";
     if (!entry.is_object()) return invalid_argument(where + ": expected an object");
-    KEVIN_ASSIGN_OR_RETURN(const int32_t id, token_id_from_json(member(entry, "id"), where + ".id"));
+    KEVIN_ASSIGN_OR_RETURN(const int32_t id,
+                           token_id_from_json(member(entry, "id"), where + ".id"));
     KEVIN_ASSIGN_OR_RETURN(std::string content, json_get<std::string>(entry, "content"));
     KEVIN_ASSIGN_OR_RETURN(const bool special, json_get_or<bool>(entry, "special", false));
     if (content.empty()) return invalid_argument(where + ": empty content");
-    if (json_flag(entry, "lstrip") || json_flag(entry, "rstrip") || json_flag(entry, "single_word")) {
+    if (json_flag(entry, "lstrip") || json_flag(entry, "rstrip") ||
+        json_flag(entry, "single_word")) {
       return unimplemented(where + ": lstrip, rstrip and single_word are not supported");
     }
     // "normalized" is not read: with NFC not applied, matching raw or normalized text is the same.
-    if (!m.added_by_content.emplace(content, id).second) return invalid_argument(where + ": duplicate content");
-    KEVIN_RETURN_IF_ERROR(set_token(m, id, content, special ? TokenKind::kSpecial : TokenKind::kAdded, where));
+    if (!m.added_by_content.emplace(content, id).second)
+      return invalid_argument(where + ": duplicate content");
+    KEVIN_RETURN_IF_ERROR(
+        set_token(m, id, content, special ? TokenKind::kSpecial : TokenKind::kAdded, where));
     m.added.push_back({std::move(content), id, special});
   }
   for (size_t i = 0; i < m.added.size(); ++i) {
@@ -490,7 +514,8 @@ Status load_added_tokens(const Json& added, BpeModel& m) {
 
 Status check_model_options(const Json& model) {
   KEVIN_ASSIGN_OR_RETURN(const std::string type, json_get<std::string>(model, "type"));
-  if (type != "BPE") return unimplemented("tokenizer.json model.type: only BPE is supported, got " + type);
+  if (type != "BPE")
+    return unimplemented("tokenizer.json model.type: only BPE is supported, got " + type);
   if (const auto it = model.find("dropout"); it != model.end() && !it->is_null()) {
     return unimplemented("tokenizer.json model.dropout: BPE dropout is not supported");
   }
@@ -517,7 +542,8 @@ Result<std::shared_ptr<BpeModel>> build_model(const Json& j) {
   if (!pattern.empty()) {
     KEVIN_ASSIGN_OR_RETURN(m->split, compile_regex(pattern));
   }
-  KEVIN_ASSIGN_OR_RETURN(const StringMap<int32_t> by_spelling, load_vocab(member(model, "vocab"), *m));
+  KEVIN_ASSIGN_OR_RETURN(const StringMap<int32_t> by_spelling,
+                         load_vocab(member(model, "vocab"), *m));
   KEVIN_RETURN_IF_ERROR(load_merges(member(model, "merges"), by_spelling, *m));
   KEVIN_RETURN_IF_ERROR(load_added_tokens(member(j, "added_tokens"), *m));
   return m;
@@ -570,8 +596,10 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
 }
 
 std::optional<int32_t> Tokenizer::token_id(std::string_view token) const {
-  if (const auto it = model_->added_by_content.find(token); it != model_->added_by_content.end()) return it->second;
-  if (const auto it = model_->vocab_by_bytes.find(token); it != model_->vocab_by_bytes.end()) return it->second;
+  if (const auto it = model_->added_by_content.find(token); it != model_->added_by_content.end())
+    return it->second;
+  if (const auto it = model_->vocab_by_bytes.find(token); it != model_->vocab_by_bytes.end())
+    return it->second;
   return std::nullopt;
 }
 
@@ -591,10 +619,16 @@ std::string to_byte_level(std::string_view bytes) {
 
 // ---- ChatML --------------------------------------------------------------------------------
 
-std::string render_chatml(const std::vector<ChatTurn>& turns, bool add_generation_prompt, bool open_think) {
+std::string render_chatml(const std::vector<ChatTurn>& turns, bool add_generation_prompt,
+                          bool open_think) {
   std::string text;
   for (const ChatTurn& turn : turns) {
-    text.append(kImStart).append(turn.role).append("\n").append(turn.content).append(kImEnd).append("\n");
+    text.append(kImStart)
+        .append(turn.role)
+        .append("\n")
+        .append(turn.content)
+        .append(kImEnd)
+        .append("\n");
   }
   if (add_generation_prompt) {
     text.append(kImStart).append("assistant\n");

@@ -38,9 +38,10 @@ const Tokenizer* qwen() {
   return tokenizer ? &*tokenizer : nullptr;
 }
 
-#define REQUIRE_QWEN()                                                                       \
-  if (qwen() == nullptr) GTEST_SKIP() << "no tests/fixtures/tokenizer/qwen3/tokenizer.json " \
-                                         "(node tests/fixtures/tokenizer/make_fixture.mjs)"
+#define REQUIRE_QWEN()                                                \
+  if (qwen() == nullptr)                                              \
+  GTEST_SKIP() << "no tests/fixtures/tokenizer/qwen3/tokenizer.json " \
+                  "(node tests/fixtures/tokenizer/make_fixture.mjs)"
 
 std::vector<std::string> corpus_strings() {
   return read_json(kFixtures / "corpus.json")["strings"].get<std::vector<std::string>>();
@@ -52,8 +53,8 @@ std::string printable(std::string_view s) {
 }
 
 // Compares encode() with one reference's ids string by string; returns how many matched.
-size_t expect_ids_match(const std::vector<std::string>& strings, const Json& expected, bool allow_special,
-                        const std::string& reference) {
+size_t expect_ids_match(const std::vector<std::string>& strings, const Json& expected,
+                        bool allow_special, const std::string& reference) {
   EXPECT_EQ(expected.size(), strings.size()) << reference << " was generated from another corpus";
   size_t matched = 0;
   for (size_t i = 0; i < strings.size() && i < expected.size(); ++i) {
@@ -78,7 +79,8 @@ TEST(QwenTokenizer, MatchesTheNpmTokenizerOnTheCorpus) {
 // expected_hf.json comes from dev/tokenizer/make_hf_fixture.py on a machine with HF tokenizers.
 TEST(QwenTokenizer, MatchesHuggingFaceWhenItsFixtureExists) {
   const auto path = kFixtures / "expected_hf.json";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no expected_hf.json (dev/tokenizer/make_hf_fixture.py)";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << "no expected_hf.json (dev/tokenizer/make_hf_fixture.py)";
   REQUIRE_QWEN();
   const auto strings = corpus_strings();
   const Json expected = read_json(path);
@@ -86,11 +88,13 @@ TEST(QwenTokenizer, MatchesHuggingFaceWhenItsFixtureExists) {
   std::printf("[ tokenizer ] %zu/%zu corpus strings match %s\n", matched, strings.size(),
               expected["generator"].get<std::string>().c_str());
   if (expected.contains("ids_special_as_text")) {
-    expect_ids_match(strings, expected["ids_special_as_text"], false, "expected_hf.json (special as text)");
+    expect_ids_match(strings, expected["ids_special_as_text"], false,
+                     "expected_hf.json (special as text)");
   }
   const Json decoded = expected.value("decoded_skip_special", Json::array());
   for (size_t i = 0; i < strings.size() && i < decoded.size(); ++i) {
-    EXPECT_EQ(qwen()->decode(expected["ids"][i].get<std::vector<int32_t>>(), true), decoded[i].get<std::string>())
+    EXPECT_EQ(qwen()->decode(expected["ids"][i].get<std::vector<int32_t>>(), true),
+              decoded[i].get<std::string>())
         << "decode(skip_special), string " << i;
   }
   if (!expected.contains("chats")) return;  // written without transformers
@@ -99,8 +103,10 @@ TEST(QwenTokenizer, MatchesHuggingFaceWhenItsFixtureExists) {
   ASSERT_EQ(rendered.size(), chats.size());
   for (size_t i = 0; i < chats.size(); ++i) {
     std::vector<ChatTurn> turns;
-    for (const Json& m : chats[i]["messages"]) turns.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-    const std::string text = render_chatml(turns, chats[i]["add_generation_prompt"].get<bool>(), false);
+    for (const Json& m : chats[i]["messages"])
+      turns.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    const std::string text =
+        render_chatml(turns, chats[i]["add_generation_prompt"].get<bool>(), false);
     EXPECT_EQ(text, rendered[i]["text"].get<std::string>()) << "chat " << i;
     EXPECT_EQ(qwen()->encode(text), rendered[i]["ids"].get<std::vector<int32_t>>()) << "chat " << i;
   }
@@ -123,7 +129,7 @@ TEST(QwenTokenizer, SpecialAndAddedTokens) {
   EXPECT_EQ(t.token_id(kImEnd), 151645);
   EXPECT_EQ(t.token_id(kThinkOpen), 151667);
   EXPECT_EQ(t.token_id(kThinkClose), 151668);
-  EXPECT_EQ(t.token_id("\n"), 198);     // vocabulary entries by their bytes ("Ċ" in the file)
+  EXPECT_EQ(t.token_id("\n"), 198);  // vocabulary entries by their bytes ("Ċ" in the file)
   EXPECT_EQ(t.token_id(" the"), 279);
   EXPECT_FALSE(t.token_id("<|no such token|>").has_value());
   EXPECT_TRUE(t.is_special(151645));
@@ -138,18 +144,20 @@ TEST(QwenTokenizer, SpecialAndAddedTokens) {
 
   // Special tokens as plain text: markers are spelled out, <think> (not special) stays one id.
   const std::vector<int32_t> plain = t.encode(text, false);
-  for (const int32_t id : {151644, 151645}) EXPECT_EQ(std::count(plain.begin(), plain.end(), id), 0);
+  for (const int32_t id : {151644, 151645})
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), id), 0);
   EXPECT_EQ(std::count(plain.begin(), plain.end(), 151667), 1);
   EXPECT_EQ(t.decode(plain), text);
 
-  EXPECT_EQ(t.decode(std::vector<int32_t>{-1, 9707, 151669, 1 << 30, 11}), "Hello,");  // unknown ids skipped
+  EXPECT_EQ(t.decode(std::vector<int32_t>{-1, 9707, 151669, 1 << 30, 11}),
+            "Hello,");  // unknown ids skipped
 }
 
 TEST(QwenTokenizer, ChatmlPromptTokens) {
   REQUIRE_QWEN();
   const std::string prompt = render_chatml({{"user", "hi"}}, true, true);
-  EXPECT_EQ(qwen()->encode(prompt),
-            (std::vector<int32_t>{151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198, 151667, 198}));
+  EXPECT_EQ(qwen()->encode(prompt), (std::vector<int32_t>{151644, 872, 198, 6023, 151645, 198,
+                                                          151644, 77091, 198, 151667, 198}));
 }
 
 std::string random_bytes(std::mt19937& rng, size_t max_len) {
@@ -167,14 +175,16 @@ TEST(QwenTokenizer, AnyBytesRoundTrip) {
   std::uniform_int_distribution<size_t> pick(0, strings.size() - 1);
   for (int i = 0; i < 3000; ++i) {
     // Random bytes alone, and spliced into real text so invalid runs sit next to valid pieces.
-    const std::string s = i % 2 == 0 ? random_bytes(rng, 64)
-                                     : strings[pick(rng)] + random_bytes(rng, 8) + strings[pick(rng)];
+    const std::string s = i % 2 == 0
+                              ? random_bytes(rng, 64)
+                              : strings[pick(rng)] + random_bytes(rng, 8) + strings[pick(rng)];
     EXPECT_EQ(qwen()->decode(qwen()->encode(s)), s) << printable(s);
   }
   // Invalid bytes form their own pieces; the valid text around them splits as usual.
   const Tokenizer& t = *qwen();
-  for (const std::string& bad : {std::string("\xff"), std::string("\xe4\xb8"), std::string("\xc0\xaf"),
-                                 std::string("\xed\xa0\x80"), std::string(1, '\0')}) {
+  for (const std::string& bad :
+       {std::string("\xff"), std::string("\xe4\xb8"), std::string("\xc0\xaf"),
+        std::string("\xed\xa0\x80"), std::string(1, '\0')}) {
     std::vector<int32_t> want = t.encode("hello");
     for (const int32_t id : t.encode(bad)) want.push_back(id);
     for (const int32_t id : t.encode(" world")) want.push_back(id);
@@ -187,8 +197,9 @@ TEST(QwenTokenizer, LongInputsAreLossless) {
   REQUIRE_QWEN();
   // One piece each (digits aside), so the merge loop sees 64k symbols at once.
   constexpr size_t kSize = size_t{1} << 16;
-  for (const std::string& s : {std::string(kSize, ' '), std::string(kSize, 'a'), std::string(kSize, '!'),
-                               std::string(kSize, '7'), std::string(kSize, '\n') + "x"}) {
+  for (const std::string& s :
+       {std::string(kSize, ' '), std::string(kSize, 'a'), std::string(kSize, '!'),
+        std::string(kSize, '7'), std::string(kSize, '\n') + "x"}) {
     const auto ids = qwen()->encode(s);
     EXPECT_LE(ids.size(), s.size());
     EXPECT_EQ(qwen()->decode(ids), s);
@@ -225,9 +236,12 @@ Json tiny(const Json& merges, const std::vector<std::string>& extra, Json added 
   for (int b = 0; b < 256; ++b) vocab[to_byte_level(std::string(1, static_cast<char>(b)))] = b;
   int next = 256;
   for (const auto& token : extra) vocab[to_byte_level(token)] = next++;
-  const Json split = {{"type", "Split"}, {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
-                      {"behavior", "Isolated"}, {"invert", false}};
-  const Json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
+  const Json split = {{"type", "Split"},
+                      {"pattern", {{"Regex", " ?\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}};
+  const Json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
   return {{"normalizer", nullptr},
           {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {split, byte_level}}}},
           {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}},
@@ -257,7 +271,9 @@ TEST(TinyTokenizer, MergesApplyByRankLeftmostFirst) {
 TEST(TinyTokenizer, MergesAsPairsEqualMergesAsStrings) {
   const std::vector<std::string> extra = {" a", " ab", "ab"};
   const Tokenizer strings = make(tiny({"Ġ a", "a b", "Ġa b"}, extra));
-  const Tokenizer pairs = make(tiny(Json::array({Json::array({"Ġ", "a"}), Json::array({"a", "b"}), Json::array({"Ġa", "b"})}), extra));
+  const Tokenizer pairs = make(tiny(
+      Json::array({Json::array({"Ġ", "a"}), Json::array({"a", "b"}), Json::array({"Ġa", "b"})}),
+      extra));
   EXPECT_EQ(strings.encode("ab ab abc"), (std::vector<int32_t>{258, 257, 257, 99}));
   EXPECT_EQ(pairs.encode("ab ab abc"), strings.encode("ab ab abc"));
 }
@@ -277,7 +293,7 @@ TEST(TinyTokenizer, AddedTokensLeftmostThenLongest) {
   EXPECT_EQ(t.encode("<a>bc"), (std::vector<int32_t>{301, 99}));  // longest at the leftmost start
   EXPECT_EQ(t.encode("x<a>"), (std::vector<int32_t>{120, 300}));
   EXPECT_EQ(t.encode("<a>", false), (std::vector<int32_t>{60, 97, 62}));  // special off: plain text
-  EXPECT_EQ(t.encode("<a>b", false), (std::vector<int32_t>{301}));       // non-special still matched
+  EXPECT_EQ(t.encode("<a>b", false), (std::vector<int32_t>{301}));  // non-special still matched
   EXPECT_EQ(t.decode(std::vector<int32_t>{300, 301, 302}, true), "<a>ba>b");
 }
 
@@ -331,7 +347,8 @@ TEST(TinyTokenizer, RejectsWhatItCannotImplementOrMalformedFiles) {
   expect_rejected(j, StatusCode::kUnimplemented, "BPE");
   expect_rejected(Json::array(), StatusCode::kInvalidArgument, "object");
 
-  EXPECT_EQ(Tokenizer::load(kFixtures / "no-such-tokenizer.json").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Tokenizer::load(kFixtures / "no-such-tokenizer.json").status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST(ByteLevel, SpellsBytesLikeGpt2) {
@@ -346,7 +363,8 @@ TEST(Chatml, RendersTurnsAndTheGenerationPrompt) {
   EXPECT_EQ(render_chatml(turns, false, false),
             "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU\nmore<|im_end|>\n"
             "<|im_start|>assistant\nA<|im_end|>\n");
-  EXPECT_EQ(render_chatml({{"user", "hi"}}, true, false), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(render_chatml({{"user", "hi"}}, true, false),
+            "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(render_chatml({{"user", "hi"}}, true, true),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n");
   EXPECT_EQ(render_chatml({{"user", "hi"}}, false, true), "<|im_start|>user\nhi<|im_end|>\n");

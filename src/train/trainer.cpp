@@ -63,7 +63,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // The tasks of `step`: a draw without repeats that depends only on (seed, step), so a resumed
 // run sees the tasks the uninterrupted one would have.
-std::vector<tasks::TaskInfo> tasks_for_step(const std::vector<tasks::TaskInfo>& all, int count, uint64_t seed, int step) {
+std::vector<tasks::TaskInfo> tasks_for_step(const std::vector<tasks::TaskInfo>& all, int count,
+                                            uint64_t seed, int step) {
   std::vector<size_t> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(step_seed(seed, step, 0));
@@ -75,13 +76,18 @@ std::vector<tasks::TaskInfo> tasks_for_step(const std::vector<tasks::TaskInfo>& 
   return out;
 }
 
-Json mean_or_null(double sum, size_t count) { return count == 0 ? Json() : Json(sum / static_cast<double>(count)); }
+Json mean_or_null(double sum, size_t count) {
+  return count == 0 ? Json() : Json(sum / static_cast<double>(count));
+}
 
 // Whether a completion opens the way `prefix` says (after whitespace and an opening <think>).
-bool opens_with(const Tokenizer& tokenizer, const std::vector<int32_t>& completion, const std::string& prefix) {
+bool opens_with(const Tokenizer& tokenizer, const std::vector<int32_t>& completion,
+                const std::string& prefix) {
   const size_t head = std::min<size_t>(completion.size(), 32);
   std::string text = tokenizer.decode(std::span<const int32_t>(completion.data(), head), false);
-  const auto skip_space = [&] { text.erase(0, std::min(text.size(), text.find_first_not_of(" \t\r\n"))); };
+  const auto skip_space = [&] {
+    text.erase(0, std::min(text.size(), text.find_first_not_of(" \t\r\n")));
+  };
   skip_space();
   if (text.rfind("<think>", 0) == 0) text.erase(0, 7);
   skip_space();
@@ -89,7 +95,8 @@ bool opens_with(const Tokenizer& tokenizer, const std::vector<int32_t>& completi
 }
 
 // What one rollout did (what the paper plotted per step; docs/trainer.md, "train_log.jsonl").
-Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer, const std::string& not_okay_prefix) {
+Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer,
+                     const std::string& not_okay_prefix) {
   double reward = 0, correct = 0, speedup = 0, tokens = 0, clipped = 0, not_okay = 0;
   size_t speedups = 0, with_ids = 0;
   for (const auto& [key, r] : turns) {
@@ -123,9 +130,11 @@ Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer, const std::
 Result<std::vector<Sample>> samples_of(const Turns& turns) {
   std::vector<Sample> samples;
   for (const auto& [key, r] : turns) {
-    if (!r.contains("completion_token_ids") || !r.contains("prompt_token_ids") || !r.contains("logprobs")) {
+    if (!r.contains("completion_token_ids") || !r.contains("prompt_token_ids") ||
+        !r.contains("logprobs")) {
       return failed_precondition("turn " + key.task + " #" + std::to_string(key.trajectory) + "/" +
-                                 std::to_string(key.turn) + " has no token ids (not sampled in process)");
+                                 std::to_string(key.turn) +
+                                 " has no token ids (not sampled in process)");
     }
     Sample s;
     s.prompt = r["prompt_token_ids"].get<std::vector<int32_t>>();
@@ -155,7 +164,8 @@ Status truncate_log(const fs::path& file, int done) {
   for (std::string line; std::getline(in, line);) {
     // A line cut short by a crash mid-append does not parse; it belongs to redone work.
     const auto parsed = parse_json(line);
-    if (parsed.is_ok() && parsed->is_object() && parsed->value("step", done + 1) <= done) kept += line + "\n";
+    if (parsed.is_ok() && parsed->is_object() && parsed->value("step", done + 1) <= done)
+      kept += line + "\n";
   }
   return write_file_atomic(file, kept);
 }
@@ -187,7 +197,8 @@ std::optional<CheckpointState> latest_checkpoint(const fs::path& out_dir) {
     if (!text.is_ok()) continue;
     auto state = parse_json(*text);
     if (!state.is_ok()) continue;
-    CheckpointState c{state->value("next_step", 0), state->value("optimizer_steps", int64_t{0}), entry.path()};
+    CheckpointState c{state->value("next_step", 0), state->value("optimizer_steps", int64_t{0}),
+                      entry.path()};
     if (!best || c.next_step > best->next_step) best = c;
   }
   return best;
@@ -220,9 +231,11 @@ struct Trainer::Impl {
 
   Result<std::vector<torch::Device>> choose_devices() const {
     const bool cuda = torch::cuda::is_available();
-    if (o.device == "cuda" && !cuda) return failed_precondition("device \"cuda\" but no CUDA device is visible");
+    if (o.device == "cuda" && !cuda)
+      return failed_precondition("device \"cuda\" but no CUDA device is visible");
     const bool use_cuda = o.device == "cuda" || (o.device == "auto" && cuda);
-    if (o.precision == "bf16" && !use_cuda) return invalid_argument("precision \"bf16\" needs the CUDA device");
+    if (o.precision == "bf16" && !use_cuda)
+      return invalid_argument("precision \"bf16\" needs the CUDA device");
     std::vector<torch::Device> devices;
     if (use_cuda) {
       const int visible = static_cast<int>(torch::cuda::device_count());
@@ -231,7 +244,9 @@ struct Trainer::Impl {
         for (int g = 0; g < visible; ++g) gpus.push_back(g);
       }
       for (int g : gpus) {
-        if (g >= visible) return failed_precondition("gpus: GPU " + std::to_string(g) + " is not visible (" + std::to_string(visible) + " are)");
+        if (g >= visible)
+          return failed_precondition("gpus: GPU " + std::to_string(g) + " is not visible (" +
+                                     std::to_string(visible) + " are)");
         devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(g));
       }
     } else {
@@ -265,7 +280,8 @@ struct Trainer::Impl {
     torch::NoGradGuard no_grad;
     const auto source = model()->named_parameters();
     for (size_t r = 1; r < replicas.size(); ++r) {
-      for (auto& item : replicas[r].model->named_parameters()) item.value().copy_(source[item.key()]);
+      for (auto& item : replicas[r].model->named_parameters())
+        item.value().copy_(source[item.key()]);
     }
   }
 
@@ -288,13 +304,16 @@ struct Trainer::Impl {
 
   // NCCL between GPUs when this build has it; host memory otherwise (the CPU, tests).
   static Result<std::unique_ptr<Collective>> make_group(const std::vector<torch::Device>& devices) {
-    if (!devices.front().is_cuda() || !nccl_available()) return make_host_collective(static_cast<int>(devices.size()));
+    if (!devices.front().is_cuda() || !nccl_available())
+      return make_host_collective(static_cast<int>(devices.size()));
     std::vector<int> ordinals;
     for (const auto& d : devices) ordinals.push_back(d.index());
     return make_nccl_collective(ordinals);
   }
 
-  NamedTensors trainable_weights() const { return o.lora.rank > 0 ? model()->lora_weights() : model()->named_weights(); }
+  NamedTensors trainable_weights() const {
+    return o.lora.rank > 0 ? model()->lora_weights() : model()->named_weights();
+  }
 
   // Keeps the config beside the run; a different config is refused, except for the keys a
   // resumed run may change (how long, and on how many devices: the update is the same).
@@ -309,7 +328,9 @@ struct Trainer::Impl {
         b.erase(key);
       }
       if (a != b) {
-        return already_exists(o.out_dir.string() + " holds a training run with another config (only \"steps\", \"gpus\" and \"cpu_replicas\" may change)");
+        return already_exists(o.out_dir.string() +
+                              " holds a training run with another config (only \"steps\", \"gpus\" "
+                              "and \"cpu_replicas\" may change)");
       }
     }
     return write_file_atomic(file, dump_json(o.source, 2) + "\n");
@@ -322,8 +343,12 @@ struct Trainer::Impl {
       torch::NoGradGuard no_grad;
       for (auto& [name, param] : trainable_weights()) {
         auto saved = file.tensor(name);
-        if (!saved.is_ok()) return invalid_argument("checkpoint " + latest->dir.string() + ": " + saved.status().message());
-        if (saved->sizes() != param.sizes()) return invalid_argument("checkpoint " + latest->dir.string() + ": " + name + " has another shape");
+        if (!saved.is_ok())
+          return invalid_argument("checkpoint " + latest->dir.string() + ": " +
+                                  saved.status().message());
+        if (saved->sizes() != param.sizes())
+          return invalid_argument("checkpoint " + latest->dir.string() + ": " + name +
+                                  " has another shape");
         param.copy_(*saved);
       }
       copy_weights_to_replicas();
@@ -331,7 +356,8 @@ struct Trainer::Impl {
         try {
           torch::load(*r.adam, (latest->dir / kOptimizerFile).string(), r.device);
         } catch (const std::exception& e) {
-          return invalid_argument("checkpoint " + latest->dir.string() + ": optimizer state: " + e.what());
+          return invalid_argument("checkpoint " + latest->dir.string() +
+                                  ": optimizer state: " + e.what());
         }
       }
       next_step = latest->next_step;
@@ -352,8 +378,9 @@ struct Trainer::Impl {
       const auto params = replicas[r].model->trainable_parameters();
       for (size_t i = 0; i < params.size(); ++i) {
         if (!torch::equal(params[i].to(reference[i].device()), reference[i])) {
-          return internal_error("the replica on " + replicas[r].device.str() + " drifted from the one on " +
-                                replicas.front().device.str() + " (parameter " + std::to_string(i) + ")");
+          return internal_error("the replica on " + replicas[r].device.str() +
+                                " drifted from the one on " + replicas.front().device.str() +
+                                " (parameter " + std::to_string(i) + ")");
         }
       }
     }
@@ -372,7 +399,9 @@ struct Trainer::Impl {
     } catch (const std::exception& e) {
       return io_error("saving the optimizer state: " + std::string(e.what()));
     }
-    const Json state = {{"next_step", next_step}, {"optimizer_steps", optimizer_steps}, {"kevin_version", version_string()}};
+    const Json state = {{"next_step", next_step},
+                        {"optimizer_steps", optimizer_steps},
+                        {"kevin_version", version_string()}};
     KEVIN_RETURN_IF_ERROR(write_file_atomic(tmp / kStateFile, dump_json(state, 1) + "\n"));
     fs::remove_all(dir, ec);
     fs::rename(tmp, dir, ec);
@@ -395,7 +424,8 @@ struct Trainer::Impl {
 
   // Multi-turn rollouts of `tasks` with the current weights into `dir` (a kevin run folder).
   // `sampling_s` (when given) receives the seconds in which the policy was sampling.
-  Result<Turns> rollout(const fs::path& dir, const std::vector<tasks::TaskInfo>& tasks, double* sampling_s = nullptr) {
+  Result<Turns> rollout(const fs::path& dir, const std::vector<tasks::TaskInfo>& tasks,
+                        double* sampling_s = nullptr) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
@@ -408,7 +438,8 @@ struct Trainer::Impl {
     po.model_dir = o.model_dir;
     po.open_think = o.open_think;
     // Trajectories advancing at once are shared out over the replicas.
-    const auto per_replica = (static_cast<size_t>(std::max(1, config.parallel)) + replicas.size() - 1) / replicas.size();
+    const auto per_replica =
+        (static_cast<size_t>(std::max(1, config.parallel)) + replicas.size() - 1) / replicas.size();
     po.max_batch = per_replica;
     po.autocast_bf16 = bf16;
     std::vector<Qwen2ForCausalLM> models;
@@ -429,13 +460,15 @@ struct Trainer::Impl {
     KEVIN_RETURN_IF_ERROR(ran);
     if (sampling_s) *sampling_s = policy.sampling_seconds();
     KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout::scored_turns(store, config));
-    KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));
+    KEVIN_RETURN_IF_ERROR(
+        rollout::write_run_outputs(turns, dir, evaluator->backend() == "cuda" ? "cu" : "cpp"));
     return turns;
   }
 
   void set_lr(double lr) {
     for (auto& r : replicas) {
-      for (auto& g : r.adam->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+      for (auto& g : r.adam->param_groups())
+        static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     }
   }
 
@@ -446,15 +479,17 @@ struct Trainer::Impl {
   }
 
   // One optimizer step of replica `r` on its share of `samples`, in the calling thread.
-  Result<UpdateStats> step_replica(size_t r, const std::vector<Sample>& samples, const UpdateConfig& config) {
+  Result<UpdateStats> step_replica(size_t r, const std::vector<Sample>& samples,
+                                   const UpdateConfig& config) {
     Replica& replica = replicas[r];
     try {
       const engine::SharedDeviceLock not_while_timing(gate_of(replica));
       const DeviceOfThread on_device(replica.device);
       Bf16Autocast autocast(bf16);  // thread-local: each replica's thread opens its own
       replica.model->train();
-      KEVIN_ASSIGN_OR_RETURN(auto stats, grpo_update(replica.model, *replica.adam, samples, config,
-                                                     ReplicaRank{group.get(), static_cast<int>(r)}));
+      KEVIN_ASSIGN_OR_RETURN(auto stats,
+                             grpo_update(replica.model, *replica.adam, samples, config,
+                                         ReplicaRank{group.get(), static_cast<int>(r)}));
       return stats.front();
     } catch (const std::exception& e) {
       return internal_error("replica on " + replica.device.str() + ": " + e.what());
@@ -477,7 +512,8 @@ struct Trainer::Impl {
   // Linear warm-up over the first warmup_steps optimizer steps, then constant.
   double lr_for(int64_t optimizer_step) const {
     if (o.optimizer.warmup_steps <= 0) return o.optimizer.lr;
-    const double ramp = static_cast<double>(optimizer_step + 1) / static_cast<double>(o.optimizer.warmup_steps);
+    const double ramp =
+        static_cast<double>(optimizer_step + 1) / static_cast<double>(o.optimizer.warmup_steps);
     return o.optimizer.lr * std::min(1.0, ramp);
   }
 
@@ -503,9 +539,15 @@ struct Trainer::Impl {
     if (on_cuda()) torch::cuda::synchronize();
     const double seconds = seconds_since(start);
     const double steps = o.update.optimizer_steps;
-    return Json{{"loss", loss / steps},          {"grad_norm", grad_norm / steps}, {"clip_fraction", clipped / steps},
-                {"entropy", entropy / steps},    {"kl", kl / steps},               {"lr", lr},
-                {"samples", samples.size()},     {"train_tokens", tokens},         {"update_s", seconds},
+    return Json{{"loss", loss / steps},
+                {"grad_norm", grad_norm / steps},
+                {"clip_fraction", clipped / steps},
+                {"entropy", entropy / steps},
+                {"kl", kl / steps},
+                {"lr", lr},
+                {"samples", samples.size()},
+                {"train_tokens", tokens},
+                {"update_s", seconds},
                 {"train_tokens_per_s", seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0}};
   }
 
@@ -514,18 +556,23 @@ struct Trainer::Impl {
     const auto tasks = tasks_for_step(o.train_tasks, o.tasks_per_step, o.seed, step);
     const auto start = std::chrono::steady_clock::now();
     double sampling_s = 0;
-    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step + 1), tasks, &sampling_s));
+    KEVIN_ASSIGN_OR_RETURN(
+        Turns turns, rollout(o.out_dir / "rollouts" / step_name(step + 1), tasks, &sampling_s));
     const double rollout_s = seconds_since(start);
-    Json line = {{"kind", "train"}, {"step", step + 1}};  // 1-based, as printed and as folders are named
+    Json line = {{"kind", "train"},
+                 {"step", step + 1}};  // 1-based, as printed and as folders are named
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     double generated = 0;
-    for (const auto& [key, r] : turns) generated += static_cast<double>(r.value("completion_tokens", 0));
+    for (const auto& [key, r] : turns)
+      generated += static_cast<double>(r.value("completion_tokens", 0));
     line["rollout_s"] = rollout_s;
     // Against the time the policy sampled: the rollout also waits for the engine's verdicts.
     line["sampling_s"] = sampling_s;
     line["gen_tokens_per_s"] = sampling_s > 0 ? generated / sampling_s : 0.0;
     KEVIN_ASSIGN_OR_RETURN(auto samples, samples_of(turns));
-    if (samples.empty()) return failed_precondition("step " + std::to_string(step) + ": the rollout produced no samples");
+    if (samples.empty())
+      return failed_precondition("step " + std::to_string(step) +
+                                 ": the rollout produced no samples");
     KEVIN_ASSIGN_OR_RETURN(Json stats, update(samples));
     line.update(stats);
     return line;
@@ -533,7 +580,8 @@ struct Trainer::Impl {
 
   Result<Json> holdout(int step) {
     torch::manual_seed(step_seed(o.seed, step, 2));
-    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "holdout" / step_name(step + 1), o.holdout_tasks));
+    KEVIN_ASSIGN_OR_RETURN(Turns turns,
+                           rollout(o.out_dir / "holdout" / step_name(step + 1), o.holdout_tasks));
     Json line = {{"kind", "holdout"}, {"step", step + 1}};
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     return line;
@@ -543,16 +591,20 @@ struct Trainer::Impl {
     KEVIN_ASSIGN_OR_RETURN(torch::ScalarType dtype, export_dtype_of(o.export_dtype));
     if (o.export_merged) {
       const fs::path dir = o.out_dir / "export" / "merged";
-      KEVIN_RETURN_IF_ERROR(save_qwen2_dir(model()->config(), model()->merged_weights(), dir, dtype));
-      for (const char* name : {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
-                               "special_tokens_map.json", "generation_config.json"}) {
+      KEVIN_RETURN_IF_ERROR(
+          save_qwen2_dir(model()->config(), model()->merged_weights(), dir, dtype));
+      for (const char* name : {"tokenizer.json", "tokenizer_config.json", "vocab.json",
+                               "merges.txt", "special_tokens_map.json", "generation_config.json"}) {
         std::error_code ec;
-        if (fs::exists(o.model_dir / name)) fs::copy_file(o.model_dir / name, dir / name, fs::copy_options::overwrite_existing, ec);
-        if (ec) return io_error("copying " + std::string(name) + " into the export: " + ec.message());
+        if (fs::exists(o.model_dir / name))
+          fs::copy_file(o.model_dir / name, dir / name, fs::copy_options::overwrite_existing, ec);
+        if (ec)
+          return io_error("copying " + std::string(name) + " into the export: " + ec.message());
       }
     }
     if (o.export_lora && o.lora.rank > 0) {
-      KEVIN_RETURN_IF_ERROR(save_peft_adapter(model(), o.out_dir / "export" / "lora", fs::absolute(o.model_dir).string(), dtype));
+      KEVIN_RETURN_IF_ERROR(save_peft_adapter(model(), o.out_dir / "export" / "lora",
+                                              fs::absolute(o.model_dir).string(), dtype));
     }
     return Status::ok();
   }
@@ -564,11 +616,12 @@ struct Trainer::Impl {
     };
     s.precision(3);
     s << line["kind"].get<std::string>() << " step " << line["step"].get<int>() << "/" << o.steps
-      << ": reward " << number("reward_mean") << ", correct " << 100 * number("correct_rate") << "%";
+      << ": reward " << number("reward_mean") << ", correct " << 100 * number("correct_rate")
+      << "%";
     if (line["kind"] == "train") {
-      s << ", loss " << number("loss") << ", grad norm " << number("grad_norm") << ", lr " << number("lr") << ", "
-        << static_cast<int64_t>(number("gen_tokens_per_s")) << " gen tok/s, "
-        << static_cast<int64_t>(number("train_tokens_per_s")) << " train tok/s";
+      s << ", loss " << number("loss") << ", grad norm " << number("grad_norm") << ", lr "
+        << number("lr") << ", " << static_cast<int64_t>(number("gen_tokens_per_s"))
+        << " gen tok/s, " << static_cast<int64_t>(number("train_tokens_per_s")) << " train tok/s";
     }
     return s.str();
   }
@@ -592,13 +645,14 @@ struct Trainer::Impl {
       KEVIN_ASSIGN_OR_RETURN(Json line, std::move(stepped));
       KEVIN_RETURN_IF_ERROR(append_line(log_file, line));
       log << progress_line(line) << std::endl;
-      if (o.holdout_every > 0 && !o.holdout_tasks.empty() && ((step + 1) % o.holdout_every == 0 || step + 1 == o.steps)) {
+      if (o.holdout_every > 0 && !o.holdout_tasks.empty() &&
+          ((step + 1) % o.holdout_every == 0 || step + 1 == o.steps)) {
         auto evaluated = holdout(step);
-      if (!evaluated.is_ok() && interrupted()) {
-        next_step = step + 1;
-        return stop_interrupted(checkpointed);
-      }
-      KEVIN_ASSIGN_OR_RETURN(Json held, std::move(evaluated));
+        if (!evaluated.is_ok() && interrupted()) {
+          next_step = step + 1;
+          return stop_interrupted(checkpointed);
+        }
+        KEVIN_ASSIGN_OR_RETURN(Json held, std::move(evaluated));
         KEVIN_RETURN_IF_ERROR(append_line(log_file, held));
         log << progress_line(held) << std::endl;
       }
@@ -619,7 +673,8 @@ Trainer::~Trainer() = default;
 
 int Trainer::next_step() const { return impl_->next_step; }
 
-Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options, env::Evaluator* evaluator) {
+Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options,
+                                                 env::Evaluator* evaluator) {
   if (options.train_tasks.empty()) return invalid_argument("no training tasks");
   auto impl = std::make_unique<Impl>();
   impl->o = std::move(options);

@@ -1,8 +1,8 @@
-// trainer.h — `kevin train`'s loop (docs/trainer.md; the paper's training loop, arXiv 2507.11948 §3.3): each step samples multi-turn
-// rollouts (m trajectories × n turns per task) from the model being trained, in process,
-// turns the stored turns into GRPO samples (their exact tokens, sampler log-probabilities and
-// group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout rollouts,
-// checkpoints that resume exactly, and exports as an HF folder and a PEFT LoRA adapter.
+// trainer.h — `kevin train`'s loop (docs/trainer.md; the paper's training loop, arXiv 2507.11948
+// §3.3): each step samples multi-turn rollouts (m trajectories × n turns per task) from the model
+// being trained, in process, turns the stored turns into GRPO samples (their exact tokens, sampler
+// log-probabilities and group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout
+// rollouts, checkpoints that resume exactly, and exports as an HF folder and a PEFT LoRA adapter.
 // Data parallel over the GPUs of one host: one replica per GPU samples and trains on its
 // share, and summed gradients keep the replicas identical.
 #pragma once
@@ -42,9 +42,9 @@ struct TrainerOptions {
   rollout::RolloutConfig rollout;  // allocations[0] is m x n; generation, prompt, rewards
   UpdateConfig update;             // GRPO, steps per batch, micro-batch, grad clip
   OptimizerConfig optimizer;
-  LoraConfig lora;                 // rank 0: full fine-tuning
+  LoraConfig lora;  // rank 0: full fine-tuning
   bool activation_checkpointing = false;
-  std::string device = "auto";     // auto (CUDA when present), cuda, cpu
+  std::string device = "auto";  // auto (CUDA when present), cuda, cpu
   // Data parallel: one replica of the model per GPU (CUDA ordinals; empty = every visible GPU),
   // gradients summed over NCCL (host memory without it). On the CPU, `cpu_replicas` threads
   // do the same through host memory (the path tested without GPUs).
@@ -53,19 +53,19 @@ struct TrainerOptions {
   std::string precision = "auto";  // auto (bf16 autocast on CUDA, fp32 on CPU), bf16, fp32
   int holdout_every = 0;           // steps between holdout rollouts; 0: never
   int checkpoint_every = 1;
-  int keep_checkpoints = 2;        // older ones are deleted
+  int keep_checkpoints = 2;  // older ones are deleted
   uint64_t seed = 0;
-  bool open_think = false;         // start answers inside <think> (QwQ's template)
+  bool open_think = false;               // start answers inside <think> (QwQ's template)
   std::string not_okay_prefix = "Okay";  // how the base model's reasoning usually opens ("" = off)
-  bool export_merged = true;       // export/merged: HF folder (adapters folded in)
-  bool export_lora = true;         // export/lora: PEFT adapter (LoRA runs only)
+  bool export_merged = true;             // export/merged: HF folder (adapters folded in)
+  bool export_lora = true;               // export/lora: PEFT adapter (LoRA runs only)
   std::string export_dtype = "bfloat16";
-  Json source;                     // the config as given (kept in out_dir/train_config.json)
+  Json source;  // the config as given (kept in out_dir/train_config.json)
 };
 
 // Keys of the config file that the caller resolves itself (task selection, the engine).
-inline const std::vector<std::string> kCallerConfigKeys = {"tasks", "tasks_dir", "split", "holdout_tasks",
-                                                           "holdout_split", "engine"};
+inline const std::vector<std::string> kCallerConfigKeys = {
+    "tasks", "tasks_dir", "split", "holdout_tasks", "holdout_split", "engine"};
 
 // Parses `kevin train`'s JSON config (docs/trainer.md lists every key) except the caller's
 // keys above. Unknown keys and ill-typed or out-of-range values are kInvalidArgument naming

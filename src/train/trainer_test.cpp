@@ -27,7 +27,12 @@ Json base_config(const fs::path& model, const fs::path& out) {
           {"seed", 5},
           {"device", "cpu"},
           // One turn keeps prompts (byte tokens: ~5k) short; StepsLogCheckpointAndExport uses two.
-          {"rollout", {{"trajectories", 4}, {"turns", 1}, {"max_tokens", 10}, {"temperature", 1.0}, {"parallel", 1}}},
+          {"rollout",
+           {{"trajectories", 4},
+            {"turns", 1},
+            {"max_tokens", 10},
+            {"temperature", 1.0},
+            {"parallel", 1}}},
           {"grpo", {{"micro_batch", 3}, {"grad_clip", 1.0}}},
           {"optimizer", {{"lr", 0.02}, {"warmup_steps", 2}}},
           {"not_okay_prefix", "```"}};
@@ -83,14 +88,14 @@ TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
   ASSERT_EQ(lines.size(), 5u) << "3 train steps, holdout after steps 2 and 3";
   double reward = 0, grad = 0;
   for (const Json& l : lines) {
-    for (const char* key : {"kind", "step", "turns", "reward_mean", "correct_rate", "response_tokens_mean", "clip_ratio",
-                            "not_okay_ratio"}) {
+    for (const char* key : {"kind", "step", "turns", "reward_mean", "correct_rate",
+                            "response_tokens_mean", "clip_ratio", "not_okay_ratio"}) {
       EXPECT_TRUE(l.contains(key)) << key << " in " << dump_json(l);
     }
     if (l["kind"] != "train") continue;
     EXPECT_EQ(l["turns"], 16) << "2 tasks x 4 trajectories x 2 turns";
-    for (const char* key : {"loss", "grad_norm", "clip_fraction", "entropy", "kl", "lr", "samples", "train_tokens",
-                            "train_tokens_per_s", "gen_tokens_per_s"}) {
+    for (const char* key : {"loss", "grad_norm", "clip_fraction", "entropy", "kl", "lr", "samples",
+                            "train_tokens", "train_tokens_per_s", "gen_tokens_per_s"}) {
       EXPECT_TRUE(l.contains(key)) << key;
     }
     reward += l["reward_mean"].get<double>();
@@ -128,8 +133,10 @@ TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
   first["steps"] = 2;
   train(first);
   train(base_config(model_dir(), out("resumed")));
-  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000003" / "trainable.safetensors");
-  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000003" / "trainable.safetensors");
+  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000003" /
+                                 "trainable.safetensors");
+  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000003" /
+                                 "trainable.safetensors");
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   ASSERT_EQ(a->names(), b->names());
   for (const auto& name : a->names()) {
@@ -138,7 +145,8 @@ TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
   const auto la = log_lines(out("straight")), lb = log_lines(out("resumed"));
   ASSERT_EQ(la.size(), lb.size());
   for (size_t i = 0; i < la.size(); ++i) {
-    for (const char* key : {"reward_mean", "loss", "grad_norm", "lr"}) EXPECT_EQ(la[i][key], lb[i][key]) << key << " line " << i;
+    for (const char* key : {"reward_mean", "loss", "grad_norm", "lr"})
+      EXPECT_EQ(la[i][key], lb[i][key]) << key << " line " << i;
   }
 }
 
@@ -157,15 +165,18 @@ TEST_F(TrainerTest, LoraTrainsAdaptersAndExportsAPeftFolder) {
   auto weights = SafetensorsFile::open(adapter / "adapter_model.safetensors");
   ASSERT_TRUE(weights.is_ok());
   EXPECT_EQ(weights->names().size(), 4u) << "1 layer x 2 targets x (A, B)";
-  EXPECT_TRUE(weights->find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight") != nullptr);
+  EXPECT_TRUE(weights->find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight") !=
+              nullptr);
   // Only adapted projections changed in the merged export (bf16, hence the tolerance).
   auto merged = load_safetensors_dir(out("lora") / "export" / "merged");
   auto base = load_safetensors_dir(model_dir());
   ASSERT_TRUE(merged.is_ok() && base.is_ok());
   int changed_adapted = 0;
   for (const auto& [name, tensor] : *base) {
-    const bool adapted = name.find("q_proj.weight") != std::string::npos || name.find("down_proj.weight") != std::string::npos;
-    const bool same = torch::allclose(merged->at(name).to(torch::kFloat32), tensor.to(torch::kFloat32), 1e-2, 1e-2);
+    const bool adapted = name.find("q_proj.weight") != std::string::npos ||
+                         name.find("down_proj.weight") != std::string::npos;
+    const bool same = torch::allclose(merged->at(name).to(torch::kFloat32),
+                                      tensor.to(torch::kFloat32), 1e-2, 1e-2);
     if (adapted) {
       changed_adapted += same ? 0 : 1;
     } else {
@@ -186,9 +197,11 @@ TEST_F(TrainerTest, TrainsOnCudaInMixedPrecision) {
   const auto lines = log_lines(out("cuda"));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_GT(lines[1]["gen_tokens_per_s"].get<double>(), 0);
-  auto saved = SafetensorsFile::open(out("cuda") / "checkpoints" / "step-000002" / "trainable.safetensors");
+  auto saved =
+      SafetensorsFile::open(out("cuda") / "checkpoints" / "step-000002" / "trainable.safetensors");
   ASSERT_TRUE(saved.is_ok());
-  EXPECT_EQ(saved->tensor("lm_head.weight")->scalar_type(), torch::kFloat32) << "master weights stay fp32";
+  EXPECT_EQ(saved->tensor("lm_head.weight")->scalar_type(), torch::kFloat32)
+      << "master weights stay fp32";
   EXPECT_TRUE(load_qwen2_dir(out("cuda") / "export" / "merged").is_ok());
 }
 
@@ -209,7 +222,8 @@ TEST_F(TrainerTest, ReplicasTrainTogetherAndResumeOnAnotherCount) {
   double grad = 0;
   for (const Json& l : lines) grad += l["grad_norm"].get<double>();
   EXPECT_GT(grad, 0);
-  EXPECT_TRUE(fs::exists(out("replicas") / "checkpoints" / "step-000003" / "trainable.safetensors"));
+  EXPECT_TRUE(
+      fs::exists(out("replicas") / "checkpoints" / "step-000003" / "trainable.safetensors"));
 }
 
 TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
@@ -224,8 +238,13 @@ TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
 }
 
 TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
-  Json given = {{"model", "m"}, {"out", "o"}, {"steps", 7}, {"lora", {{"rank", 16}}}, {"gpus", {0, 1}},
-                {"rollout", {{"trajectories", 8}, {"turns", 2}, {"temperature", 0.7}}}, {"grpo", {{"length_norm", "token"}}}};
+  Json given = {{"model", "m"},
+                {"out", "o"},
+                {"steps", 7},
+                {"lora", {{"rank", 16}}},
+                {"gpus", {0, 1}},
+                {"rollout", {{"trajectories", 8}, {"turns", 2}, {"temperature", 0.7}}},
+                {"grpo", {{"length_norm", "token"}}}};
   auto options = trainer_options_from_json(given);
   ASSERT_TRUE(options.is_ok()) << options.status().to_string();
   const Json resolved = to_json(*options);
@@ -250,7 +269,8 @@ TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
   const MemoryEstimate full = estimate_memory(c, LoraConfig{});
   EXPECT_NEAR(static_cast<double>(full.parameters) / 1e9, 7.62, 0.01);
   EXPECT_EQ(full.trainable, full.parameters);
-  EXPECT_NEAR(full.total_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30), 1e-9);
+  EXPECT_NEAR(full.total_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30),
+              1e-9);
   LoraConfig lora;
   lora.rank = 16;
   const MemoryEstimate adapters = estimate_memory(c, lora);
@@ -277,7 +297,9 @@ TEST(TrainerConfig, ErrorsNameTheKey) {
   EXPECT_NE(message(j).find("beam"), std::string::npos);
   j = good;
   j["lora"] = {{"rnak", 8}};
-  EXPECT_NE(message(j).find("unknown key \"rnak\" in \"lora\" (did you mean \"rank\"?)"), std::string::npos) << message(j);
+  EXPECT_NE(message(j).find("unknown key \"rnak\" in \"lora\" (did you mean \"rank\"?)"),
+            std::string::npos)
+      << message(j);
   j = good;
   j.erase("model");
   EXPECT_NE(message(j).find("model"), std::string::npos);
@@ -295,10 +317,12 @@ TEST(TrainerConfig, ErrorsNameTheKey) {
   j = good;
   j["gpus"] = {1, 3};
   EXPECT_EQ(trainer_options_from_json(j)->gpus, (std::vector<int>{1, 3}));
-  const auto parsed = trainer_options_from_json({{"model", "m"}, {"out", "o"}, {"rollout", {{"trajectories", 8}, {"turns", 2}}}});
+  const auto parsed = trainer_options_from_json(
+      {{"model", "m"}, {"out", "o"}, {"rollout", {{"trajectories", 8}, {"turns", 2}}}});
   ASSERT_TRUE(parsed.is_ok());
   EXPECT_EQ(parsed->rollout.allocations[0].label(), "8x2");
-  EXPECT_EQ(parsed->update.max_tokens, parsed->rollout.generation.max_tokens) << "L of the constant normalisation";
+  EXPECT_EQ(parsed->update.max_tokens, parsed->rollout.generation.max_tokens)
+      << "L of the constant normalisation";
 }
 
 }  // namespace

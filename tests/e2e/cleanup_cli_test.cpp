@@ -30,14 +30,16 @@ std::vector<pid_t> runners_of(pid_t judge) {
     std::ifstream environ(entry.path() / "environ");
     std::string var;
     while (std::getline(environ, var, '\0')) {
-      if (var == "KEVIN_PARENT_PID=" + std::to_string(judge)) found.push_back(static_cast<pid_t>(std::stol(name)));
+      if (var == "KEVIN_PARENT_PID=" + std::to_string(judge))
+        found.push_back(static_cast<pid_t>(std::stol(name)));
     }
   }
   return found;
 }
 
 // `kevin eval` of a fixture candidate against vector_add on `backend` (cpu or cuda).
-std::vector<std::string> eval_args(const std::string& candidate, const std::string& backend = "cpu") {
+std::vector<std::string> eval_args(const std::string& candidate,
+                                   const std::string& backend = "cpu") {
   return {kevin_binary().string(),
           "eval",
           "--task",
@@ -75,7 +77,9 @@ void expect_runner_dies_with_killed_kevin(const std::vector<std::string>& args) 
   EXPECT_TRUE(runners_of(judge).empty()) << "a runner outlived its kevin by more than 5 s";
 }
 
-TEST(Cleanup, RunnersDieWithAKilledKevin) { expect_runner_dies_with_killed_kevin(eval_args("hostile_infinite_loop.cpp")); }
+TEST(Cleanup, RunnersDieWithAKilledKevin) {
+  expect_runner_dies_with_killed_kevin(eval_args("hostile_infinite_loop.cpp"));
+}
 
 // CUDA runners share the host's PID namespace, so only their own parent-death signal stops them.
 TEST(CleanupGpu, CudaRunnersDieWithAKilledKevin) {

@@ -21,7 +21,10 @@ class EvalCli : public ::testing::Test {
     good_ = (source_dir() / "tests/fixtures/kernels/cpu/good_vector_add.cpp").string();
   }
   std::vector<std::string> base(const std::string& task, const std::string& candidate) {
-    return {"eval", "--task", task, "--candidate", candidate, "--backend", "cpu", "--json",
+    return {"eval",        "--task",
+            task,          "--candidate",
+            candidate,     "--backend",
+            "cpu",         "--json",
             "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()};
   }
   std::string write(const std::string& name, const std::string& body) {
@@ -39,8 +42,8 @@ TEST_F(EvalCli, JsonHasTheDocumentedFields) {
   const auto docs = json_lines(run.output);
   ASSERT_EQ(docs.size(), 1u) << run.output;
   const Json& j = docs[0];
-  for (const char* key : {"verdict", "correct", "reason", "feedback", "candidate_ms", "baseline_ms", "speedup",
-                          "compile_ms", "cache_hit", "max_abs_error", "max_rel_error"}) {
+  for (const char* key : {"verdict", "correct", "reason", "feedback", "candidate_ms", "baseline_ms",
+                          "speedup", "compile_ms", "cache_hit", "max_abs_error", "max_rel_error"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["verdict"], "correct");
@@ -57,12 +60,15 @@ TEST_F(EvalCli, BadCandidatesGetVerdictsWithExitZero) {
       {"", "rejected", "source_empty"},
       {"\xff\xfe not text", "rejected", "source_not_utf8"},
       {std::string(1100000, 'x'), "rejected", "source_too_large"},
-      {"#include \"kevin_abi.h\"\nint forward() { return 0; }\n", "rejected", "missing_entry_point"},
-      {"#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return oops; }\n",
+      {"#include \"kevin_abi.h\"\nint forward() { return 0; }\n", "rejected",
+       "missing_entry_point"},
+      {"#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* a) { return "
+       "oops; }\n",
        "compile_error", "compilation failed"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    const KevinRun run = run_kevin(base(task_, write("c" + std::to_string(i) + ".cpp", cases[i].body)));
+    const KevinRun run =
+        run_kevin(base(task_, write("c" + std::to_string(i) + ".cpp", cases[i].body)));
     EXPECT_EQ(run.code, 0) << run.output;
     const auto docs = json_lines(run.output);
     ASSERT_EQ(docs.size(), 1u) << run.output;
@@ -79,12 +85,16 @@ TEST_F(EvalCli, ErrorsOfUseAreOneLineAndNonZero) {
   EXPECT_NE(missing.output.find("kevin: error:"), std::string::npos) << missing.output;
   EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
 
-  const KevinRun bad_flag = run_kevin({"eval", "--task", task_, "--candidate", good_, "--tolerance", "loose", "--backend", "cpu"});
+  const KevinRun bad_flag = run_kevin(
+      {"eval", "--task", task_, "--candidate", good_, "--tolerance", "loose", "--backend", "cpu"});
   EXPECT_EQ(bad_flag.code, 2) << bad_flag.output;
 
-  const std::string raising = write("raising.py",
-      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n"
-      "def get_inputs():\n    raise RuntimeError('broken task')\ndef get_init_inputs():\n    return []\n");
+  const std::string raising =
+      write("raising.py",
+            "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, "
+            "x):\n        return x\n"
+            "def get_inputs():\n    raise RuntimeError('broken task')\ndef get_init_inputs():\n    "
+            "return []\n");
   const KevinRun broken = run_kevin(base(raising, good_));
   EXPECT_EQ(broken.code, 1) << broken.output;
   EXPECT_NE(broken.output.find("broken task"), std::string::npos) << broken.output;
@@ -104,15 +114,19 @@ TEST_F(EvalCli, FailUnlessCorrectExitsThreeOnAWrongAnswerOnly) {
   args.push_back("--fail-unless-correct");
   const KevinRun wrong = run_kevin(args);
   EXPECT_EQ(wrong.code, 3) << wrong.output;
-  EXPECT_NE(wrong.output.find("wrong_answer"), std::string::npos) << "the verdict is still printed\n" << wrong.output;
+  EXPECT_NE(wrong.output.find("wrong_answer"), std::string::npos)
+      << "the verdict is still printed\n"
+      << wrong.output;
 }
 
 TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
   const std::string cache = (dir_.path() / "cache").string();
-  const std::vector<std::string> args = {"eval", "--task", task_, "--candidate", good_, "--backend", "cpu", "--cache-dir", cache};
+  const std::vector<std::string> args = {"eval",      "--task", task_,         "--candidate", good_,
+                                         "--backend", "cpu",    "--cache-dir", cache};
   const KevinRun first = run_kevin(args);
   ASSERT_EQ(first.code, 0) << first.output;
-  EXPECT_NE(first.output.find("timed calls, measured just now)"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("timed calls, measured just now)"), std::string::npos)
+      << first.output;
   // Age the cached baseline by ten minutes.
   int aged = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(cache) / "baseline")) {
@@ -124,11 +138,14 @@ TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
   }
   ASSERT_EQ(aged, 1);
   const KevinRun cached = run_kevin(args);
-  EXPECT_NE(cached.output.find("measured 10 min ago; --fresh-baseline re-times it)"), std::string::npos) << cached.output;
+  EXPECT_NE(cached.output.find("measured 10 min ago; --fresh-baseline re-times it)"),
+            std::string::npos)
+      << cached.output;
   std::vector<std::string> fresh = args;
   fresh.push_back("--fresh-baseline");
   const KevinRun retimed = run_kevin(fresh);
-  EXPECT_NE(retimed.output.find("timed calls, measured just now)"), std::string::npos) << retimed.output;
+  EXPECT_NE(retimed.output.find("timed calls, measured just now)"), std::string::npos)
+      << retimed.output;
 }
 
 TEST_F(EvalCli, ALargeTaskWithoutCpuSizesNeedsFullSizeOnTheCpu) {
@@ -143,13 +160,15 @@ TEST_F(EvalCli, ALargeTaskWithoutCpuSizesNeedsFullSizeOnTheCpu) {
                                  "    return [torch.rand(N)]\n"
                                  "def get_init_inputs():\n"
                                  "    return []\n");
-  const KevinRun refused = run_kevin({"eval", "--task", task, "--candidate", good_, "--backend", "cpu", "--cache-dir",
-                                      (dir_.path() / "cache").string()});
+  const KevinRun refused = run_kevin({"eval", "--task", task, "--candidate", good_, "--backend",
+                                      "cpu", "--cache-dir", (dir_.path() / "cache").string()});
   EXPECT_EQ(refused.code, 2) << refused.output;
-  for (const char* part : {"big_relu.py has no reduced CPU sizes", "one call moves 0.30 GiB", "pass --full-size"}) {
+  for (const char* part :
+       {"big_relu.py has no reduced CPU sizes", "one call moves 0.30 GiB", "pass --full-size"}) {
     EXPECT_NE(refused.output.find(part), std::string::npos) << part << " in: " << refused.output;
   }
-  EXPECT_FALSE(fs::exists(dir_.path() / "cache" / "reference")) << "nothing is prepared before the user agrees";
+  EXPECT_FALSE(fs::exists(dir_.path() / "cache" / "reference"))
+      << "nothing is prepared before the user agrees";
 }
 
 TEST_F(EvalCli, ACudaCandidateOnTheCpuBackendIsToldSoPlainly) {
@@ -157,29 +176,40 @@ TEST_F(EvalCli, ACudaCandidateOnTheCpuBackendIsToldSoPlainly) {
   std::vector<std::string> args = base(task_, cu);
   const KevinRun explicit_cpu = run_kevin(args);
   EXPECT_EQ(explicit_cpu.code, 2) << explicit_cpu.output;
-  EXPECT_NE(explicit_cpu.output.find("--backend cpu takes C++ (.cpp) candidates"), std::string::npos) << explicit_cpu.output;
-  if (sys::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU: --backend auto picks CUDA";
+  EXPECT_NE(explicit_cpu.output.find("--backend cpu takes C++ (.cpp) candidates"),
+            std::string::npos)
+      << explicit_cpu.output;
+  if (sys::cuda_device_count() > 0)
+    GTEST_SKIP() << "this machine has a GPU: --backend auto picks CUDA";
   *std::find(args.begin(), args.end(), "cpu") = "auto";
   const KevinRun automatic = run_kevin(args);
   EXPECT_EQ(automatic.code, 1) << automatic.output;
-  EXPECT_NE(automatic.output.find("this machine has no GPU CUDA can use"), std::string::npos) << automatic.output;
+  EXPECT_NE(automatic.output.find("this machine has no GPU CUDA can use"), std::string::npos)
+      << automatic.output;
 }
 
 TEST_F(EvalCli, NoTorchInterpreterIsNamed) {
-  const KevinRun run = run_kevin({"eval", "--task", task_, "--candidate", good_, "--backend", "cpu", "--fresh-seeds",
-                             "--python", "/bin/false", "--cache-dir", (dir_.path() / "cache").string()});
+  const KevinRun run =
+      run_kevin({"eval", "--task", task_, "--candidate", good_, "--backend", "cpu", "--fresh-seeds",
+                 "--python", "/bin/false", "--cache-dir", (dir_.path() / "cache").string()});
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("no Python interpreter with PyTorch"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("/bin/false"), std::string::npos) << run.output;
 }
 
 TEST_F(EvalCli, BatchWritesOneLinePerPairAndKeepsGoingPastBadLines) {
-  const std::string batch = write("pairs.jsonl",
+  const std::string batch = write(
+      "pairs.jsonl",
       dump_json(Json{{"task", task_}, {"candidate", good_}}) + "\n" +
-      dump_json(Json{{"task", task_}, {"candidate", (dir_.path() / "missing.cpp").string()}}) + "\n" +
-      dump_json(Json{{"task", task_}, {"candidate", (source_dir() / "tests/fixtures/kernels/cpu/wrong_formula.cpp").string()}}) + "\n");
+          dump_json(Json{{"task", task_}, {"candidate", (dir_.path() / "missing.cpp").string()}}) +
+          "\n" +
+          dump_json(
+              Json{{"task", task_},
+                   {"candidate",
+                    (source_dir() / "tests/fixtures/kernels/cpu/wrong_formula.cpp").string()}}) +
+          "\n");
   const KevinRun run = run_kevin({"eval", "--batch", batch, "--backend", "cpu", "--cache-dir",
-                             (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()});
+                                  (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()});
   EXPECT_EQ(run.code, 1) << "a pair that could not be evaluated makes the batch exit non-zero";
   const auto docs = json_lines(run.output);
   ASSERT_EQ(docs.size(), 3u) << run.output;

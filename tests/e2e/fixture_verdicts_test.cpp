@@ -21,7 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 void check_corpus(const std::string& backend) {
-  auto manifest = parse_json(read_file(source_dir() / "tests/fixtures/kernels/manifest.json").value());
+  auto manifest =
+      parse_json(read_file(source_dir() / "tests/fixtures/kernels/manifest.json").value());
   ASSERT_TRUE(manifest.is_ok());
   const fs::path batch = fs::path(KEVIN_BUILD_DIR) / ("fixtures-" + backend + ".jsonl");
   std::string lines;
@@ -30,13 +31,18 @@ void check_corpus(const std::string& backend) {
     if (entry["backend"] != backend) continue;
     const std::string file = entry["file"];
     by_file[(source_dir() / "tests/fixtures/kernels" / file).string()] = entry;
-    lines += dump_json(Json{{"task", (source_dir() / "tests/fixtures/tasks" / (entry["task"].get<std::string>() + ".py")).string()},
-                            {"candidate", (source_dir() / "tests/fixtures/kernels" / file).string()}}) + "\n";
+    lines +=
+        dump_json(Json{{"task", (source_dir() / "tests/fixtures/tasks" /
+                                 (entry["task"].get<std::string>() + ".py"))
+                                    .string()},
+                       {"candidate", (source_dir() / "tests/fixtures/kernels" / file).string()}}) +
+        "\n";
   }
   ASSERT_GE(by_file.size(), 25u) << "the corpus must hold at least 25 candidates per backend";
   ASSERT_TRUE(write_file_atomic(batch, lines).is_ok());
-  const KevinRun run = run_kevin({"eval", "--batch", batch.string(), "--backend", backend, "--timeout", "5",
-                             "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()});
+  const KevinRun run =
+      run_kevin({"eval", "--batch", batch.string(), "--backend", backend, "--timeout", "5",
+                 "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()});
   const auto results = json_lines(run.output);
   ASSERT_EQ(results.size(), by_file.size()) << run.output.substr(0, 4000);
   std::map<std::string, int> verdict_counts;
@@ -47,21 +53,23 @@ void check_corpus(const std::string& backend) {
     const Json& entry = by_file[cand];
     by_result_file[entry["file"].get<std::string>()] = r;
     // An evaluation refused for a degenerate task is an error, not a verdict.
-    const std::string verdict = r.contains("error") && r["error"].get<std::string>().find("degenerate") != std::string::npos
-                                    ? "refused"
-                                    : r.value("verdict", "(error: " + r.value("error", std::string("?")) + ")");
+    const std::string verdict =
+        r.contains("error") && r["error"].get<std::string>().find("degenerate") != std::string::npos
+            ? "refused"
+            : r.value("verdict", "(error: " + r.value("error", std::string("?")) + ")");
     ++verdict_counts[verdict];
     const auto expect = entry["expect"].get<std::vector<std::string>>();
     EXPECT_NE(std::find(expect.begin(), expect.end(), verdict), expect.end())
-        << entry["file"] << " (" << entry["why"] << "): got " << verdict << " (" << r.value("reason", "") << "): "
-        << r.value("feedback", r.value("error", std::string()));
+        << entry["file"] << " (" << entry["why"] << "): got " << verdict << " ("
+        << r.value("reason", "") << "): " << r.value("feedback", r.value("error", std::string()));
     if (verdict == "rejected" && entry.contains("rule")) {
       EXPECT_EQ(r["reason"], entry["rule"]) << entry["file"] << ": " << r["feedback"];
     }
     if (r.contains("clock_check")) {
       // The judge's clock against the runner's, per candidate: the data the slack is set from.
       std::cout << "  clock " << entry["file"].get<std::string>() << " " << verdict << " "
-                << dump_json(r["clock_check"]) << " candidate_ms " << r.value("candidate_ms", Json()).dump() << "\n";
+                << dump_json(r["clock_check"]) << " candidate_ms "
+                << r.value("candidate_ms", Json()).dump() << "\n";
     }
   }
   for (const auto& [file, entry] : by_result_file) {
@@ -71,15 +79,17 @@ void check_corpus(const std::string& backend) {
     ASSERT_TRUE(good.value("correct", false)) << m["no_faster_than"] << " must be judged correct";
     if (m.contains("known_gap")) {
       // A gap the judge does not close yet (docs/sandbox.md): shown, not asserted.
-      std::cout << "  known gap " << file << ": speedup " << entry["speedup"] << " against " << good["speedup"]
-                << " (" << m["known_gap"].get<std::string>() << ")\n";
+      std::cout << "  known gap " << file << ": speedup " << entry["speedup"] << " against "
+                << good["speedup"] << " (" << m["known_gap"].get<std::string>() << ")\n";
       continue;
     }
-    EXPECT_LE(entry["speedup"].get<double>(), m["factor"].get<double>() * good["speedup"].get<double>())
+    EXPECT_LE(entry["speedup"].get<double>(),
+              m["factor"].get<double>() * good["speedup"].get<double>())
         << file << " was judged correct with a speedup of " << entry["speedup"] << " against "
         << good["speedup"] << " for " << m["no_faster_than"] << ": " << entry.value("feedback", "");
   }
-  for (const auto& [v, n] : verdict_counts) std::cout << "  " << backend << " " << v << ": " << n << "\n";
+  for (const auto& [v, n] : verdict_counts)
+    std::cout << "  " << backend << " " << v << ": " << n << "\n";
 }
 
 TEST(FixtureVerdicts, CpuCorpus) { check_corpus("cpu"); }
@@ -101,7 +111,9 @@ std::vector<KernelBenchFixture> kernelbench_fixtures(const std::string& backend)
     std::string expect;
     std::istringstream text(read_file(entry.path()).value());
     for (std::string line; std::getline(text, line);) {
-      const auto header = [&](const char* key) { return line.rfind(key, 0) == 0 ? line.substr(std::strlen(key)) : std::string(); };
+      const auto header = [&](const char* key) {
+        return line.rfind(key, 0) == 0 ? line.substr(std::strlen(key)) : std::string();
+      };
       if (auto t = header("# task: "); !t.empty()) f.task = source_dir() / "tasks" / (t + ".py");
       if (auto e = header("# expect: "); !e.empty()) expect = e;
       if (auto b = header("# backend: "); !b.empty()) f.backend = b;
@@ -134,13 +146,16 @@ void check_kernelbench_corpus(const std::string& backend) {
   }
   const fs::path batch = fs::path(KEVIN_BUILD_DIR) / ("kernelbench-" + backend + ".jsonl");
   ASSERT_TRUE(write_file_atomic(batch, lines).is_ok());
-  const KevinRun run = run_kevin({"eval", "--batch", batch.string(), "--backend", backend, "--full-size", "--timeout",
-                                  "5", "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()}, 1800);
+  const KevinRun run = run_kevin(
+      {"eval", "--batch", batch.string(), "--backend", backend, "--full-size", "--timeout", "5",
+       "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "test-cache").string()},
+      1800);
   const auto results = json_lines(run.output);
   ASSERT_EQ(results.size(), fixtures.size()) << run.output.substr(0, 4000);
   for (const auto& r : results) {
     const KernelBenchFixture& f = by_file.at(r.value("candidate", ""));
-    const std::string why = f.file.filename().string() + ": " + r.value("feedback", r.value("error", std::string()));
+    const std::string why =
+        f.file.filename().string() + ": " + r.value("feedback", r.value("error", std::string()));
     EXPECT_EQ(r.value("verdict", "(error)"), f.verdict) << why;
     if (!f.reason.empty()) {
       EXPECT_EQ(r.value("reason", ""), f.reason) << why;

@@ -11,7 +11,9 @@
 namespace kevin::e2e {
 
 inline std::filesystem::path source_dir() { return KEVIN_SOURCE_DIR; }
-inline std::filesystem::path kevin_binary() { return std::filesystem::path(KEVIN_BUILD_DIR) / "bin" / "kevin"; }
+inline std::filesystem::path kevin_binary() {
+  return std::filesystem::path(KEVIN_BUILD_DIR) / "bin" / "kevin";
+}
 
 struct KevinRun {
   int code = -1;

@@ -40,23 +40,35 @@ std::string kernel_text(const std::string& kind, const std::string& good) {
     std::string slow = good;
     const std::string head = "extern \"C\" int kevin_forward(";
     slow.replace(slow.find(head), head.size(), "static int inner_forward(");
-    return slow + "\nextern \"C\" int kevin_forward(const kevin_args* args) {\n  int rc = 0;\n"
-                  "  for (int i = 0; i < 300; ++i) rc |= inner_forward(args);\n  return rc;\n}\n";
+    return slow +
+           "\nextern \"C\" int kevin_forward(const kevin_args* args) {\n  int rc = 0;\n"
+           "  for (int i = 0; i < 300; ++i) rc |= inner_forward(args);\n  return rc;\n}\n";
   }
-  if (kind == "compile_error") return "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) { return missing_name; }\n";
-  if (kind == "runtime_error") return "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) { return args ? 3 : 4; }\n";
+  if (kind == "compile_error")
+    return "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) { "
+           "return missing_name; }\n";
+  if (kind == "runtime_error")
+    return "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) { "
+           "return args ? 3 : 4; }\n";
   // wrong_answer: a constant output
   return "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) {\n"
          "  kevin_tensor& out = args->outputs[0];\n  int64_t n = 1;\n"
          "  for (int32_t d = 0; d < out.ndim; ++d) n *= out.shape[d];\n"
-         "  for (int64_t i = 0; i < n; ++i) static_cast<float*>(out.data)[i] = 0.25f;\n  return 0;\n}\n";
+         "  for (int64_t i = 0; i < n; ++i) static_cast<float*>(out.data)[i] = 0.25f;\n  return "
+         "0;\n}\n";
 }
 
 // chain → answer kind per turn ("parse" = no code block). A parse error only ever opens a
 // chain (turn 0) or ends one, so later turns can tell the chains apart by their summaries.
 const std::map<std::string, std::vector<std::vector<std::string>>> kChains = {
-    {"vector_add", {{"compile_error", "wrong_answer", "fast"}, {"runtime_error", "slow", "fast"}, {"fast", "fast", "parse"}}},
-    {"row_softmax", {{"parse", "fast", "slow"}, {"wrong_answer", "wrong_answer", "compile_error"}, {"fast", "runtime_error", "fast"}}}};
+    {"vector_add",
+     {{"compile_error", "wrong_answer", "fast"},
+      {"runtime_error", "slow", "fast"},
+      {"fast", "fast", "parse"}}},
+    {"row_softmax",
+     {{"parse", "fast", "slow"},
+      {"wrong_answer", "wrong_answer", "compile_error"},
+      {"fast", "runtime_error", "fast"}}}};
 
 std::string expected_verdict(const std::string& kind) {
   if (kind == "parse") return "parse_error";
@@ -69,30 +81,43 @@ class FakeModel {
  public:
   testing::FakeReply answer(const testing::RecordedRequest& req) {
     if (req.method == "GET" && req.path == "/v1/models") {  // a new run checks the server first
-      return {200, R"({"object": "list", "data": [{"id": "fake-kevin", "object": "model"}]})", 0, false};
+      return {200, R"({"object": "list", "data": [{"id": "fake-kevin", "object": "model"}]})", 0,
+              false};
     }
     auto body = parse_json(req.body);
     if (!body.is_ok()) return {400, "{\"error\": \"bad json\"}"};
     const std::string prompt = (*body)["messages"].back()["content"];
-    const std::string task = prompt.find("vector_add") != std::string::npos ? "vector_add" : "row_softmax";
+    const std::string task =
+        prompt.find("vector_add") != std::string::npos ? "vector_add" : "row_softmax";
     int turn = 0;
-    for (size_t at = prompt.find("### Attempt "); at != std::string::npos; at = prompt.find("### Attempt ", at + 1)) ++turn;
+    for (size_t at = prompt.find("### Attempt "); at != std::string::npos;
+         at = prompt.find("### Attempt ", at + 1))
+      ++turn;
     const int chain = chain_of(task, prompt, turn);
-    const std::string kind = kChains.at(task)[static_cast<size_t>(chain)][static_cast<size_t>(turn)];
+    const std::string kind =
+        kChains.at(task)[static_cast<size_t>(chain)][static_cast<size_t>(turn)];
     std::string content;
     if (hang) {
-      content = "```cpp\n#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* args) {\n"
-                "  for (volatile int spin = 0;; spin = spin + 1) {\n  }\n  return args ? 0 : 1;\n}\n```\nspins";
+      content =
+          "```cpp\n#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* "
+          "args) {\n"
+          "  for (volatile int spin = 0;; spin = spin + 1) {\n  }\n  return args ? 0 : "
+          "1;\n}\n```\nspins";
     } else if (kind == "parse") {
       content = "I ran out of ideas and wrote no code.";
     } else {
-      const std::string good = fixture(task == "vector_add" ? "good_vector_add.cpp" : "good_row_softmax.cpp");
-      content = "Here is my kernel.\n```cpp\n" + kernel_text(kind, good) + "```\nchain " + std::to_string(chain) + ": " + kind;
+      const std::string good =
+          fixture(task == "vector_add" ? "good_vector_add.cpp" : "good_row_softmax.cpp");
+      content = "Here is my kernel.\n```cpp\n" + kernel_text(kind, good) + "```\nchain " +
+                std::to_string(chain) + ": " + kind;
     }
-    const Json reply = {{"choices", Json::array({{{"message", {{"role", "assistant"}, {"content", content},
-                                                                {"reasoning_content", "thinking about " + task}}},
-                                                  {"finish_reason", "stop"}}})},
-                        {"usage", {{"prompt_tokens", 1000 + turn}, {"completion_tokens", 200}}}};
+    const Json reply = {
+        {"choices", Json::array({{{"message",
+                                   {{"role", "assistant"},
+                                    {"content", content},
+                                    {"reasoning_content", "thinking about " + task}}},
+                                  {"finish_reason", "stop"}}})},
+        {"usage", {{"prompt_tokens", 1000 + turn}, {"completion_tokens", 200}}}};
     return {200, dump_json(reply), delay_ms};
   }
   int delay_ms = 0;
@@ -120,7 +145,8 @@ size_t wait_for_stored_turns(const fs::path& run_dir, size_t at_least) {
   for (int i = 0; i < 1200 && stored < at_least; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!fs::exists(run_dir / "run.db")) continue;
-    if (auto store = rollout::RunStore::open(run_dir / "run.db"); store.is_ok()) stored = store->turn_count().value_or(0);
+    if (auto store = rollout::RunStore::open(run_dir / "run.db"); store.is_ok())
+      stored = store->turn_count().value_or(0);
   }
   return stored;
 }
@@ -135,10 +161,27 @@ class RunCli : public ::testing::Test {
   }
   std::vector<std::string> run_args(const fs::path& out) {
     const fs::path tasks = source_dir() / "tests/fixtures/tasks";
-    return {"--log-level", "warn", "run", "--tasks", (tasks / "vector_add.py").string() + "," + (tasks / "row_softmax.py").string(),
-            "--trajectories", "3", "--turns", "3", "--llm", server_->base_url() + "/v1", "--model", "fake-kevin",
-            "--backend", "cpu", "--out", out.string(), "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "e2e-cache").string(),
-            "--parallel", "6"};
+    return {"--log-level",
+            "warn",
+            "run",
+            "--tasks",
+            (tasks / "vector_add.py").string() + "," + (tasks / "row_softmax.py").string(),
+            "--trajectories",
+            "3",
+            "--turns",
+            "3",
+            "--llm",
+            server_->base_url() + "/v1",
+            "--model",
+            "fake-kevin",
+            "--backend",
+            "cpu",
+            "--out",
+            out.string(),
+            "--cache-dir",
+            (fs::path(KEVIN_BUILD_DIR) / "e2e-cache").string(),
+            "--parallel",
+            "6"};
   }
 
   std::optional<sys::TempDir> dir_;
@@ -152,9 +195,10 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("run complete: 18 turns"), std::string::npos) << r.output;
   ASSERT_FALSE(server_->requests().empty());
-  EXPECT_EQ(server_->requests().front().path, "/v1/models") << "the server's models are checked before the run starts";
-  for (const char* f : {"config.json", "run.db", "trajectories.jsonl", "metrics.json", "best/tasks/vector_add.cpp",
-                        "best/tasks/row_softmax.cpp"}) {
+  EXPECT_EQ(server_->requests().front().path, "/v1/models")
+      << "the server's models are checked before the run starts";
+  for (const char* f : {"config.json", "run.db", "trajectories.jsonl", "metrics.json",
+                        "best/tasks/vector_add.cpp", "best/tasks/row_softmax.cpp"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   auto text = read_file(out / "trajectories.jsonl");
@@ -168,10 +212,20 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
   std::map<std::string, double> fastest, slowest;
   int cached = 0;
   for (const Json& rec : *records) {
-    for (const char* field : {"task", "trajectory", "turn", "allocation", "parent", "prompt", "response", "reasoning_chars",
-                              "code", "summary", "verdict", "reason", "feedback", "correct", "speedup", "candidate_ms",
-                              "baseline_ms", "compile_ms", "eval_ms", "generation_ms", "finish_reason", "score", "return",
-                              "advantage", "prompt_tokens", "completion_tokens", "cached_eval"}) {
+    for (const char* field : {"task",          "trajectory",
+                              "turn",          "allocation",
+                              "parent",        "prompt",
+                              "response",      "reasoning_chars",
+                              "code",          "summary",
+                              "verdict",       "reason",
+                              "feedback",      "correct",
+                              "speedup",       "candidate_ms",
+                              "baseline_ms",   "compile_ms",
+                              "eval_ms",       "generation_ms",
+                              "finish_reason", "score",
+                              "return",        "advantage",
+                              "prompt_tokens", "completion_tokens",
+                              "cached_eval"}) {
       EXPECT_TRUE(rec.contains(field)) << field;
     }
     const std::string task = rec["task"].get<std::string>().substr(6);  // "tasks/vector_add"
@@ -197,13 +251,15 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
     EXPECT_EQ(rec["correct"].get<bool>(), correct);
     if (verdict == "parse_error") {
       EXPECT_EQ(rec["code"], "");
-      EXPECT_NE(rec["feedback"].get<std::string>().find("could not be evaluated"), std::string::npos);
+      EXPECT_NE(rec["feedback"].get<std::string>().find("could not be evaluated"),
+                std::string::npos);
     } else {
       EXPECT_NE(rec["code"].get<std::string>().find("kevin_forward"), std::string::npos);
       EXPECT_NE(rec["summary"].get<std::string>().find("chain "), std::string::npos);
     }
-    const std::map<std::string, std::string> feedback_mentions = {
-        {"compile_error", "missing_name"}, {"runtime_error", "returned 3"}, {"wrong_answer", "incorrect"}};
+    const std::map<std::string, std::string> feedback_mentions = {{"compile_error", "missing_name"},
+                                                                  {"runtime_error", "returned 3"},
+                                                                  {"wrong_answer", "incorrect"}};
     if (auto it = feedback_mentions.find(verdict); it != feedback_mentions.end()) {
       EXPECT_NE(rec["feedback"].get<std::string>().find(it->second), std::string::npos) << verdict;
     }
@@ -212,7 +268,8 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
       EXPECT_GT(s, 0);
       EXPECT_NEAR(rec["score"].get<double>(), 0.3 + s, 1e-9);
       EXPECT_GT(rec["baseline_ms"].get<double>(), 0);
-      EXPECT_NEAR(rec["baseline_ms"].get<double>() / rec["candidate_ms"].get<double>(), s, 1e-6 * s);
+      EXPECT_NEAR(rec["baseline_ms"].get<double>() / rec["candidate_ms"].get<double>(), s,
+                  1e-6 * s);
       const bool slow = rec["summary"].get<std::string>().find("slow") != std::string::npos;
       auto& bound = slow ? slowest[task] : fastest[task];
       bound = slow ? std::max(bound, s) : (bound == 0 ? s : std::min(bound, s));
@@ -230,7 +287,8 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
     }
     for (const auto& [id, seq] : sequences[task]) got.insert(seq);
     EXPECT_EQ(got, want) << task;
-    EXPECT_GT(fastest[task], slowest[task]) << task << ": the 300x repeated kernel must be the slower one";
+    EXPECT_GT(fastest[task], slowest[task])
+        << task << ": the 300x repeated kernel must be the slower one";
   }
   // Identical kernels are judged once: vector_add's fast kernel appears 4 times (3 reuses),
   // row_softmax's 3 times (2 reuses), row_softmax's wrong answer twice in one chain (1 reuse).
@@ -255,7 +313,8 @@ TEST_F(RunCli, EveryVerdictEveryFieldAndTheMetrics) {
     // best@3 speedup is the fastest correct kernel of the task.
     double best = 0;
     for (const Json& rec : *records) {
-      if (rec["task"] == t["task"] && rec["correct"].get<bool>()) best = std::max(best, rec["speedup"].get<double>());
+      if (rec["task"] == t["task"] && rec["correct"].get<bool>())
+        best = std::max(best, rec["speedup"].get<double>());
     }
     EXPECT_NEAR(t["speedup"]["best"].get<double>(), best, 1e-9) << task;
     EXPECT_NEAR(t["correct"]["avg"].get<double>(), task == "vector_add" ? 1.0 : 2.0 / 3.0, 1e-12);
@@ -289,7 +348,8 @@ TEST_F(RunCli, KilledRunResumesWithoutRedoingTurns) {
   const KevinRun again = run_kevin({"--log-level", "warn", "run", "--resume", out.string()});
   ASSERT_EQ(again.code, 0) << again.output;
   EXPECT_EQ(*store->turn_count(), 18u);
-  EXPECT_EQ(server_->requests().size() - requests_before, 18u - stored) << "only unfinished turns are generated again";
+  EXPECT_EQ(server_->requests().size() - requests_before, 18u - stored)
+      << "only unfinished turns are generated again";
   auto text = read_file(out / "trajectories.jsonl");
   ASSERT_TRUE(text.is_ok());
   EXPECT_EQ(parse_json_lines(*text)->size(), 18u);
@@ -318,7 +378,8 @@ std::vector<pid_t> living_children() {
     if (close == std::string::npos) continue;
     char state = 0;
     int ppid = 0;
-    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != ::getpid()) continue;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != ::getpid())
+      continue;
     const pid_t pid = static_cast<pid_t>(std::stoi(name));
     if (state == 'Z') {
       ::waitpid(pid, nullptr, WNOHANG);
@@ -337,7 +398,9 @@ bool descends_from(pid_t pid, pid_t ancestor) {
     const size_t close = stat->rfind(')');
     char state = 0;
     int ppid = 0;
-    if (close == std::string::npos || std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2) return false;
+    if (close == std::string::npos ||
+        std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2)
+      return false;
     if (ppid == ancestor) return true;
     pid = ppid;
   }
@@ -350,7 +413,8 @@ bool runner_of(pid_t kevin) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     auto comm = read_file(entry.path() / "comm");
-    if (comm.is_ok() && comm->rfind("kevin-runner", 0) == 0 && descends_from(static_cast<pid_t>(std::stoi(name)), kevin)) {
+    if (comm.is_ok() && comm->rfind("kevin-runner", 0) == 0 &&
+        descends_from(static_cast<pid_t>(std::stoi(name)), kevin)) {
       return true;
     }
   }
@@ -396,7 +460,8 @@ class InterruptedRun : public RunCli {
   static std::string describe(const std::vector<pid_t>& pids) {
     std::string out;
     for (pid_t p : pids) {
-      out += std::to_string(p) + " " + read_file("/proc/" + std::to_string(p) + "/cmdline").value_or("?") + "; ";
+      out += std::to_string(p) + " " +
+             read_file("/proc/" + std::to_string(p) + "/cmdline").value_or("?") + "; ";
     }
     return out;
   }
@@ -422,11 +487,15 @@ TEST_F(InterruptedRun, CtrlCKeepsStoredTurnsWritesOutputsAndExits130) {
   const size_t kept = *store->turn_count();
   ASSERT_LT(kept, 18u) << "the run finished before the signal";
   const std::string text = log();
-  EXPECT_NE(text.find("interrupted: " + std::to_string(kept) + " turns kept"), std::string::npos) << text;
-  EXPECT_NE(text.find("resume with: kevin run --resume " + out.string()), std::string::npos) << text;
-  EXPECT_NE(text.find("tasks (a correct kernel)"), std::string::npos) << "the summary is printed: " << text;
+  EXPECT_NE(text.find("interrupted: " + std::to_string(kept) + " turns kept"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("resume with: kevin run --resume " + out.string()), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tasks (a correct kernel)"), std::string::npos)
+      << "the summary is printed: " << text;
   // Without a terminal the progress is a log line with the totals, the rate and the ETA.
-  EXPECT_NE(text.find("run: turns " + std::to_string(kept) + "/18 · tasks "), std::string::npos) << text;
+  EXPECT_NE(text.find("run: turns " + std::to_string(kept) + "/18 · tasks "), std::string::npos)
+      << text;
   EXPECT_NE(text.find(" turns/min · "), std::string::npos) << text;
   auto lines = read_file(out / "trajectories.jsonl");
   ASSERT_TRUE(lines.is_ok());
@@ -435,7 +504,8 @@ TEST_F(InterruptedRun, CtrlCKeepsStoredTurnsWritesOutputsAndExits130) {
   const auto left = leftovers();
   EXPECT_TRUE(left.empty()) << "a process kevin started outlived it: " << describe(left);
 
-  const KevinRun report = run_kevin({"report", out.string(), "--out", (dir_->path() / "report.html").string()});
+  const KevinRun report =
+      run_kevin({"report", out.string(), "--out", (dir_->path() / "report.html").string()});
   EXPECT_EQ(report.code, 0) << report.output;
   // The interrupted run continues where it stopped.
   model_.delay_ms = 0;
@@ -467,7 +537,8 @@ TEST_F(InterruptedRun, ASecondCtrlCExitsAtOnceAndNoRunnerOutlivesKevin) {
   EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe();
   EXPECT_NE(log().find("kevin run: exiting now"), std::string::npos) << log();
   const auto left = leftovers();
-  EXPECT_TRUE(left.empty()) << "a runner, compiler or reference worker outlived kevin: " << describe(left);
+  EXPECT_TRUE(left.empty()) << "a runner, compiler or reference worker outlived kevin: "
+                            << describe(left);
 }
 
 TEST(RunCliUsage, MissingTasksOrPolicyAreUsageErrors) {
@@ -476,10 +547,14 @@ TEST(RunCliUsage, MissingTasksOrPolicyAreUsageErrors) {
   const KevinRun no_llm = run_kevin({"run", "--tasks", task, "--backend", "cpu"});
   EXPECT_EQ(no_llm.code, 2);
   EXPECT_NE(no_llm.output.find("--llm"), std::string::npos);
-  EXPECT_EQ(run_kevin({"run", "--tasks", "no_such_task_anywhere", "--backend", "cpu", "--llm", "http://127.0.0.1:9/v1",
-                       "--model", "m"}).code, 2);
-  EXPECT_EQ(run_kevin({"run", "--tasks", task, "--budget", "12", "--allocations", "5x2", "--backend", "cpu", "--llm",
-                       "http://127.0.0.1:9/v1", "--model", "m"}).code, 2);
+  EXPECT_EQ(run_kevin({"run", "--tasks", "no_such_task_anywhere", "--backend", "cpu", "--llm",
+                       "http://127.0.0.1:9/v1", "--model", "m"})
+                .code,
+            2);
+  EXPECT_EQ(run_kevin({"run", "--tasks", task, "--budget", "12", "--allocations", "5x2",
+                       "--backend", "cpu", "--llm", "http://127.0.0.1:9/v1", "--model", "m"})
+                .code,
+            2);
 }
 
 }  // namespace
@@ -493,12 +568,15 @@ namespace {
 TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
   auto dir = sys::TempDir::create("run-kb-e2e-");
   ASSERT_TRUE(dir.is_ok());
-  const std::string good = read_file(source_dir() / "tests/fixtures/kernelbench/good_relu.py").value();
-  const std::string fallback = read_file(source_dir() / "tests/fixtures/kernelbench/try_except_fallback.py").value();
+  const std::string good =
+      read_file(source_dir() / "tests/fixtures/kernelbench/good_relu.py").value();
+  const std::string fallback =
+      read_file(source_dir() / "tests/fixtures/kernelbench/try_except_fallback.py").value();
   std::mutex mu;
   std::vector<std::string> prompts;
   testing::FakeHttpServer server([&](const testing::RecordedRequest& req) -> testing::FakeReply {
-    if (req.method == "GET") return {200, R"({"object": "list", "data": [{"id": "m", "object": "model"}]})", 0, false};
+    if (req.method == "GET")
+      return {200, R"({"object": "list", "data": [{"id": "m", "object": "model"}]})", 0, false};
     const std::string prompt = parse_json(req.body).value()["messages"].back()["content"];
     const bool first = prompt.find("### Attempt") == std::string::npos;
     {
@@ -506,19 +584,38 @@ TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
       prompts.push_back(prompt);
     }
     // An early sketch, then the answer: the last python block is the one judged.
-    const std::string content = first ? "A sketch:\n```python\nprint('draft')\n```\nThe answer:\n```python\n" + good +
-                                            "```\nReLU in one C++ loop."
-                                      : "```python\n" + fallback + "```\nwith a fallback";
-    const Json reply = {{"choices", Json::array({{{"message", {{"role", "assistant"}, {"content", content}}},
-                                                  {"finish_reason", "stop"}}})},
-                        {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}};
+    const std::string content =
+        first ? "A sketch:\n```python\nprint('draft')\n```\nThe answer:\n```python\n" + good +
+                    "```\nReLU in one C++ loop."
+              : "```python\n" + fallback + "```\nwith a fallback";
+    const Json reply = {
+        {"choices", Json::array({{{"message", {{"role", "assistant"}, {"content", content}}},
+                                  {"finish_reason", "stop"}}})},
+        {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}};
     return {200, dump_json(reply), 0};
   });
   const fs::path out = dir->path() / "run";
-  const KevinRun r = run_kevin({"--log-level", "warn", "run", "--tasks", (source_dir() / "tasks/level1/026_relu.py").string(),
-                                "--format", "kernelbench", "--trajectories", "1", "--turns", "2", "--llm",
-                                server.base_url() + "/v1", "--model", "m", "--backend", "cpu", "--out", out.string(),
-                                "--cache-dir", (fs::path(KEVIN_BUILD_DIR) / "e2e-cache").string()});
+  const KevinRun r = run_kevin({"--log-level",
+                                "warn",
+                                "run",
+                                "--tasks",
+                                (source_dir() / "tasks/level1/026_relu.py").string(),
+                                "--format",
+                                "kernelbench",
+                                "--trajectories",
+                                "1",
+                                "--turns",
+                                "2",
+                                "--llm",
+                                server.base_url() + "/v1",
+                                "--model",
+                                "m",
+                                "--backend",
+                                "cpu",
+                                "--out",
+                                out.string(),
+                                "--cache-dir",
+                                (fs::path(KEVIN_BUILD_DIR) / "e2e-cache").string()});
   ASSERT_EQ(r.code, 0) << r.output;
   auto records = parse_json_lines(read_file(out / "trajectories.jsonl").value());
   ASSERT_TRUE(records.is_ok());
@@ -532,9 +629,11 @@ TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
   for (const auto& p : prompts) {
     EXPECT_NE(p.find("class ModelNew(nn.Module)"), std::string::npos) << p;
     EXPECT_NE(p.find("load_inline"), std::string::npos);
-    EXPECT_EQ(p.find("kevin_forward"), std::string::npos) << "no word of kevin's ABI in a KernelBench prompt";
+    EXPECT_EQ(p.find("kevin_forward"), std::string::npos)
+        << "no word of kevin's ABI in a KernelBench prompt";
   }
-  EXPECT_NE(prompts[1].find("```python\n"), std::string::npos) << "earlier attempts are shown as python";
+  EXPECT_NE(prompts[1].find("```python\n"), std::string::npos)
+      << "earlier attempts are shown as python";
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ TEST(TasksCli, ListShowsEveryShippedTaskWithItsSplit) {
 }
 
 TEST(TasksCli, ShowPrintsSourceAndAbiArguments) {
-  const KevinRun run = run_kevin({"tasks", "show", "level2/013_conv2d_hardswish_groupnorm_scale", "--backend", "cpu"});
+  const KevinRun run = run_kevin(
+      {"tasks", "show", "level2/013_conv2d_hardswish_groupnorm_scale", "--backend", "cpu"});
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("class Model"), std::string::npos);
   EXPECT_NE(run.output.find("inputs[0]   x"), std::string::npos) << run.output;
@@ -47,26 +48,29 @@ TEST(TasksCli, ShowPrintsSourceAndAbiArguments) {
 }
 
 TEST(TasksCli, ShowPromptPrintsTheFirstPromptOfARun) {
-  const KevinRun run = run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu", "--prompt"});
+  const KevinRun run =
+      run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu", "--prompt"});
   ASSERT_EQ(run.code, 0) << run.output;
   const size_t system = run.output.find("=== system ===");
   const size_t user = run.output.find("=== user ===");
   ASSERT_NE(system, std::string::npos) << run.output;
   ASSERT_NE(user, std::string::npos);
   EXPECT_LT(system, user);
-  EXPECT_NE(run.output.find("level1/026_relu", user), std::string::npos) << "the task statement is in the user message";
+  EXPECT_NE(run.output.find("level1/026_relu", user), std::string::npos)
+      << "the task statement is in the user message";
   EXPECT_NE(run.output.find("kevin_forward"), std::string::npos);
   EXPECT_NE(run.output.find("device CPU"), std::string::npos);
 }
 
 TEST(TasksCli, ShowPromptInKernelBenchFormatAsksForModelNew) {
-  const KevinRun run =
-      run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu", "--prompt", "--format", "kernelbench"});
+  const KevinRun run = run_kevin({"tasks", "show", "level1/026_relu", "--backend", "cpu",
+                                  "--prompt", "--format", "kernelbench"});
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("class ModelNew(nn.Module)"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("load_inline"), std::string::npos);
   EXPECT_EQ(run.output.find("kevin_forward"), std::string::npos) << "no word of kevin's ABI";
-  EXPECT_EQ(run_kevin({"tasks", "show", "level1/026_relu", "--prompt", "--format", "triton"}).code, 2);
+  EXPECT_EQ(run_kevin({"tasks", "show", "level1/026_relu", "--prompt", "--format", "triton"}).code,
+            2);
 }
 
 TEST(TasksCli, TemplateCompilesAndIsJudged) {
@@ -74,18 +78,22 @@ TEST(TasksCli, TemplateCompilesAndIsJudged) {
   ASSERT_TRUE(dir.is_ok());
   for (const char* task : {"level1/026_relu", "level2/013_conv2d_hardswish_groupnorm_scale"}) {
     const std::string path = (dir->path() / (fs::path(task).filename().string() + ".cpp")).string();
-    const KevinRun written = run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
+    const KevinRun written =
+        run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
     ASSERT_EQ(written.code, 0) << written.output;
     const std::string task_file = (source_dir() / "tasks" / (std::string(task) + ".py")).string();
-    EXPECT_NE(written.output.find("kevin eval --task " + task_file), std::string::npos) << written.output;
-    const KevinRun eval = run_kevin({"eval", "--task", task_file, "--candidate", path, "--backend", "cpu", "--json",
-                                     "--cache-dir", cache_flag()});
+    EXPECT_NE(written.output.find("kevin eval --task " + task_file), std::string::npos)
+        << written.output;
+    const KevinRun eval = run_kevin({"eval", "--task", task_file, "--candidate", path, "--backend",
+                                     "cpu", "--json", "--cache-dir", cache_flag()});
     ASSERT_EQ(eval.code, 0) << eval.output;
     const auto docs = json_lines(eval.output);
     ASSERT_EQ(docs.size(), 1u) << eval.output;
-    EXPECT_EQ(docs[0]["verdict"], "wrong_answer") << task << ": the skeleton builds, runs and computes nothing\n"
-                                                  << docs[0]["feedback"];
-    const KevinRun again = run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
+    EXPECT_EQ(docs[0]["verdict"], "wrong_answer")
+        << task << ": the skeleton builds, runs and computes nothing\n"
+        << docs[0]["feedback"];
+    const KevinRun again =
+        run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
     EXPECT_EQ(again.code, 2) << "an existing file is not replaced";
   }
 }
@@ -93,7 +101,8 @@ TEST(TasksCli, TemplateCompilesAndIsJudged) {
 TEST(TasksCli, CheckPassesTheShippedSuiteOnCpu) {
   const KevinRun run = run_kevin({"tasks", "check"}, 1200);
   EXPECT_EQ(run.code, 0) << run.output.substr(0, 6000);
-  EXPECT_NE(run.output.find(" 0 flagged, 0 broken"), std::string::npos) << run.output.substr(0, 6000);
+  EXPECT_NE(run.output.find(" 0 flagged, 0 broken"), std::string::npos)
+      << run.output.substr(0, 6000);
 }
 
 TEST(TasksCli, CheckCountsEachTaskAsItIsChecked) {
@@ -107,52 +116,67 @@ TEST(TasksCli, CheckCountsEachTaskAsItIsChecked) {
 TEST(TasksCli, CheckFlagsDegenerateTasks) {
   auto dir = sys::TempDir::create("kevin-degenerate-");
   ASSERT_TRUE(dir.is_ok());
-  ASSERT_TRUE(write_file_atomic(dir->path() / "suite/mean_softmax.py",
-      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
-      "    def forward(self, x, y):\n        return torch.softmax(x, dim=-1).mean(dim=-1) + 0 * y.sum()\n"
-      "def get_inputs():\n    return [torch.rand(64, 64), torch.randn(64, 64)]\n"
-      "def get_init_inputs():\n    return []\n").is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(dir->path() / "suite/mean_softmax.py",
+                        "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+                        "    def forward(self, x, y):\n        return torch.softmax(x, "
+                        "dim=-1).mean(dim=-1) + 0 * y.sum()\n"
+                        "def get_inputs():\n    return [torch.rand(64, 64), torch.randn(64, 64)]\n"
+                        "def get_init_inputs():\n    return []\n")
+          .is_ok());
   const KevinRun run = run_kevin({"tasks", "check", "--tasks", dir->path().string()});
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("constant:"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("ignores_input: replacing forward argument 1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("ignores_input: replacing forward argument 1"), std::string::npos)
+      << run.output;
 }
 
 TEST(TasksCli, CheckGoesOnAfterATaskEndsTheReferenceWorker) {
   auto dir = sys::TempDir::create("kevin-worker-death-");
   ASSERT_TRUE(dir.is_ok());
-  const std::string model = "import os\nimport torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
-                            "    def forward(self, x, y):\n        return x * y + x\n"
-                            "def get_init_inputs():\n    return []\n";
+  const std::string model =
+      "import os\nimport torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+      "    def forward(self, x, y):\n        return x * y + x\n"
+      "def get_init_inputs():\n    return []\n";
   ASSERT_TRUE(write_file_atomic(dir->path() / "suite/a_exits.py",
-                                model + "def get_inputs():\n    os._exit(3)\n").is_ok());
-  ASSERT_TRUE(write_file_atomic(dir->path() / "suite/b_fine.py",
-                                model + "def get_inputs():\n    return [torch.randn(32, 32), torch.randn(32, 32)]\n").is_ok());
+                                model + "def get_inputs():\n    os._exit(3)\n")
+                  .is_ok());
+  ASSERT_TRUE(
+      write_file_atomic(
+          dir->path() / "suite/b_fine.py",
+          model + "def get_inputs():\n    return [torch.randn(32, 32), torch.randn(32, 32)]\n")
+          .is_ok());
   const KevinRun run = run_kevin({"tasks", "check", "--tasks", dir->path().string()});
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("ERROR suite/a_exits: "), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("a fresh reference worker checks the next task"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("ok    suite/b_fine"), std::string::npos) << "the task after the crash was checked\n" << run.output;
+  EXPECT_NE(run.output.find("a fresh reference worker checks the next task"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("ok    suite/b_fine"), std::string::npos)
+      << "the task after the crash was checked\n"
+      << run.output;
   EXPECT_NE(run.output.find("1 broken"), std::string::npos) << run.output;
 }
 
 TEST(KernelBenchLayout, FolderWorksAsASuiteUnchanged) {
   const KevinRun list = run_kevin({"tasks", "list", "--tasks", kb_suite().string()});
   ASSERT_EQ(list.code, 0) << list.output;
-  for (const char* id : {"level1/1_Scaled_Difference", "level1/2_Pointwise_Conv_With_Init_Args", "level1/3_Row_Min_Max_Tuple"}) {
+  for (const char* id : {"level1/1_Scaled_Difference", "level1/2_Pointwise_Conv_With_Init_Args",
+                         "level1/3_Row_Min_Max_Tuple"}) {
     EXPECT_NE(list.output.find(id), std::string::npos) << id;
   }
   const KevinRun check = run_kevin({"tasks", "check", "--tasks", kb_suite().string()});
   EXPECT_EQ(check.code, 0) << check.output;
-  const KevinRun show = run_kevin({"tasks", "show", "3_Row_Min_Max_Tuple", "--tasks", kb_suite().string(), "--json"});
+  const KevinRun show =
+      run_kevin({"tasks", "show", "3_Row_Min_Max_Tuple", "--tasks", kb_suite().string(), "--json"});
   ASSERT_EQ(show.code, 0) << show.output;
   auto j = parse_json(show.output.substr(show.output.find('{')));
   ASSERT_TRUE(j.is_ok());
   EXPECT_EQ((*j)["outputs"].size(), 2u) << "a tuple result gives two outputs";
   for (const char* stem : {"2_Pointwise_Conv_With_Init_Args", "3_Row_Min_Max_Tuple"}) {
-    const KevinRun eval = run_kevin({"eval", "--task", (kb_suite() / "level1" / (std::string(stem) + ".py")).string(),
-                                     "--candidate", (kb_suite() / "solutions" / (std::string(stem) + ".cpp")).string(),
-                                     "--backend", "cpu", "--json", "--cache-dir", cache_flag()});
+    const KevinRun eval = run_kevin(
+        {"eval", "--task", (kb_suite() / "level1" / (std::string(stem) + ".py")).string(),
+         "--candidate", (kb_suite() / "solutions" / (std::string(stem) + ".cpp")).string(),
+         "--backend", "cpu", "--json", "--cache-dir", cache_flag()});
     ASSERT_EQ(eval.code, 0) << eval.output;
     const auto docs = json_lines(eval.output);
     ASSERT_EQ(docs.size(), 1u);
@@ -161,12 +185,15 @@ TEST(KernelBenchLayout, FolderWorksAsASuiteUnchanged) {
 }
 
 TEST(Examples, CpuSolutionsOfShippedTasksAreCorrect) {
-  const KevinRun run = run_kevin({"eval", "--batch", (source_dir() / "examples/demo-cpu.jsonl").string(), "--backend", "cpu",
-                                  "--cache-dir", cache_flag()}, 1200);
+  const KevinRun run =
+      run_kevin({"eval", "--batch", (source_dir() / "examples/demo-cpu.jsonl").string(),
+                 "--backend", "cpu", "--cache-dir", cache_flag()},
+                1200);
   ASSERT_EQ(run.code, 0) << run.output.substr(0, 4000);
   const auto docs = json_lines(run.output);
   ASSERT_GE(docs.size(), 10u);
-  for (const auto& d : docs) EXPECT_EQ(d["verdict"], "correct") << d["candidate"] << ": " << d["feedback"];
+  for (const auto& d : docs)
+    EXPECT_EQ(d["verdict"], "correct") << d["candidate"] << ": " << d["feedback"];
 }
 
 }  // namespace

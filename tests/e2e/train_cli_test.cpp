@@ -41,7 +41,12 @@ class TrainCli : public ::testing::Test {
             {"tasks_per_step", 1},
             {"device", "cpu"},
             {"engine", {{"fake", true}}},
-            {"rollout", {{"trajectories", 3}, {"turns", 1}, {"max_tokens", 8}, {"temperature", 1.0}, {"parallel", 1}}},
+            {"rollout",
+             {{"trajectories", 3},
+              {"turns", 1},
+              {"max_tokens", 8},
+              {"temperature", 1.0},
+              {"parallel", 1}}},
             {"optimizer", {{"lr", 0.01}}}};
   }
   std::unique_ptr<sys::TempDir> dir_;
@@ -55,7 +60,9 @@ TEST_F(TrainCli, BadConfigsAreOneLineUsageErrors) {
   typo["optimiser"] = {{"lr", 1}};
   const auto unknown = run_kevin({"train", "--config", write_config(typo).string()});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.output.find("unknown key \"optimiser\" in the config (did you mean \"optimizer\"?)"), std::string::npos)
+  EXPECT_NE(
+      unknown.output.find("unknown key \"optimiser\" in the config (did you mean \"optimizer\"?)"),
+      std::string::npos)
       << unknown.output;
   Json no_tasks = tiny_config();
   no_tasks["tasks"] = "no_such_task";
@@ -73,26 +80,31 @@ TEST_F(TrainCli, DryRunChecksTheModelFolderAndSizesTheRunWithoutTraining) {
   config["lora"] = {{"rank", 4}};
   const auto dry = run_kevin({"train", "--config", write_config(config).string(), "--dry-run"});
   ASSERT_EQ(dry.code, 0) << dry.output;
-  for (const char* part : {"(Qwen2, ", "tasks:   ", "1 tasks x 3x1", "memory:  per replica", "LoRA rank 4",
-                           "nothing was trained"}) {
+  for (const char* part : {"(Qwen2, ", "tasks:   ", "1 tasks x 3x1", "memory:  per replica",
+                           "LoRA rank 4", "nothing was trained"}) {
     EXPECT_NE(dry.output.find(part), std::string::npos) << part << " in: " << dry.output;
   }
   EXPECT_FALSE(fs::exists(path("out"))) << "a dry run writes nothing";
 
   // The printed config is complete and valid: it passes a dry run itself.
-  const auto printed = run_kevin({"--log-level", "off", "train", "--config", write_config(config).string(), "--print-config"});
+  const auto printed = run_kevin(
+      {"--log-level", "off", "train", "--config", write_config(config).string(), "--print-config"});
   ASSERT_EQ(printed.code, 0) << printed.output;
   auto resolved = parse_json(printed.output);
   ASSERT_TRUE(resolved.is_ok()) << printed.output;
   EXPECT_EQ((*resolved)["optimizer"]["beta2"], 0.999) << "defaults are filled in";
   EXPECT_EQ((*resolved)["lora"]["rank"], 4);
-  EXPECT_EQ(run_kevin({"train", "--config", write_config(*resolved).string(), "--dry-run"}).code, 0);
+  EXPECT_EQ(run_kevin({"train", "--config", write_config(*resolved).string(), "--dry-run"}).code,
+            0);
 }
 
 TEST_F(TrainCli, DryRunNamesWhatIsWrongWithTheModelFolder) {
-  const auto missing = run_kevin({"train", "--config", write_config(tiny_config()).string(), "--dry-run"});
+  const auto missing =
+      run_kevin({"train", "--config", write_config(tiny_config()).string(), "--dry-run"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_NE(missing.output.find("model folder " + path("model").string() + " does not exist"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("model folder " + path("model").string() + " does not exist"),
+            std::string::npos)
+      << missing.output;
   ASSERT_TRUE(train::write_scorable_model(path("model")).is_ok());
   auto hf = parse_json(read_file(path("model") / "config.json").value());
   ASSERT_TRUE(hf.is_ok());
@@ -104,7 +116,8 @@ TEST_F(TrainCli, DryRunNamesWhatIsWrongWithTheModelFolder) {
     if (*mode) args.push_back(mode);
     const auto llama = run_kevin(args);
     EXPECT_EQ(llama.code, 2) << mode << ": " << llama.output;
-    EXPECT_NE(llama.output.find("model_type \"llama\" is not supported"), std::string::npos) << llama.output;
+    EXPECT_NE(llama.output.find("model_type \"llama\" is not supported"), std::string::npos)
+        << llama.output;
   }
 }
 
@@ -117,7 +130,8 @@ TEST_F(TrainCli, CtrlCKeepsTheFinishedStepsInACheckpointAndExits130) {
   sys::SpawnOptions o;
   o.argv = {kevin_binary().string(), "train", "--config", file.string()};
   o.env = sys::current_environment();
-  const int log_fd = ::open(path("train.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int log_fd =
+      ::open(path("train.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   o.fds = {{1, log_fd}, {2, log_fd}};
   auto kevin = sys::spawn(o);
   ::close(log_fd);
@@ -131,7 +145,8 @@ TEST_F(TrainCli, CtrlCKeepsTheFinishedStepsInACheckpointAndExits130) {
   auto ended = kevin->wait(sys::Deadline::after(std::chrono::seconds(120)));
   ASSERT_TRUE(ended.is_ok()) << log();
   EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe() << "\n" << log();
-  EXPECT_NE(log().find("resume with: kevin train --config " + file.string()), std::string::npos) << log();
+  EXPECT_NE(log().find("resume with: kevin train --config " + file.string()), std::string::npos)
+      << log();
   EXPECT_NE(log().find("are in the checkpoint"), std::string::npos) << log();
   // The checkpoint holds the finished steps: a second start resumes after them.
   bool checkpointed = false;

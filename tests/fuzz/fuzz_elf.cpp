@@ -14,7 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)kevin::engine::read_elf_object(image);
   (void)kevin::engine::check_object(image, Backend::kCpu, 0);
   (void)kevin::engine::check_object(image, Backend::kCuda, 4096);
-  (void)kevin::engine::check_object(image, Backend::kCpu, 0, kevin::engine::Profile::kTorchExtension);
-  (void)kevin::engine::check_object(image, Backend::kCuda, 4096, kevin::engine::Profile::kTorchExtension);
+  (void)kevin::engine::check_object(image, Backend::kCpu, 0,
+                                    kevin::engine::Profile::kTorchExtension);
+  (void)kevin::engine::check_object(image, Backend::kCuda, 4096,
+                                    kevin::engine::Profile::kTorchExtension);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "engine/runner_session.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  (void)kevin::engine::parse_runner_reply(std::string_view(reinterpret_cast<const char*>(data), size));
+  (void)kevin::engine::parse_runner_reply(
+      std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  for (const auto format : {kevin::engine::CandidateFormat::kKevin, kevin::engine::CandidateFormat::kKernelBench}) {
+  for (const auto format :
+       {kevin::engine::CandidateFormat::kKevin, kevin::engine::CandidateFormat::kKernelBench}) {
     const auto r = kevin::policy::parse_response(text, 64, format);
     if (r.ok && r.code.empty()) __builtin_trap();  // a parsed candidate always has code
   }

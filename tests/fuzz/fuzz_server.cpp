@@ -14,8 +14,11 @@ namespace {
 // Judges nothing: every candidate is a wrong answer, instantly (the target is the protocol).
 class InstantEvaluator final : public kevin::env::Evaluator {
  public:
-  kevin::Result<std::string> problem(const kevin::tasks::TaskInfo& task) override { return "Problem " + task.id; }
-  kevin::Result<kevin::engine::EvalResult> evaluate(const kevin::tasks::TaskInfo&, const std::string&) override {
+  kevin::Result<std::string> problem(const kevin::tasks::TaskInfo& task) override {
+    return "Problem " + task.id;
+  }
+  kevin::Result<kevin::engine::EvalResult> evaluate(const kevin::tasks::TaskInfo&,
+                                                    const std::string&) override {
     kevin::engine::EvalResult r;
     r.verdict = kevin::VerdictKind::kWrongAnswer;
     r.feedback = "wrong";
@@ -29,8 +32,7 @@ kevin::server::EnvService& service() {
   static InstantEvaluator evaluator;
   kevin::log::set_level(kevin::log::Level::off);  // one line per evaluation would flood the replay
   static kevin::server::EnvService s(
-      &evaluator, {{"fuzz/vector_add", "fuzz", "unknown", KEVIN_FUZZ_TASK}},
-      [] {
+      &evaluator, {{"fuzz/vector_add", "fuzz", "unknown", KEVIN_FUZZ_TASK}}, [] {
         kevin::server::ServiceOptions o;
         o.max_sessions = 4;
         o.adhoc_dir = "/nonexistent/kevin-fuzz";  // writes fail: a Status, never a crash

@@ -57,13 +57,16 @@ int main(int argc, char** argv) {
     std::ifstream in(entry.path(), std::ios::binary);
     corpus.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  for (const auto& s : corpus) LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  for (const auto& s : corpus)
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
   std::mt19937_64 rng(20261202);
   for (long i = 0; i < iterations; ++i) {
-    std::string base = corpus.empty() ? std::string() : corpus[static_cast<size_t>(rng() % corpus.size())];
+    std::string base =
+        corpus.empty() ? std::string() : corpus[static_cast<size_t>(rng() % corpus.size())];
     const std::string input = mutate(std::move(base), rng, corpus);
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
   }
-  std::printf("%zu corpus files and %ld mutations ran without a crash\n", corpus.size(), iterations);
+  std::printf("%zu corpus files and %ld mutations ran without a crash\n", corpus.size(),
+              iterations);
   return 0;
 }

@@ -13,7 +13,10 @@
 
 namespace kevin::testing {
 
-FakeHttpServer::FakeHttpServer(std::vector<FakeReply> script) : script_(script.begin(), script.end()) { start(); }
+FakeHttpServer::FakeHttpServer(std::vector<FakeReply> script)
+    : script_(script.begin(), script.end()) {
+  start();
+}
 
 FakeHttpServer::FakeHttpServer(Handler handler) : handler_(std::move(handler)) { start(); }
 
@@ -115,8 +118,10 @@ void FakeHttpServer::serve(int fd) {
     const FakeReply reply = handler_ ? handler_(req) : next_reply();
     if (reply.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.delay_ms));
     if (reply.drop) break;
-    const std::string response = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\nContent-Type: application/json\r\n"
-                                 "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
+    const std::string response = "HTTP/1.1 " + std::to_string(reply.status) +
+                                 " X\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: " +
+                                 std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
     if (::write(fd, response.data(), response.size()) < 0) break;
   }
   ::close(fd);

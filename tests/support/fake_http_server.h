@@ -19,8 +19,8 @@ namespace kevin::testing {
 struct FakeReply {
   int status = 200;
   std::string body;
-  int delay_ms = 0;          // wait before answering
-  bool drop = false;         // close the connection without answering
+  int delay_ms = 0;   // wait before answering
+  bool drop = false;  // close the connection without answering
 };
 
 struct RecordedRequest {

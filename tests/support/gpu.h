@@ -13,10 +13,10 @@ using sys::cuda_device_count;
 }  // namespace kevin::testing
 
 // Skips the current test unless a CUDA device is present; prints the reason.
-#define KEVIN_REQUIRE_GPU()                                                \
-  do {                                                                     \
-    std::string kevin_why_;                                                \
-    if (::kevin::testing::cuda_device_count(&kevin_why_) == 0) {           \
-      GTEST_SKIP() << "no CUDA device: " << kevin_why_;                    \
-    }                                                                      \
+#define KEVIN_REQUIRE_GPU()                                      \
+  do {                                                           \
+    std::string kevin_why_;                                      \
+    if (::kevin::testing::cuda_device_count(&kevin_why_) == 0) { \
+      GTEST_SKIP() << "no CUDA device: " << kevin_why_;          \
+    }                                                            \
   } while (0)

@@ -30,7 +30,8 @@ class CpuDevice final : public Device {
   std::string name() const override { return "cpu"; }
   Result<void*> alloc(size_t bytes) override {
     void* p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-    if (p == nullptr) return unavailable("host allocation of " + std::to_string(bytes) + " bytes failed");
+    if (p == nullptr)
+      return unavailable("host allocation of " + std::to_string(bytes) + " bytes failed");
     blocks_.push_back(p);
     return p;
   }
@@ -56,7 +57,9 @@ class CpuDevice final : public Device {
   }
   uint64_t hash(const void* data, size_t bytes) override { return host_hash(data, bytes); }
   // Host statics are the StaticGuard's; a CPU candidate has no device-side globals.
-  Status snapshot_candidate_globals(const std::vector<const void*>&) override { return Status::ok(); }
+  Status snapshot_candidate_globals(const std::vector<const void*>&) override {
+    return Status::ok();
+  }
   void restore_candidate_globals() override {}
   void* stream() override { return nullptr; }
   Status synchronize() override { return Status::ok(); }

@@ -15,7 +15,6 @@
 namespace kevin::runner {
 namespace {
 
-
 constexpr int kThreads = 256;
 
 __global__ void fill32_kernel(uint32_t* p, uint32_t word, size_t words) {
@@ -62,7 +61,8 @@ class CudaDevice final : public Device {
   Status init() override {
     KEVIN_RETURN_IF_ERROR(cuda_status(cudaSetDevice(ordinal_), "cudaSetDevice"));
     cudaDeviceProp prop{};
-    KEVIN_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&prop, ordinal_), "cudaGetDeviceProperties"));
+    KEVIN_RETURN_IF_ERROR(
+        cuda_status(cudaGetDeviceProperties(&prop, ordinal_), "cudaGetDeviceProperties"));
     name_ = prop.name;
     // Bound what device-side printf and malloc can take before any candidate code runs.
     cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1 << 20);
@@ -70,7 +70,8 @@ class CudaDevice final : public Device {
     // A non-blocking stream: work a candidate puts on any other stream (the legacy default
     // stream included) is not ordered with it, so it escapes the events and is caught by the
     // judge's device-wide clock check and by stream-ordered output checks.
-    KEVIN_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
+    KEVIN_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+                                      "cudaStreamCreate"));
     KEVIN_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&start_), "cudaEventCreate"));
     KEVIN_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&end_), "cudaEventCreate"));
     flush_bytes_ = 2 * static_cast<size_t>(prop.l2CacheSize > 0 ? prop.l2CacheSize : 64 << 20);
@@ -95,7 +96,8 @@ class CudaDevice final : public Device {
 
   Result<void*> alloc(size_t bytes) override {
     void* p = nullptr;
-    KEVIN_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes < 256 ? 256 : (bytes + 255) / 256 * 256), "cudaMalloc"));
+    KEVIN_RETURN_IF_ERROR(
+        cuda_status(cudaMalloc(&p, bytes < 256 ? 256 : (bytes + 255) / 256 * 256), "cudaMalloc"));
     blocks_.push_back(p);
     return p;
   }
@@ -113,11 +115,13 @@ class CudaDevice final : public Device {
     }
   }
   Status download_async(void* dst, const void* src, size_t bytes) override {
-    return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
+    return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+                       "download");
   }
   void fill32(void* dst, uint32_t word, size_t bytes) override {
     const size_t words = bytes / 4;
-    fill32_kernel<<<grid_for(words), kThreads, 0, stream_>>>(static_cast<uint32_t*>(dst), word, words);
+    fill32_kernel<<<grid_for(words), kThreads, 0, stream_>>>(static_cast<uint32_t*>(dst), word,
+                                                             words);
   }
   void flush_cache(const std::vector<std::pair<const void*, size_t>>&) override {
     cudaCtxResetPersistingL2Cache();
@@ -126,7 +130,8 @@ class CudaDevice final : public Device {
   uint64_t hash(const void* data, size_t bytes) override {
     unsigned long long h = 0;
     cudaMemsetAsync(hash_out_, 0, sizeof h, stream_);
-    hash_kernel<<<grid_for((bytes + 7) / 8), kThreads, 0, stream_>>>(static_cast<const uint8_t*>(data), bytes, hash_out_);
+    hash_kernel<<<grid_for((bytes + 7) / 8), kThreads, 0, stream_>>>(
+        static_cast<const uint8_t*>(data), bytes, hash_out_);
     cudaMemcpyAsync(&h, hash_out_, sizeof h, cudaMemcpyDeviceToHost, stream_);
     cudaStreamSynchronize(stream_);
     return h;
@@ -136,7 +141,8 @@ class CudaDevice final : public Device {
     for (const void* shadow : host_shadows) {
       void* where = nullptr;
       size_t bytes = 0;
-      if (cudaGetSymbolAddress(&where, shadow) != cudaSuccess || cudaGetSymbolSize(&bytes, shadow) != cudaSuccess) {
+      if (cudaGetSymbolAddress(&where, shadow) != cudaSuccess ||
+          cudaGetSymbolSize(&bytes, shadow) != cudaSuccess) {
         cudaGetLastError();  // an ordinary host variable: not an error, and not sticky
         continue;
       }
@@ -147,14 +153,16 @@ class CudaDevice final : public Device {
     KEVIN_ASSIGN_OR_RETURN(void* saved, alloc(total));
     saved_globals_ = static_cast<uint8_t*>(saved);
     for (const auto& g : globals_) {
-      KEVIN_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(saved_globals_ + g.offset, g.device, g.bytes,
-                                                        cudaMemcpyDeviceToDevice, stream_), "snapshot of globals"));
+      KEVIN_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(saved_globals_ + g.offset, g.device,
+                                                        g.bytes, cudaMemcpyDeviceToDevice, stream_),
+                                        "snapshot of globals"));
     }
     return synchronize();
   }
   void restore_candidate_globals() override {
     for (const auto& g : globals_) {
-      cudaMemcpyAsync(g.device, saved_globals_ + g.offset, g.bytes, cudaMemcpyDeviceToDevice, stream_);
+      cudaMemcpyAsync(g.device, saved_globals_ + g.offset, g.bytes, cudaMemcpyDeviceToDevice,
+                      stream_);
     }
   }
   void* stream() override { return stream_; }
@@ -192,6 +200,8 @@ class CudaDevice final : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device(int ordinal) { return std::make_unique<CudaDevice>(ordinal); }
+std::unique_ptr<Device> make_cuda_device(int ordinal) {
+  return std::make_unique<CudaDevice>(ordinal);
+}
 
 }  // namespace kevin::runner

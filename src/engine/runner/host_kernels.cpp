@@ -77,17 +77,28 @@ T load(const void* data, uint64_t i) {
 
 double load_as_double(const void* data, int32_t dtype, uint64_t i) {
   switch (dtype) {
-    case 0: return static_cast<double>(load<float>(data, i));
-    case 1: return static_cast<double>(half_to_float(load<uint16_t>(data, i)));
-    case 2: return static_cast<double>(bf16_to_float(load<uint16_t>(data, i)));
-    case 3: return load<double>(data, i);
-    case 4: return load<int8_t>(data, i);
-    case 5: return load<uint8_t>(data, i);
-    case 6: return load<int16_t>(data, i);
-    case 7: return load<int32_t>(data, i);
-    case 8: return static_cast<double>(load<int64_t>(data, i));
-    case 9: return load<uint8_t>(data, i);
-    default: return std::nan("");
+    case 0:
+      return static_cast<double>(load<float>(data, i));
+    case 1:
+      return static_cast<double>(half_to_float(load<uint16_t>(data, i)));
+    case 2:
+      return static_cast<double>(bf16_to_float(load<uint16_t>(data, i)));
+    case 3:
+      return load<double>(data, i);
+    case 4:
+      return load<int8_t>(data, i);
+    case 5:
+      return load<uint8_t>(data, i);
+    case 6:
+      return load<int16_t>(data, i);
+    case 7:
+      return load<int32_t>(data, i);
+    case 8:
+      return static_cast<double>(load<int64_t>(data, i));
+    case 9:
+      return load<uint8_t>(data, i);
+    default:
+      return std::nan("");
   }
 }
 

@@ -41,17 +41,19 @@ __attribute__((visibility("default"))) void kevin_runner_adopt(int judge_pid, in
   kevin::runner::adopt_judge(judge_pid, lifeline_fd);
 }
 
-__attribute__((visibility("default"))) int kevin_runner_close_doors(uint64_t cpu_seconds, uint64_t output_bytes,
-                                                                    uint64_t address_space, uint64_t data,
-                                                                    char* enforced, size_t n, char* err,
-                                                                    size_t err_n) {
+__attribute__((visibility("default"))) int kevin_runner_close_doors(
+    uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space, uint64_t data,
+    char* enforced, size_t n, char* err, size_t err_n) {
   kevin::runner::SandboxReport report;
-  const int rc = fail(kevin::runner::close_doors(cpu_seconds, output_bytes, address_space, data, &report), err, err_n);
+  const int rc =
+      fail(kevin::runner::close_doors(cpu_seconds, output_bytes, address_space, data, &report), err,
+           err_n);
   if (rc == 0) report_into(report, enforced, n);
   return rc;
 }
 
-__attribute__((visibility("default"))) int kevin_runner_allow_loading(int object_fd, int gpu, char* err, size_t n) {
+__attribute__((visibility("default"))) int kevin_runner_allow_loading(int object_fd, int gpu,
+                                                                      char* err, size_t n) {
   return fail(kevin::runner::allow_loading(object_fd, {gpu != 0, true}), err, n);
 }
 

@@ -49,7 +49,7 @@ using Clock = std::chrono::steady_clock;
 
 struct TensorSlot {
   int32_t dtype;
-  std::vector<int64_t> shape, strides;          // the harness's own copy
+  std::vector<int64_t> shape, strides;            // the harness's own copy
   std::vector<int64_t> view_shape, view_strides;  // what the candidate sees (it could write them)
   uint64_t offset, bytes;
 };
@@ -80,7 +80,8 @@ Result<uint8_t*> map_and_close(int fd, uint64_t bytes, bool writable) {
   const size_t length = bytes == 0 ? 1 : bytes;
   void* p = ::mmap(nullptr, length, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) return io_error("cannot map descriptor " + std::to_string(fd) + ": " + std::strerror(errno));
+  if (p == MAP_FAILED)
+    return io_error("cannot map descriptor " + std::to_string(fd) + ": " + std::strerror(errno));
   return static_cast<uint8_t*>(p);
 }
 
@@ -166,10 +167,11 @@ Status Runner::setup(const Json& cmd, Json* reply) {
   KEVIN_RETURN_IF_ERROR(device_->init());
 
   // The correctness sets are uploaded once; the timing slot is filled before each timed call.
-  KEVIN_ASSIGN_OR_RETURN(uint8_t* inputs_map, map_and_close(kInputsFd, sets * set_bytes_, false));
+  KEVIN_ASSIGN_OR_RETURN(uint8_t * inputs_map, map_and_close(kInputsFd, sets * set_bytes_, false));
   for (size_t k = 0; k <= sets; ++k) {
     KEVIN_ASSIGN_OR_RETURN(void* base, device_->alloc(set_bytes_));
-    if (k < sets) KEVIN_RETURN_IF_ERROR(device_->upload(base, inputs_map + k * set_bytes_, set_bytes_));
+    if (k < sets)
+      KEVIN_RETURN_IF_ERROR(device_->upload(base, inputs_map + k * set_bytes_, set_bytes_));
     set_base_.push_back(static_cast<uint8_t*>(base));
   }
   ::munmap(inputs_map, sets * set_bytes_ == 0 ? 1 : sets * set_bytes_);
@@ -191,8 +193,9 @@ Status Runner::setup(const Json& cmd, Json* reply) {
   if (sandbox_) {
     // The CUDA driver reserves address space by the terabyte, and so do the sanitizers:
     // only the CPU runner of an ordinary build gets a cap.
-    const uint64_t address_space =
-        cuda_ || kSanitized ? 0 : (set_base_.size() + 2) * set_bytes_ + 3 * out_bytes_ + (uint64_t{3} << 30);
+    const uint64_t address_space = cuda_ || kSanitized ? 0
+                                                       : (set_base_.size() + 2) * set_bytes_ +
+                                                             3 * out_bytes_ + (uint64_t{3} << 30);
     const Status closed = close_doors(cpu_seconds_, output_limit_, address_space, 0, &report_);
     if (!closed.is_ok()) {
       *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", closed.message()}};
@@ -228,7 +231,8 @@ Status Runner::load(const Json& cmd, Json* reply) {
     // The loader will get the lowest free descriptor for the object: the only file the
     // loader's allowlist lets it map executable.
     const int probe = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (probe < 0) return io_error(std::string("cannot open the candidate object: ") + std::strerror(errno));
+    if (probe < 0)
+      return io_error(std::string("cannot open the candidate object: ") + std::strerror(errno));
     ::close(probe);
     KEVIN_RETURN_IF_ERROR(allow_loading(probe, SyscallNeeds{cuda_}));
   }
@@ -236,12 +240,16 @@ Status Runner::load(const Json& cmd, Json* reply) {
   // loader's allowlist is already in place should one get through).
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    *reply = {{"ok", false}, {"stage", "load"}, {"error", std::string("cannot load the kernel: ") + ::dlerror()}};
+    *reply = {{"ok", false},
+              {"stage", "load"},
+              {"error", std::string("cannot load the kernel: ") + ::dlerror()}};
     return Status::ok();
   }
   forward_ = reinterpret_cast<Forward>(::dlsym(handle, "kevin_forward"));
   if (forward_ == nullptr) {
-    *reply = {{"ok", false}, {"stage", "load"}, {"error", "kevin_forward is not exported (declare it extern \"C\")"}};
+    *reply = {{"ok", false},
+              {"stage", "load"},
+              {"error", "kevin_forward is not exported (declare it extern \"C\")"}};
     return Status::ok();
   }
   KEVIN_ASSIGN_OR_RETURN(StaticGuard guard, StaticGuard::snapshot(path));
@@ -249,10 +257,12 @@ Status Runner::load(const Json& cmd, Json* reply) {
   // The judge named the object's writable data symbols; the device keeps those that are
   // device variables.
   link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return internal_error("dlinfo failed");
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr)
+    return internal_error("dlinfo failed");
   KEVIN_ASSIGN_OR_RETURN(auto offsets, json_get<std::vector<uint64_t>>(cmd, "data_symbols"));
   std::vector<const void*> shadows;
-  for (uint64_t offset : offsets) shadows.push_back(reinterpret_cast<const void*>(map->l_addr + offset));
+  for (uint64_t offset : offsets)
+    shadows.push_back(reinterpret_cast<const void*>(map->l_addr + offset));
   KEVIN_RETURN_IF_ERROR(device_->snapshot_candidate_globals(shadows));
   if (sandbox_) KEVIN_RETURN_IF_ERROR(seal(SyscallNeeds{cuda_}, &report_));
   KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd));
@@ -264,17 +274,23 @@ void Runner::reset_views() {
   const auto view = [](TensorSlot& t, uint8_t* base) {
     t.view_shape = t.shape;
     t.view_strides = t.strides;
-    return kevin_tensor{base + t.offset, t.dtype, static_cast<int32_t>(t.shape.size()), t.view_shape.data(),
-                        t.view_strides.data()};
+    return kevin_tensor{base + t.offset, t.dtype, static_cast<int32_t>(t.shape.size()),
+                        t.view_shape.data(), t.view_strides.data()};
   };
   for (size_t i = 0; i < outputs_.size(); ++i) out_views_[i] = view(outputs_[i], out_base_);
   for (size_t k = 0; k < set_base_.size(); ++k) {
     // Input slots are shared by all sets, so every set's views point at the same fresh arrays.
     for (size_t i = 0; i < inputs_.size(); ++i) in_views_[k][i] = view(inputs_[i], set_base_[k]);
     scalar_views_[k] = scalars_[k];
-    args_[k] = {in_views_[k].data(), static_cast<int32_t>(inputs_.size()), out_views_.data(),
-                static_cast<int32_t>(outputs_.size()), scalar_views_[k].data(), static_cast<int32_t>(scalars_[k].size()),
-                workspace_, device_->workspace_bytes(), device_->stream()};
+    args_[k] = {in_views_[k].data(),
+                static_cast<int32_t>(inputs_.size()),
+                out_views_.data(),
+                static_cast<int32_t>(outputs_.size()),
+                scalar_views_[k].data(),
+                static_cast<int32_t>(scalars_[k].size()),
+                workspace_,
+                device_->workspace_bytes(),
+                device_->stream()};
   }
 }
 
@@ -296,7 +312,8 @@ Status Runner::reset_after_call(const Json& cmd) {
 Status Runner::poison_for_next_call(const Json& cmd) {
   KEVIN_ASSIGN_OR_RETURN(uint32_t poison, json_get<uint32_t>(cmd, "next_poison"));
   for (const auto& out : outputs_) {
-    device_->fill32(out_base_ + out.offset, harness::poison_word(out.dtype, poison), (out.bytes + 3) / 4 * 4);
+    device_->fill32(out_base_ + out.offset, harness::poison_word(out.dtype, poison),
+                    (out.bytes + 3) / 4 * 4);
   }
   device_->fill32(workspace_, workspace_poison(poison), device_->workspace_bytes());
   return device_->synchronize();
@@ -338,7 +355,8 @@ Status Runner::time_call(const Json& cmd, Json* reply) {
     // A timing set, which the judge has just written into the slot.
     index = slot_index();
     KEVIN_ASSIGN_OR_RETURN(scalars_[index], json_get<std::vector<double>>(cmd, "slot_scalars"));
-    if (scalars_[index].size() != scalars_.front().size()) return invalid_argument("slot scalar count");
+    if (scalars_[index].size() != scalars_.front().size())
+      return invalid_argument("slot scalar count");
     KEVIN_RETURN_IF_ERROR(device_->upload(set_base_[index], slot_host_, set_bytes_));
   } else {
     KEVIN_ASSIGN_OR_RETURN(index, json_get<size_t>(cmd, "set"));
@@ -394,7 +412,8 @@ void wait_readable(int fd, Clock::time_point spin_until) {
         status = invalid_argument("unknown command '" + op + "'");
       }
     }
-    if (!status.is_ok()) reply = {{"ok", false}, {"stage", "harness"}, {"error", status.to_string()}};
+    if (!status.is_ok())
+      reply = {{"ok", false}, {"stage", "harness"}, {"error", status.to_string()}};
     if (!sys::write_frame(kReplyFd, dump_json(reply), never).is_ok()) ::_exit(0);
     // A failed device cannot be trusted with another call (sticky CUDA errors).
     if (!reply.value("ok", false)) ::_exit(0);
@@ -408,10 +427,13 @@ void wait_readable(int fd, Clock::time_point spin_until) {
       }
       // The judge waits for this second frame before its next command.
       const Status reset = runner.reset_after_call(*cmd);
-      const Json ready = reset.is_ok() ? Json{{"ready", true}} : Json{{"ready", false}, {"error", reset.message()}};
-      if (!sys::write_frame(kReplyFd, dump_json(ready), never).is_ok() || !reset.is_ok()) ::_exit(0);
+      const Json ready = reset.is_ok() ? Json{{"ready", true}}
+                                       : Json{{"ready", false}, {"error", reset.message()}};
+      if (!sys::write_frame(kReplyFd, dump_json(ready), never).is_ok() || !reset.is_ok())
+        ::_exit(0);
     }
-    spin_until = op == "time_call" && runner.spins() ? Clock::now() + kSpinAfterTimedCall : Clock::now();
+    spin_until =
+        op == "time_call" && runner.spins() ? Clock::now() + kSpinAfterTimedCall : Clock::now();
   }
 }
 
@@ -434,14 +456,16 @@ char** python_runner_args(int argc, char** argv) {
 // KernelBench answers run in Python: the same namespaces, then the interpreter takes this
 // process over and applies the later stages itself through libkevin-runner-support.so
 // (kernelbench_runner.py). What happened here travels in its environment.
-[[noreturn]] void exec_python_runner(char** words, bool sandbox, const SandboxReport& report, const Status& startup) {
+[[noreturn]] void exec_python_runner(char** words, bool sandbox, const SandboxReport& report,
+                                     const Status& startup) {
   std::string enforced;
   for (const auto& e : report.enforced) enforced += (enforced.empty() ? "" : ",") + e;
   ::setenv("KEVIN_SANDBOX_ENFORCED", enforced.c_str(), 1);
   ::setenv("KEVIN_SANDBOX", sandbox ? "1" : "0", 1);
   if (!startup.is_ok()) ::setenv("KEVIN_SANDBOX_ERROR", startup.message().c_str(), 1);
   ::setenv("KEVIN_LIFELINE_FD", std::to_string(lifeline_for_exec()).c_str(), 1);
-  char* const args[] = {words[0], const_cast<char*>("-s"), const_cast<char*>("-u"), words[1], words[2], nullptr};
+  char* const args[] = {
+      words[0], const_cast<char*>("-s"), const_cast<char*>("-u"), words[1], words[2], nullptr};
   ::execv(words[0], args);
   ::_exit(127);
 }
@@ -461,7 +485,8 @@ int main(int argc, char** argv) {
   kevin::Status startup;
   if (sandbox) startup = enter_namespaces(has_flag(argc, argv, "--pid-namespace"), &report);
   if (!sandbox) report.skipped.push_back("all confinement (--no-sandbox)");
-  if (char** python = python_runner_args(argc, argv)) exec_python_runner(python, sandbox, report, startup);
+  if (char** python = python_runner_args(argc, argv))
+    exec_python_runner(python, sandbox, report, startup);
   Runner runner(sandbox, std::move(report), std::move(startup));
   serve(runner);
 }

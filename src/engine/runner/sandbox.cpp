@@ -122,17 +122,39 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
   if (ctx == nullptr) return internal_error("seccomp_init failed");
   int rc = 0;
   const auto allow = [&](int nr, std::initializer_list<scmp_arg_cmp> args = {}) {
-    const int r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, static_cast<unsigned>(args.size()),
-                                         args.size() == 0 ? nullptr : args.begin());
+    const int r =
+        seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, static_cast<unsigned>(args.size()),
+                               args.size() == 0 ? nullptr : args.begin());
     if (r != 0 && rc == 0) rc = r;
   };
   // Memory, time, waiting and leaving: what the runner's own protocol loop needs.
-  for (int nr : {SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(fstat),
-                 SCMP_SYS(newfstatat), SCMP_SYS(lseek), SCMP_SYS(pread64), SCMP_SYS(munmap), SCMP_SYS(mremap),
-                 SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(sched_yield),
-                 SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
-                 SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
-                 SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(getrandom)}) {
+  for (int nr : {SCMP_SYS(read),
+                 SCMP_SYS(write),
+                 SCMP_SYS(writev),
+                 SCMP_SYS(close),
+                 SCMP_SYS(fstat),
+                 SCMP_SYS(newfstatat),
+                 SCMP_SYS(lseek),
+                 SCMP_SYS(pread64),
+                 SCMP_SYS(munmap),
+                 SCMP_SYS(mremap),
+                 SCMP_SYS(brk),
+                 SCMP_SYS(futex),
+                 SCMP_SYS(poll),
+                 SCMP_SYS(ppoll),
+                 SCMP_SYS(sched_yield),
+                 SCMP_SYS(nanosleep),
+                 SCMP_SYS(clock_nanosleep),
+                 SCMP_SYS(clock_gettime),
+                 SCMP_SYS(gettimeofday),
+                 SCMP_SYS(getpid),
+                 SCMP_SYS(gettid),
+                 SCMP_SYS(rt_sigreturn),
+                 SCMP_SYS(rt_sigprocmask),
+                 SCMP_SYS(restart_syscall),
+                 SCMP_SYS(exit),
+                 SCMP_SYS(exit_group),
+                 SCMP_SYS(getrandom)}) {
     allow(nr);
   }
   // Mappings never executable, except the candidate object while the loader maps it.
@@ -146,10 +168,11 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
   if (needs.python) {
     // The interpreter and PyTorch's allocator: file status and descriptor flags of what is
     // already open, signal masks and alternate stacks, thread identity, resource queries.
-    for (int nr : {SCMP_SYS(fcntl), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack), SCMP_SYS(getcwd),
-                   SCMP_SYS(sched_getaffinity), SCMP_SYS(getrusage), SCMP_SYS(sysinfo), SCMP_SYS(getuid),
-                   SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(readlink),
-                   SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(prlimit64), SCMP_SYS(dup)}) {
+    for (int nr :
+         {SCMP_SYS(fcntl), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack), SCMP_SYS(getcwd),
+          SCMP_SYS(sched_getaffinity), SCMP_SYS(getrusage), SCMP_SYS(sysinfo), SCMP_SYS(getuid),
+          SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(readlink),
+          SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(prlimit64), SCMP_SYS(dup)}) {
       allow(nr);
     }
     // Python's pymalloc and PyTorch's caching allocator give pages back with other advice too.
@@ -165,8 +188,8 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
   }
   if (needs.gpu) {
     // The driver talks to its device files by ioctl; its helper threads poll them.
-    for (int nr : {SCMP_SYS(ioctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(sched_getaffinity),
-                   SCMP_SYS(set_robust_list), SCMP_SYS(rseq)}) {
+    for (int nr : {SCMP_SYS(ioctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
+                   SCMP_SYS(sched_getaffinity), SCMP_SYS(set_robust_list), SCMP_SYS(rseq)}) {
       allow(nr);
     }
   }
@@ -174,7 +197,8 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
     // dlopen: open the object read-only, map it (text executable, never also writable) and
     // make its relocated data read-only.
     const scmp_datum_t fd = static_cast<uint32_t>(object_fd);
-    allow(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, O_RDONLY)});
+    allow(SCMP_SYS(openat),
+          {SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, O_RDONLY)});
     allow(SCMP_SYS(mmap), {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC | PROT_WRITE, PROT_EXEC),
                            SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, fd)});
     allow(SCMP_SYS(mprotect), {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)});
@@ -189,7 +213,6 @@ Status install_allowlist(Stage stage, int object_fd, const SyscallNeeds& needs) 
   if (rc != 0) return internal_error(std::string("seccomp: ") + std::strerror(-rc));
   return Status::ok();
 }
-
 
 }  // namespace
 
@@ -243,7 +266,8 @@ Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
     report->enforced.push_back("userns");
   }
   report->enforced.insert(report->enforced.end(), {"netns", "ipcns", "mountns"});
-  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return os_error("private mounts");
+  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return os_error("private mounts");
   if (!pid_namespace) return Status::ok();
   if (::unshare(CLONE_NEWPID) != 0) return os_error("cannot create the runner's PID namespace");
   int lifeline[2];
@@ -263,8 +287,8 @@ Status enter_namespaces(bool pid_namespace, SandboxReport* report) {
   return Status::ok();
 }
 
-Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes, uint64_t data_bytes,
-                   SandboxReport* report) {
+Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes,
+                   uint64_t data_bytes, SandboxReport* report) {
   if (::chroot(".") != 0 || ::chdir("/") != 0) return os_error("chroot into the scratch folder");
   report->enforced.push_back("empty root");
   if (is_root()) {
@@ -309,7 +333,9 @@ void scrub_stack_below_here() {
   if (whole_top > g_stack_floor) {
     ::madvise(reinterpret_cast<void*>(g_stack_floor), whole_top - g_stack_floor, MADV_DONTNEED);
   }
-  for (auto* p = reinterpret_cast<volatile char*>(whole_top); reinterpret_cast<uintptr_t>(p) < near_top; ++p) *p = 0;
+  for (auto* p = reinterpret_cast<volatile char*>(whole_top);
+       reinterpret_cast<uintptr_t>(p) < near_top; ++p)
+    *p = 0;
 }
 
 }  // namespace kevin::runner

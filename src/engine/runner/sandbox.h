@@ -52,8 +52,8 @@ int lifeline_for_exec();
 // time, file size = what the candidate may print, no core dumps; address space when
 // `address_space_bytes` > 0; private writable memory when `data_bytes` > 0, counting what the
 // process already holds).
-Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes, uint64_t data_bytes,
-                   SandboxReport* report);
+Status close_doors(uint64_t cpu_seconds, uint64_t output_bytes, uint64_t address_space_bytes,
+                   uint64_t data_bytes, SandboxReport* report);
 
 // The loader's allowlist: read-only opens, and `object_fd` (the descriptor the loader will
 // get for the candidate object) as the only file that may be mapped executable.

@@ -24,7 +24,8 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W)) s->writable.emplace_back(start, start + ph.p_memsz);
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W))
+      s->writable.emplace_back(start, start + ph.p_memsz);
     if (ph.p_type == PT_GNU_RELRO) s->relro = {start, start + ph.p_memsz};
   }
   return 1;
