@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 # Set SKIP_DEPS=1 where packages cannot be installed (e.g. the GPU machine).
 SKIP_DEPS  ?= 0
 
-.PHONY: all deps configure build demo test test-unit asan format clean
+.PHONY: all deps configure build demo test test-unit asan tsan format clean
 
 all: build
 
@@ -40,8 +40,16 @@ asan: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -L unit
 
+# The threaded modules' unit tests (label tsan, cmake/KevinBuild.cmake) under ThreadSanitizer;
+# only their binaries are built.
+TSAN_TESTS ?= core_test env_test rollout_test queue_test server_test policy_test judge_fake_runner_test
+tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEVIN_SANITIZE=thread -DKEVIN_TORCH=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L tsan
+
 format:
-	find src tests bench -name '*.h' -o -name '*.cpp' -o -name '*.cu' | grep -v fixtures | xargs clang-format -i
+	scripts/check-format-files | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
