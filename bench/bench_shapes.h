@@ -2,7 +2,7 @@
 // (random weights; no checkpoint can be downloaded on the benchmark machines).
 #pragma once
 
-#include "train/qwen2_config.h"
+#include "train/model/qwen2_config.h"
 
 namespace kevin::bench {
 

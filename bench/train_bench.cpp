@@ -18,11 +18,11 @@
 
 #include "bench_shapes.h"
 #include "core/json.h"
-#include "train/fused_adamw.h"
-#include "train/generate.h"
-#include "train/precision.h"
-#include "train/qwen2_model.h"
-#include "train/token_scores.h"
+#include "train/grpo/fused_adamw.h"
+#include "train/model/precision.h"
+#include "train/model/qwen2_model.h"
+#include "train/model/token_scores.h"
+#include "train/sampling/generate.h"
 
 namespace {
 

@@ -13,10 +13,10 @@
 
 #include "bench_shapes.h"
 #include "core/json.h"
-#include "train/collective.h"
-#include "train/fused_adamw.h"
-#include "train/grpo_update.h"
-#include "train/precision.h"
+#include "train/grpo/fused_adamw.h"
+#include "train/grpo/grpo_update.h"
+#include "train/model/precision.h"
+#include "train/parallel/collective.h"
 
 namespace {
 

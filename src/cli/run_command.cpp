@@ -32,7 +32,7 @@
 #include "policy/openai_client.h"
 #endif
 #if defined(KEVIN_HAVE_TRAIN)
-#include "train/local_policy.h"
+#include "train/sampling/local_policy.h"
 #endif
 
 namespace kevin::cli {

@@ -14,8 +14,8 @@
 #include "cli/run_setup.h"
 #include "core/file.h"
 #include "sys/cuda_probe.h"
-#include "train/qwen2_config.h"
-#include "train/trainer.h"
+#include "train/model/qwen2_config.h"
+#include "train/trainer/trainer.h"
 #endif
 
 namespace kevin::cli {

@@ -1,7 +1,7 @@
 // test_configs.h — tiny Qwen2 shapes for the trainer's tests (CPU-sized, GQA on by default).
 #pragma once
 
-#include "train/qwen2_config.h"
+#include "train/model/qwen2_config.h"
 
 namespace kevin::train {
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "core/file.h"
-#include "train/model_io.h"
+#include "train/io/model_io.h"
 #include "train/test_configs.h"
-#include "train/tokenizer.h"
+#include "train/tokenizer/tokenizer.h"
 
 namespace kevin::train {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "scratch_file.h"
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 namespace {
 

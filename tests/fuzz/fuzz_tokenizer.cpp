@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "train/tokenizer.h"
+#include "train/tokenizer/tokenizer.h"
 
 namespace {
 

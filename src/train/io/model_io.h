@@ -1,0 +1,37 @@
+// model_io.h — Qwen2 models to and from Hugging Face folders: config.json plus (sharded)
+// safetensors, the layout transformers' from_pretrained / save_pretrained and vLLM read.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "core/status.h"
+#include "train/model/qwen2_model.h"
+
+namespace kevin::train {
+
+// A model built from <dir>/config.json and every weight of the folder, on the CPU in the
+// checkpoint's dtypes cast to fp32. Errors: kNotFound (no config or no safetensors),
+// kInvalidArgument (a config or weight that does not fit), kUnimplemented (an unsupported
+// config feature).
+Result<Qwen2ForCausalLM> load_qwen2_dir(const std::filesystem::path& dir);
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// Writes an HF folder: config.json (with `dtype` as its torch_dtype) and `weights` (HF names,
+// e.g. a model's named_weights() or merged_weights()) cast to `dtype`, in shards of at most
+// `max_shard_bytes`. Errors as write_sharded_safetensors, or kIoError for config.json.
+Status save_qwen2_dir(const Qwen2Config& config, const NamedTensors& weights,
+                      const std::filesystem::path& dir, torch::ScalarType dtype,
+                      uint64_t max_shard_bytes = 5ull << 30);
+
+// Writes the model's LoRA adapters as a PEFT folder (adapter_config.json and
+// adapter_model.safetensors under PEFT's "base_model.model." names) that PEFT and vLLM load
+// on top of `base_model`. kFailedPrecondition when the model has no adapters.
+Status save_peft_adapter(const Qwen2ForCausalLM& model, const std::filesystem::path& dir,
+                         const std::string& base_model, torch::ScalarType dtype);
+
+// "bfloat16" / "float16" / "float32" → the torch type; kInvalidArgument otherwise.
+Result<torch::ScalarType> export_dtype_of(const std::string& name);
+
+}  // namespace kevin::train

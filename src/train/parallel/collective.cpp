@@ -1,0 +1,98 @@
+// collective.cpp — the host-memory collective: a generation-counted barrier whose last
+// arriving rank adds every rank's copy in rank order. NCCL's is in nccl_collective.cpp.
+#include "train/parallel/collective.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace kevin::train {
+namespace {
+
+class HostCollective final : public Collective {
+ public:
+  explicit HostCollective(int world_size)
+      : world_size_(world_size), slots_(static_cast<size_t>(world_size)) {}
+
+  int world_size() const override { return world_size_; }
+
+  Status all_reduce_sum(int rank, torch::Tensor& tensor) override {
+    if (rank < 0 || rank >= world_size_)
+      return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
+    const torch::Tensor host = tensor.to(torch::kCPU);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
+    const uint64_t round = round_;
+    slots_[static_cast<size_t>(rank)] = host;
+    if (++arrived_ == world_size_) {
+      torch::Tensor sum = slots_[0].clone();
+      for (size_t r = 1; r < slots_.size(); ++r) {
+        if (slots_[r].sizes() != sum.sizes() || slots_[r].scalar_type() != sum.scalar_type()) {
+          aborted_ = true;
+          cv_.notify_all();
+          return invalid_argument(
+              "all_reduce_sum: ranks passed tensors of different shapes or types");
+        }
+        sum.add_(slots_[r]);
+      }
+      sum_ = sum;
+      arrived_ = 0;
+      ++round_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return round_ != round || aborted_; });
+      if (round_ == round) return unavailable("all_reduce_sum: the group was aborted");
+    }
+    // Held by value: the next round replaces sum_ only after every rank has arrived again.
+    const torch::Tensor sum = sum_;
+    lock.unlock();
+    tensor.copy_(sum);
+    return Status::ok();
+  }
+
+  void abort() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  const int world_size_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<torch::Tensor> slots_;
+  torch::Tensor sum_;
+  int arrived_ = 0;
+  uint64_t round_ = 0;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+Status run_ranks(int world_size, Collective* group,
+                 const std::function<Status(int rank)>& rank_fn) {
+  std::vector<Status> results(static_cast<size_t>(world_size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world_size; ++r) {
+    threads.emplace_back([&, r] {
+      results[static_cast<size_t>(r)] = rank_fn(r);
+      if (!results[static_cast<size_t>(r)].is_ok() && group != nullptr) group->abort();
+    });
+  }
+  for (auto& t : threads) t.join();
+  const Status* first_error = nullptr;
+  for (const Status& result : results) {
+    if (result.is_ok()) continue;
+    const bool only_aborted =
+        first_error != nullptr && first_error->code() == StatusCode::kUnavailable;
+    if (first_error == nullptr || (only_aborted && result.code() != StatusCode::kUnavailable))
+      first_error = &result;
+  }
+  return first_error ? *first_error : Status::ok();
+}
+
+std::unique_ptr<Collective> make_host_collective(int world_size) {
+  return std::make_unique<HostCollective>(std::max(1, world_size));
+}
+
+}  // namespace kevin::train

@@ -1,0 +1,35 @@
+// generate.h — batched sampling from a Qwen2 model with a KV cache: left-padded prompts,
+// temperature and top-p, stop tokens, a token limit, and each sampled token's log-probability
+// (under the temperature-scaled distribution, the one GRPO's ratios are taken against).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/model/qwen2_model.h"
+
+namespace kevin::train {
+
+struct SamplingParams {
+  double temperature = 0.9;  // 0: greedy
+  double top_p = 1.0;
+  int64_t max_new_tokens = 256;
+  std::vector<int32_t> stop_ids;  // generation of a sequence ends after one of these
+  int32_t pad_id = 0;             // fills prompts on the left; never attended to
+};
+
+struct Sampled {
+  std::vector<int32_t> tokens;  // generated tokens, the stop token included
+  std::vector<float> logprobs;  // one per token
+  std::string finish_reason;    // "stop" or "length"
+};
+
+// Samples one continuation per prompt (all prompts non-empty). Uses torch's global RNG on
+// the model's device (seed it with torch::manual_seed for reproducible runs). Runs without
+// gradients.
+std::vector<Sampled> generate(Qwen2ForCausalLM& model,
+                              const std::vector<std::vector<int32_t>>& prompts,
+                              const SamplingParams& params);
+
+}  // namespace kevin::train

@@ -1,0 +1,185 @@
+// local_policy.cpp — loading a model folder, leader/follower batching of concurrent
+// requests, and turning sampled tokens into a policy::Generation.
+#include "train/sampling/local_policy.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "train/model/precision.h"
+#include "train/io/safetensors.h"
+
+namespace kevin::train {
+
+struct LocalPolicy::Request {
+  std::vector<int32_t> prompt;
+  policy::GenerationParams params;
+  std::optional<Result<policy::Generation>> result;
+};
+
+Result<std::unique_ptr<LocalPolicy>> LocalPolicy::load(const LocalPolicyOptions& options) {
+  KEVIN_ASSIGN_OR_RETURN(Qwen2Config config, load_qwen2_config(options.model_dir));
+  KEVIN_ASSIGN_OR_RETURN(Tokenizer tokenizer,
+                         Tokenizer::load(options.model_dir / "tokenizer.json"));
+  KEVIN_ASSIGN_OR_RETURN(auto weights, load_safetensors_dir(options.model_dir));
+  Qwen2ForCausalLM model(config);
+  KEVIN_RETURN_IF_ERROR(model->load_weights(weights));
+  if (options.cuda) {
+    model->to(torch::Device(torch::kCUDA, 0), torch::kBFloat16);
+  }
+  model->eval();
+  return std::make_unique<LocalPolicy>(std::move(model), std::move(tokenizer), options);
+}
+
+LocalPolicy::LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options)
+    : LocalPolicy(std::vector<Qwen2ForCausalLM>{std::move(model)}, std::move(tokenizer),
+                  std::move(options)) {}
+
+LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer,
+                         LocalPolicyOptions options)
+    : replicas_(std::move(replicas)),
+      tokenizer_(std::move(tokenizer)),
+      options_(std::move(options)),
+      busy_(replicas_.size(), false) {
+  for (const char* stop : {"<|im_end|>", "<|endoftext|>"}) {
+    if (auto id = tokenizer_.token_id(stop)) stop_ids_.push_back(*id);
+  }
+}
+
+std::vector<int32_t> LocalPolicy::prompt_tokens(
+    const std::vector<policy::ChatMessage>& messages) const {
+  // Markers are encoded as special tokens, contents as plain text: a prompt that quotes
+  // "<|im_end|>" must not end its own turn.
+  std::vector<int32_t> ids;
+  const auto append = [&](const std::string& text, bool special) {
+    const auto part = tokenizer_.encode(text, special);
+    ids.insert(ids.end(), part.begin(), part.end());
+  };
+  for (const auto& m : messages) {
+    append("<|im_start|>" + m.role + "\n", true);
+    append(m.content, false);
+    append("<|im_end|>\n", true);
+  }
+  append("<|im_start|>assistant\n", true);
+  if (options_.open_think) append("<think>\n", true);
+  return ids;
+}
+
+Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatMessage>& messages,
+                                                 const policy::GenerationParams& params) {
+  auto request = std::make_shared<Request>();
+  request->prompt = prompt_tokens(messages);
+  request->params = params;
+  std::unique_lock<std::mutex> lock(mu_);
+  queue_.push_back(request);
+  while (!request->result) {
+    const auto free = std::find(busy_.begin(), busy_.end(), false);
+    const bool waiting = std::find(queue_.begin(), queue_.end(), request) != queue_.end();
+    if (free != busy_.end() && waiting) {
+      // Lead: run the waiting requests that sample alike on a free replica.
+      const auto replica = static_cast<size_t>(free - busy_.begin());
+      busy_[replica] = true;
+      auto batch = take_batch(params);
+      lock.unlock();
+      {
+        const engine::SharedDeviceLock not_while_timing(
+            replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
+        sampling_clock_.start();
+        run_batch(replicas_[replica], std::move(batch));  // does not throw
+        sampling_clock_.stop();
+      }
+      lock.lock();
+      busy_[replica] = false;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock);
+    }
+  }
+  return *request->result;
+}
+
+double LocalPolicy::sampling_seconds() const { return sampling_clock_.seconds(); }
+
+void LocalPolicy::BusyClock::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_++ == 0) since_ = std::chrono::steady_clock::now();
+}
+
+void LocalPolicy::BusyClock::stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--running_ == 0)
+    closed_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
+}
+
+double LocalPolicy::BusyClock::seconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double open_s =
+      running_ > 0
+          ? std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count()
+          : 0.0;
+  return closed_s_ + open_s;
+}
+
+std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(
+    const policy::GenerationParams& params) {
+  std::vector<std::shared_ptr<Request>> batch;
+  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < options_.max_batch;) {
+    const auto& p = (*it)->params;
+    if (p.temperature == params.temperature && p.top_p == params.top_p &&
+        p.max_tokens == params.max_tokens) {
+      batch.push_back(*it);
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return batch;
+}
+
+void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch) {
+  if (batch.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const policy::GenerationParams& p = batch.front()->params;
+  SamplingParams sampling;
+  sampling.temperature = p.temperature;
+  sampling.top_p = p.top_p;
+  sampling.max_new_tokens = p.max_tokens;
+  sampling.stop_ids = stop_ids_;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& r : batch) prompts.push_back(r->prompt);
+  std::vector<Sampled> sampled;
+  try {
+    const DeviceOfThread on_device(model->parameters().front().device());
+    Bf16Autocast autocast(options_.autocast_bf16);
+    sampled = train::generate(model, prompts, sampling);
+  } catch (const std::exception& e) {
+    // libtorch reports device failures (out of memory) by exception; it must not cross.
+    for (auto& r : batch)
+      r->result = Result<policy::Generation>(unavailable(std::string("local model: ") + e.what()));
+    return;
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    std::vector<int32_t> tokens = sampled[i].tokens;
+    if (!tokens.empty() && sampled[i].finish_reason == "stop")
+      tokens.pop_back();  // the stop token itself
+    std::string text = tokenizer_.decode(tokens, true);
+    for (const auto& stop : p.stop) {
+      if (const auto at = text.find(stop); at != std::string::npos) text.resize(at);
+    }
+    const ThinkSplit split = split_think(text, options_.open_think);
+    policy::Generation g;
+    g.content = split.has_think ? split.answer : text;
+    g.reasoning = split.reasoning;
+    g.finish_reason = sampled[i].finish_reason;
+    g.prompt_tokens = static_cast<int64_t>(batch[i]->prompt.size());
+    g.completion_tokens = static_cast<int64_t>(sampled[i].tokens.size());
+    g.latency_ms = ms;
+    g.prompt_token_ids = batch[i]->prompt;
+    g.completion_token_ids = sampled[i].tokens;
+    g.completion_logprobs = sampled[i].logprobs;
+    batch[i]->result = Result<policy::Generation>(std::move(g));
+  }
+}
+
+}  // namespace kevin::train

@@ -1,0 +1,91 @@
+// local_policy.h — the in-process model behind the policy interface (`kevin run --policy
+// local:MODEL_DIR`): a Qwen2-family HF folder (config.json, *.safetensors, tokenizer.json)
+// loaded into libtorch; each request is rendered as ChatML, sampled with the KV-cache
+// generator and decoded, with the leading <think> block returned as reasoning. Requests that
+// arrive together from several trajectories are sampled as one batch; with several replicas
+// of the model (the trainer's, one per GPU) several batches run at once, one per replica.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "engine/device_gate.h"
+#include "policy/policy.h"
+#include "train/sampling/generate.h"
+#include "train/model/qwen2_model.h"
+#include "train/tokenizer/tokenizer.h"
+
+namespace kevin::train {
+
+struct LocalPolicyOptions {
+  std::filesystem::path model_dir;
+  bool cuda = false;           // load(): on CUDA device 0 in bf16; else the CPU in fp32
+  bool open_think = false;     // start the answer inside "<think>\n" (QwQ-32B's chat template)
+  size_t max_batch = 16;       // requests sampled together
+  bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)
+  // Per replica (or empty): a gate held shared while that replica samples, so that the
+  // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
+  std::vector<engine::DeviceGate*> replica_gates;
+};
+
+class LocalPolicy final : public policy::Policy {
+ public:
+  // Errors: kNotFound (files missing), kInvalidArgument (a config, tokenizer or checkpoint
+  // that does not fit the model).
+  static Result<std::unique_ptr<LocalPolicy>> load(const LocalPolicyOptions& options);
+  // Builds the policy around a model and tokenizer already in memory (tests, the trainer).
+  LocalPolicy(Qwen2ForCausalLM model, Tokenizer tokenizer, LocalPolicyOptions options);
+  // The same over identical replicas of one model, each on its own device (at least one).
+  LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer,
+              LocalPolicyOptions options);
+
+  Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+                                      const policy::GenerationParams& params) override;
+  std::string name() const override { return "local:" + options_.model_dir.string(); }
+
+  // The prompt tokens a request renders to (exposed for tests and the trainer).
+  std::vector<int32_t> prompt_tokens(const std::vector<policy::ChatMessage>& messages) const;
+
+  // Wall-clock seconds, since construction, during which at least one replica was sampling
+  // (batches running at once count once; waiting for a batch slot or for the engine's timing
+  // gate does not count): the time generation throughput is measured against. Thread-safe.
+  double sampling_seconds() const;
+
+ private:
+  struct Request;
+  // Takes the waiting requests that sample like `params` (up to max_batch). Needs mu_.
+  std::vector<std::shared_ptr<Request>> take_batch(const policy::GenerationParams& params);
+  void run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch);
+
+  std::vector<Qwen2ForCausalLM> replicas_;
+  Tokenizer tokenizer_;
+  LocalPolicyOptions options_;
+  std::vector<int32_t> stop_ids_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Request>> queue_;
+  std::vector<bool> busy_;  // per replica: a batch is running on it
+
+  // The union of the intervals in which batches ran (sampling_seconds).
+  class BusyClock {
+   public:
+    void start();
+    void stop();
+    double seconds() const;
+
+   private:
+    mutable std::mutex mu_;
+    int running_ = 0;
+    std::chrono::steady_clock::time_point since_;
+    double closed_s_ = 0;  // intervals already ended
+  };
+  BusyClock sampling_clock_;
+};
+
+}  // namespace kevin::train

@@ -1,0 +1,117 @@
+// trainer.h — `kevin train`'s loop (docs/trainer.md; the paper's training loop, arXiv 2507.11948
+// §3.3): each step samples multi-turn rollouts (m trajectories × n turns per task) from the model
+// being trained, in process, turns the stored turns into GRPO samples (their exact tokens, sampler
+// log-probabilities and group advantages) and makes `steps_per_batch` AdamW steps; periodic holdout
+// rollouts, checkpoints that resume exactly, and exports as an HF folder and a PEFT LoRA adapter.
+// Data parallel over the GPUs of one host: one replica per GPU samples and trains on its
+// share, and summed gradients keep the replicas identical.
+#pragma once
+
+#include <atomic>
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "env/evaluator.h"
+#include "rollout/rollout.h"
+#include "tasks/suite.h"
+#include "train/grpo/grpo_update.h"
+#include "train/model/qwen2_config.h"
+#include "train/model/qwen2_model.h"
+
+namespace kevin::train {
+
+struct OptimizerConfig {
+  double lr = 1e-6;
+  double weight_decay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  int warmup_steps = 0;  // optimizer steps of linear warm-up from lr/warmup to lr
+};
+
+struct TrainerOptions {
+  std::filesystem::path model_dir;  // HF folder: config.json, *.safetensors, tokenizer.json
+  std::filesystem::path out_dir;
+  std::vector<tasks::TaskInfo> train_tasks, holdout_tasks;  // resolved by the caller
+  int steps = 10;
+  int tasks_per_step = 4;
+  rollout::RolloutConfig rollout;  // allocations[0] is m x n; generation, prompt, rewards
+  UpdateConfig update;             // GRPO, steps per batch, micro-batch, grad clip
+  OptimizerConfig optimizer;
+  LoraConfig lora;  // rank 0: full fine-tuning
+  bool activation_checkpointing = false;
+  std::string device = "auto";  // auto (CUDA when present), cuda, cpu
+  // Data parallel: one replica of the model per GPU (CUDA ordinals; empty = every visible GPU),
+  // gradients summed over NCCL (host memory without it). On the CPU, `cpu_replicas` threads
+  // do the same through host memory (the path tested without GPUs).
+  std::vector<int> gpus;
+  int cpu_replicas = 1;
+  std::string precision = "auto";  // auto (bf16 autocast on CUDA, fp32 on CPU), bf16, fp32
+  int holdout_every = 0;           // steps between holdout rollouts; 0: never
+  int checkpoint_every = 1;
+  int keep_checkpoints = 2;  // older ones are deleted
+  uint64_t seed = 0;
+  bool open_think = false;               // start answers inside <think> (QwQ's template)
+  std::string not_okay_prefix = "Okay";  // how the base model's reasoning usually opens ("" = off)
+  bool export_merged = true;             // export/merged: HF folder (adapters folded in)
+  bool export_lora = true;               // export/lora: PEFT adapter (LoRA runs only)
+  std::string export_dtype = "bfloat16";
+  Json source;  // the config as given (kept in out_dir/train_config.json)
+};
+
+// Keys of the config file that the caller resolves itself (task selection, the engine).
+inline const std::vector<std::string> kCallerConfigKeys = {
+    "tasks", "tasks_dir", "split", "holdout_tasks", "holdout_split", "engine"};
+
+// Parses `kevin train`'s JSON config (docs/trainer.md lists every key) except the caller's
+// keys above. Unknown keys and ill-typed or out-of-range values are kInvalidArgument naming
+// the key; "model" and "out" are required.
+Result<TrainerOptions> trainer_options_from_json(const Json& j);
+
+// Every key trainer_options_from_json reads, with the values it resolved (defaults filled
+// in); the caller's keys are left out. trainer_options_from_json(to_json(o)) gives o back.
+Json to_json(const TrainerOptions& o);
+
+// The memory one replica's model state takes while training (weights, gradients and AdamW's
+// two moments, all fp32 as the trainer keeps them), before activations and the KV cache of
+// generation, which grow with micro_batch and sequence length.
+struct MemoryEstimate {
+  int64_t parameters = 0;  // the model's
+  int64_t trainable = 0;   // LoRA adapters, or every parameter for full fine-tuning
+  double weights_gib = 0, gradients_gib = 0, optimizer_gib = 0;
+  double total_gib() const { return weights_gib + gradients_gib + optimizer_gib; }
+};
+MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora);
+
+class Trainer {
+ public:
+  // Loads the model (when out_dir holds a checkpoint, the latest one: resume), builds the
+  // optimizer and keeps the config in out_dir/train_config.json. `evaluator` is borrowed and
+  // must outlive the trainer. Errors: a model folder or checkpoint that does not load
+  // (kNotFound / kInvalidArgument), an out_dir holding a run with another config
+  // (kAlreadyExists; only "steps", "gpus" and "cpu_replicas" may change on resume), no CUDA
+  // device for device "cuda" or a listed GPU that is not there (kFailedPrecondition).
+  static Result<std::unique_ptr<Trainer>> create(TrainerOptions options, env::Evaluator* evaluator);
+  ~Trainer();
+
+  // Runs the remaining steps, then the exports. One progress line per step goes to `log`;
+  // train_log.jsonl gets every step's metrics. A failed rollout or update stops the run with
+  // its error; the last checkpoint stays, and creating a trainer on out_dir again resumes.
+  // Once `interrupt` (optional, borrowed) reads true, the step in progress is abandoned
+  // after the rollout's turns in evaluation are stored, a checkpoint of the last finished
+  // step is written if it has none, and run() returns kCancelled.
+  Status run(std::ostream& log, const std::atomic<bool>* interrupt = nullptr);
+
+  int next_step() const;  // the first step run() does (0 for a new run)
+
+ private:
+  struct Impl;
+  explicit Trainer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kevin::train

@@ -1,0 +1,297 @@
+// trainer_config.cpp — `kevin train`'s JSON config into TrainerOptions: defaults for every
+// key left out, and errors naming the key for anything unknown, ill-typed or out of range.
+#include <map>
+#include <set>
+
+#include "core/suggest.h"
+#include "train/trainer/trainer.h"
+
+namespace kevin::train {
+namespace {
+
+// kInvalidArgument for a key of `obj` outside `allowed` (a typo must not silently fall back).
+Status check_keys(const Json& obj, const std::string& where, const std::set<std::string>& allowed) {
+  if (!obj.is_object()) return invalid_argument(where + " must be an object");
+  for (const auto& item : obj.items()) {
+    if (allowed.count(item.key()) == 0) {
+      const std::string near =
+          nearest_name(item.key(), std::vector<std::string>(allowed.begin(), allowed.end()));
+      return invalid_argument("unknown key \"" + item.key() + "\" in " + where +
+                              (near.empty() ? "" : " (did you mean \"" + near + "\"?)"));
+    }
+  }
+  return Status::ok();
+}
+
+// `obj[key]` when present, else `fallback`; an ill-typed value names "where.key".
+template <typename T>
+Result<T> get_or(const Json& obj, const std::string& where, const char* key, T fallback) {
+  auto value = json_get_or<T>(obj, key, fallback);
+  if (!value.is_ok()) return invalid_argument(where + ": " + value.status().message());
+  return value;
+}
+
+Status at_least(const std::string& name, double value, double low) {
+  if (value < low) return invalid_argument(name + " must be at least " + dump_json(Json(low)));
+  return Status::ok();
+}
+
+Result<rollout::RolloutConfig> parse_rollout(const Json& j) {
+  Json merged = rollout::to_json(rollout::RolloutConfig{});
+  std::set<std::string> allowed = {"trajectories", "turns"};
+  for (const auto& item : merged.items()) allowed.insert(item.key());
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"rollout\"", allowed));
+  for (const auto& item : j.items()) merged[item.key()] = item.value();
+  // "trajectories"/"turns" are the shorthand for a single allocation, as kevin run's -m/-n.
+  KEVIN_ASSIGN_OR_RETURN(int m, get_or<int>(j, "rollout", "trajectories", 4));
+  KEVIN_ASSIGN_OR_RETURN(int n, get_or<int>(j, "rollout", "turns", 4));
+  if (!j.contains("allocations"))
+    merged["allocations"] = {std::to_string(m) + "x" + std::to_string(n)};
+  merged.erase("trajectories");
+  merged.erase("turns");
+  auto config = rollout::rollout_config_from_json(merged);
+  if (!config.is_ok()) return invalid_argument("\"rollout\": " + config.status().message());
+  if (config->beam)
+    return invalid_argument("\"rollout\": beam search is for evaluation, not training");
+  if (config->allocations.size() != 1)
+    return invalid_argument("\"rollout\": training takes one allocation (m x n)");
+  return config;
+}
+
+Status parse_grpo(const Json& j, UpdateConfig& u) {
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"grpo\"",
+                                   {"clip_low", "clip_high", "kl_beta", "length_norm",
+                                    "steps_per_batch", "micro_batch", "grad_clip", "max_tokens"}));
+  KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_low, get_or<double>(j, "grpo", "clip_low", u.grpo.clip_low));
+  KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,
+                         get_or<double>(j, "grpo", "clip_high", u.grpo.clip_high));
+  KEVIN_ASSIGN_OR_RETURN(u.grpo.kl_beta, get_or<double>(j, "grpo", "kl_beta", u.grpo.kl_beta));
+  KEVIN_ASSIGN_OR_RETURN(std::string norm,
+                         get_or<std::string>(j, "grpo", "length_norm", "constant"));
+  const auto parsed = length_norm_from_name(norm);
+  if (!parsed)
+    return invalid_argument("grpo.length_norm: expected constant, sequence or token, got \"" +
+                            norm + "\"");
+  u.grpo.norm = *parsed;
+  KEVIN_ASSIGN_OR_RETURN(u.optimizer_steps,
+                         get_or<int>(j, "grpo", "steps_per_batch", u.optimizer_steps));
+  KEVIN_ASSIGN_OR_RETURN(u.micro_batch, get_or<int64_t>(j, "grpo", "micro_batch", 4));
+  KEVIN_ASSIGN_OR_RETURN(u.grad_clip, get_or<double>(j, "grpo", "grad_clip", u.grad_clip));
+  KEVIN_ASSIGN_OR_RETURN(u.max_tokens, get_or<int64_t>(j, "grpo", "max_tokens", 0));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.clip_low", u.grpo.clip_low, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.clip_high", u.grpo.clip_high, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.kl_beta", u.grpo.kl_beta, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.steps_per_batch", u.optimizer_steps, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.micro_batch", static_cast<double>(u.micro_batch), 1));
+  KEVIN_RETURN_IF_ERROR(at_least("grpo.max_tokens", static_cast<double>(u.max_tokens), 0));
+  if (!(u.grad_clip > 0)) return invalid_argument("grpo.grad_clip must be positive");
+  return Status::ok();
+}
+
+Status parse_optimizer(const Json& j, OptimizerConfig& o) {
+  KEVIN_RETURN_IF_ERROR(check_keys(
+      j, "\"optimizer\"", {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps"}));
+  KEVIN_ASSIGN_OR_RETURN(o.lr, get_or<double>(j, "optimizer", "lr", o.lr));
+  KEVIN_ASSIGN_OR_RETURN(o.weight_decay,
+                         get_or<double>(j, "optimizer", "weight_decay", o.weight_decay));
+  KEVIN_ASSIGN_OR_RETURN(o.beta1, get_or<double>(j, "optimizer", "beta1", o.beta1));
+  KEVIN_ASSIGN_OR_RETURN(o.beta2, get_or<double>(j, "optimizer", "beta2", o.beta2));
+  KEVIN_ASSIGN_OR_RETURN(o.eps, get_or<double>(j, "optimizer", "eps", o.eps));
+  KEVIN_ASSIGN_OR_RETURN(o.warmup_steps,
+                         get_or<int>(j, "optimizer", "warmup_steps", o.warmup_steps));
+  if (!(o.lr > 0)) return invalid_argument("optimizer.lr must be positive");
+  if (!(o.eps > 0)) return invalid_argument("optimizer.eps must be positive");
+  KEVIN_RETURN_IF_ERROR(at_least("optimizer.weight_decay", o.weight_decay, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("optimizer.warmup_steps", o.warmup_steps, 0));
+  if (o.beta1 < 0 || o.beta1 >= 1 || o.beta2 < 0 || o.beta2 >= 1)
+    return invalid_argument("optimizer.beta1/beta2 must be in [0, 1)");
+  return Status::ok();
+}
+
+Status parse_lora(const Json& j, LoraConfig& l) {
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"lora\"", {"rank", "alpha", "targets"}));
+  KEVIN_ASSIGN_OR_RETURN(l.rank, get_or<int64_t>(j, "lora", "rank", l.rank));
+  KEVIN_ASSIGN_OR_RETURN(l.alpha, get_or<double>(j, "lora", "alpha", l.alpha));
+  KEVIN_ASSIGN_OR_RETURN(l.targets,
+                         get_or<std::vector<std::string>>(j, "lora", "targets", l.targets));
+  KEVIN_RETURN_IF_ERROR(at_least("lora.rank", static_cast<double>(l.rank), 0));
+  if (!(l.alpha > 0)) return invalid_argument("lora.alpha must be positive");
+  return Status::ok();
+}
+
+Status parse_export(const Json& j, TrainerOptions& o) {
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"export\"", {"merged", "lora", "dtype"}));
+  KEVIN_ASSIGN_OR_RETURN(o.export_merged, get_or<bool>(j, "export", "merged", o.export_merged));
+  KEVIN_ASSIGN_OR_RETURN(o.export_lora, get_or<bool>(j, "export", "lora", o.export_lora));
+  KEVIN_ASSIGN_OR_RETURN(o.export_dtype, get_or<std::string>(j, "export", "dtype", o.export_dtype));
+  if (o.export_dtype != "bfloat16" && o.export_dtype != "float16" && o.export_dtype != "float32") {
+    return invalid_argument("export.dtype: expected bfloat16, float16 or float32");
+  }
+  return Status::ok();
+}
+
+Status parse_schedule(const Json& j, TrainerOptions& o) {
+  KEVIN_ASSIGN_OR_RETURN(o.steps, get_or<int>(j, "config", "steps", o.steps));
+  KEVIN_ASSIGN_OR_RETURN(o.tasks_per_step,
+                         get_or<int>(j, "config", "tasks_per_step", o.tasks_per_step));
+  KEVIN_ASSIGN_OR_RETURN(o.holdout_every,
+                         get_or<int>(j, "config", "holdout_every", o.holdout_every));
+  KEVIN_ASSIGN_OR_RETURN(o.checkpoint_every,
+                         get_or<int>(j, "config", "checkpoint_every", o.checkpoint_every));
+  KEVIN_ASSIGN_OR_RETURN(o.keep_checkpoints,
+                         get_or<int>(j, "config", "keep_checkpoints", o.keep_checkpoints));
+  KEVIN_ASSIGN_OR_RETURN(o.seed, get_or<uint64_t>(j, "config", "seed", o.seed));
+  KEVIN_RETURN_IF_ERROR(at_least("steps", o.steps, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("tasks_per_step", o.tasks_per_step, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("holdout_every", o.holdout_every, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("checkpoint_every", o.checkpoint_every, 1));
+  return at_least("keep_checkpoints", o.keep_checkpoints, 1);
+}
+
+Status parse_runtime(const Json& j, TrainerOptions& o) {
+  KEVIN_ASSIGN_OR_RETURN(o.activation_checkpointing,
+                         get_or<bool>(j, "config", "activation_checkpointing", false));
+  KEVIN_ASSIGN_OR_RETURN(o.device, get_or<std::string>(j, "config", "device", o.device));
+  KEVIN_ASSIGN_OR_RETURN(o.precision, get_or<std::string>(j, "config", "precision", o.precision));
+  KEVIN_ASSIGN_OR_RETURN(o.open_think, get_or<bool>(j, "config", "open_think", o.open_think));
+  KEVIN_ASSIGN_OR_RETURN(o.not_okay_prefix,
+                         get_or<std::string>(j, "config", "not_okay_prefix", o.not_okay_prefix));
+  KEVIN_ASSIGN_OR_RETURN(o.cpu_replicas, get_or<int>(j, "config", "cpu_replicas", o.cpu_replicas));
+  KEVIN_RETURN_IF_ERROR(at_least("cpu_replicas", o.cpu_replicas, 1));
+  if (j.contains("gpus") && j["gpus"] != "all") {
+    KEVIN_ASSIGN_OR_RETURN(o.gpus, get_or<std::vector<int>>(j, "config", "gpus", {}));
+    if (o.gpus.empty())
+      return invalid_argument("gpus: expected \"all\" or a non-empty list of GPU ordinals");
+    for (int g : o.gpus) KEVIN_RETURN_IF_ERROR(at_least("gpus", g, 0));
+    if (std::set<int>(o.gpus.begin(), o.gpus.end()).size() != o.gpus.size())
+      return invalid_argument("gpus: a GPU is listed twice");
+  }
+  if (o.device != "auto" && o.device != "cuda" && o.device != "cpu")
+    return invalid_argument("device: expected auto, cuda or cpu");
+  if (o.precision != "auto" && o.precision != "bf16" && o.precision != "fp32") {
+    return invalid_argument("precision: expected auto, bf16 or fp32");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<TrainerOptions> trainer_options_from_json(const Json& j) {
+  std::set<std::string> allowed = {"model",
+                                   "out",
+                                   "steps",
+                                   "tasks_per_step",
+                                   "holdout_every",
+                                   "checkpoint_every",
+                                   "keep_checkpoints",
+                                   "seed",
+                                   "rollout",
+                                   "grpo",
+                                   "optimizer",
+                                   "lora",
+                                   "activation_checkpointing",
+                                   "device",
+                                   "precision",
+                                   "open_think",
+                                   "not_okay_prefix",
+                                   "export",
+                                   "gpus",
+                                   "cpu_replicas"};
+  allowed.insert(kCallerConfigKeys.begin(), kCallerConfigKeys.end());
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "the config", allowed));
+  TrainerOptions o;
+  o.source = j;
+  KEVIN_ASSIGN_OR_RETURN(std::string model, json_get<std::string>(j, "model"));
+  KEVIN_ASSIGN_OR_RETURN(std::string out, json_get<std::string>(j, "out"));
+  o.model_dir = model;
+  o.out_dir = out;
+  KEVIN_RETURN_IF_ERROR(parse_schedule(j, o));
+  KEVIN_RETURN_IF_ERROR(parse_runtime(j, o));
+  KEVIN_ASSIGN_OR_RETURN(o.rollout, parse_rollout(j.value("rollout", Json::object())));
+  KEVIN_RETURN_IF_ERROR(parse_grpo(j.value("grpo", Json::object()), o.update));
+  o.update.temperature = o.rollout.generation.temperature;
+  if (o.update.temperature <= 0)
+    return invalid_argument("rollout.temperature must be positive for training");
+  if (o.update.max_tokens == 0) o.update.max_tokens = o.rollout.generation.max_tokens;
+  KEVIN_RETURN_IF_ERROR(parse_optimizer(j.value("optimizer", Json::object()), o.optimizer));
+  KEVIN_RETURN_IF_ERROR(parse_lora(j.value("lora", Json::object()), o.lora));
+  KEVIN_RETURN_IF_ERROR(parse_export(j.value("export", Json::object()), o));
+  return o;
+}
+
+Json to_json(const TrainerOptions& o) {
+  Json rollout = rollout::to_json(o.rollout);
+  const auto& first = o.rollout.allocations.front();
+  rollout["trajectories"] = first.trajectories;
+  rollout["turns"] = first.turns;
+  rollout.erase("allocations");
+  rollout.erase("search");
+  rollout.erase("beam_width");
+  rollout.erase("beam_rounds");
+  const char* norm = o.update.grpo.norm == LengthNorm::kConstant      ? "constant"
+                     : o.update.grpo.norm == LengthNorm::kPerSequence ? "sequence"
+                                                                      : "token";
+  return {
+      {"model", o.model_dir.string()},
+      {"out", o.out_dir.string()},
+      {"steps", o.steps},
+      {"tasks_per_step", o.tasks_per_step},
+      {"holdout_every", o.holdout_every},
+      {"checkpoint_every", o.checkpoint_every},
+      {"keep_checkpoints", o.keep_checkpoints},
+      {"seed", o.seed},
+      {"rollout", rollout},
+      {"grpo",
+       {{"clip_low", o.update.grpo.clip_low},
+        {"clip_high", o.update.grpo.clip_high},
+        {"kl_beta", o.update.grpo.kl_beta},
+        {"length_norm", norm},
+        {"steps_per_batch", o.update.optimizer_steps},
+        {"micro_batch", o.update.micro_batch},
+        {"grad_clip", o.update.grad_clip},
+        {"max_tokens", o.update.max_tokens}}},
+      {"optimizer",
+       {{"lr", o.optimizer.lr},
+        {"weight_decay", o.optimizer.weight_decay},
+        {"beta1", o.optimizer.beta1},
+        {"beta2", o.optimizer.beta2},
+        {"eps", o.optimizer.eps},
+        {"warmup_steps", o.optimizer.warmup_steps}}},
+      {"lora", {{"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"targets", o.lora.targets}}},
+      {"activation_checkpointing", o.activation_checkpointing},
+      {"device", o.device},
+      {"precision", o.precision},
+      {"open_think", o.open_think},
+      {"not_okay_prefix", o.not_okay_prefix},
+      {"export", {{"merged", o.export_merged}, {"lora", o.export_lora}, {"dtype", o.export_dtype}}},
+      {"gpus", o.gpus.empty() ? Json("all") : Json(o.gpus)},
+      {"cpu_replicas", o.cpu_replicas}};
+}
+
+MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora) {
+  constexpr double kGiB = double(1ull << 30);
+  constexpr double kFp32 = 4;
+  MemoryEstimate e;
+  e.parameters = model.parameter_count();
+  e.trainable = e.parameters;
+  if (lora.rank > 0) {
+    const int64_t h = model.hidden_size, kv = model.num_key_value_heads * model.head_dim(),
+                  i = model.intermediate_size;
+    // (in + out) of each projection an adapter can wrap; an adapter adds rank × (in + out).
+    const std::map<std::string, int64_t> sides = {
+        {"q_proj", h + h},    {"k_proj", h + kv}, {"v_proj", h + kv},  {"o_proj", h + h},
+        {"gate_proj", h + i}, {"up_proj", h + i}, {"down_proj", i + h}};
+    e.trainable = 0;
+    for (const auto& t : lora.targets) {
+      if (auto it = sides.find(t); it != sides.end())
+        e.trainable += lora.rank * it->second * model.num_hidden_layers;
+    }
+  }
+  const int64_t held = e.parameters + (lora.rank > 0 ? e.trainable : 0);
+  e.weights_gib = kFp32 * static_cast<double>(held) / kGiB;
+  e.gradients_gib = kFp32 * static_cast<double>(e.trainable) / kGiB;
+  e.optimizer_gib = 2 * kFp32 * static_cast<double>(e.trainable) / kGiB;
+  return e;
+}
+
+}  // namespace kevin::train

@@ -1,0 +1,329 @@
+// trainer_test.cpp — `kevin train`'s loop end to end on the CPU: a tiny model whose vocabulary
+// holds a code fence and a FakeEvaluator directive as single tokens (so random sampling
+// writes scorable kernels), real multi-turn rollouts, GRPO updates, logs, checkpoints, exact
+// resume, LoRA, the exports, and the config parser's errors.
+#include "train/trainer/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/file.h"
+#include "env/fake_evaluator.h"
+#include "sys/tempdir.h"
+#include "train/io/model_io.h"
+#include "train/io/safetensors.h"
+#include "train/test_models.h"
+
+namespace kevin::train {
+namespace {
+namespace fs = std::filesystem;
+
+Json base_config(const fs::path& model, const fs::path& out) {
+  return {{"model", model.string()},
+          {"out", out.string()},
+          {"steps", 3},
+          {"tasks_per_step", 2},
+          {"seed", 5},
+          {"device", "cpu"},
+          // One turn keeps prompts (byte tokens: ~5k) short; StepsLogCheckpointAndExport uses two.
+          {"rollout",
+           {{"trajectories", 4},
+            {"turns", 1},
+            {"max_tokens", 10},
+            {"temperature", 1.0},
+            {"parallel", 1}}},
+          {"grpo", {{"micro_batch", 3}, {"grad_clip", 1.0}}},
+          {"optimizer", {{"lr", 0.02}, {"warmup_steps", 2}}},
+          {"not_okay_prefix", "```"}};
+}
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = sys::TempDir::create("kevin-trainer-test");
+    ASSERT_TRUE(dir.is_ok());
+    dir_ = std::make_unique<sys::TempDir>(std::move(dir).value());
+    ASSERT_TRUE(write_scorable_model(model_dir()).is_ok());
+    auto found = tasks::discover_tasks(fs::path(KEVIN_SOURCE_DIR) / "tests" / "fixtures" / "tasks");
+    ASSERT_TRUE(found.is_ok());
+    tasks_ = *found;
+  }
+  fs::path model_dir() const { return dir_->path() / "model"; }
+  fs::path out(const std::string& name) const { return dir_->path() / name; }
+
+  // Trains with `config` to the end; returns the progress output.
+  std::string train(const Json& config) {
+    auto options = trainer_options_from_json(config);
+    EXPECT_TRUE(options.is_ok()) << options.status().to_string();
+    options->train_tasks = {tasks_[0], tasks_[1], tasks_[2]};
+    options->holdout_tasks = {tasks_[4]};
+    auto trainer = Trainer::create(*options, &evaluator_);
+    EXPECT_TRUE(trainer.is_ok()) << trainer.status().to_string();
+    if (!trainer.is_ok()) return "";
+    std::ostringstream log;
+    const Status done = (*trainer)->run(log);
+    EXPECT_TRUE(done.is_ok()) << done.to_string();
+    return log.str();
+  }
+
+  std::vector<Json> log_lines(const fs::path& run) const {
+    auto text = read_file(run / "train_log.jsonl");
+    EXPECT_TRUE(text.is_ok());
+    return parse_json_lines(text.is_ok() ? *text : "").value_or(std::vector<Json>{});
+  }
+
+  std::unique_ptr<sys::TempDir> dir_;
+  std::vector<tasks::TaskInfo> tasks_;
+  env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
+};
+
+TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
+  Json config = base_config(model_dir(), out("run"));
+  config["holdout_every"] = 2;
+  config["rollout"]["turns"] = 2;
+  const std::string progress = train(config);
+  EXPECT_NE(progress.find("train step 3/3"), std::string::npos) << progress;
+  const auto lines = log_lines(out("run"));
+  ASSERT_EQ(lines.size(), 5u) << "3 train steps, holdout after steps 2 and 3";
+  double reward = 0, grad = 0;
+  for (const Json& l : lines) {
+    for (const char* key : {"kind", "step", "turns", "reward_mean", "correct_rate",
+                            "response_tokens_mean", "clip_ratio", "not_okay_ratio"}) {
+      EXPECT_TRUE(l.contains(key)) << key << " in " << dump_json(l);
+    }
+    if (l["kind"] != "train") continue;
+    EXPECT_EQ(l["turns"], 16) << "2 tasks x 4 trajectories x 2 turns";
+    for (const char* key : {"loss", "grad_norm", "clip_fraction", "entropy", "kl", "lr", "samples",
+                            "train_tokens", "train_tokens_per_s", "gen_tokens_per_s"}) {
+      EXPECT_TRUE(l.contains(key)) << key;
+    }
+    reward += l["reward_mean"].get<double>();
+    grad += l["grad_norm"].get<double>();
+  }
+  EXPECT_GT(reward, 0) << "fences and directives make some kernels correct";
+  EXPECT_GT(grad, 0) << "varied rewards give non-zero advantages, so updates happen";
+  // Warm-up: 2 optimizer steps per batch, 2 warm-up steps → step 1 ends at the full rate.
+  EXPECT_DOUBLE_EQ(lines[0]["lr"].get<double>(), 0.02);
+  // Steps are 1-based everywhere: the progress line, the log and the folders.
+  EXPECT_TRUE(fs::exists(out("run") / "rollouts" / "step-000001" / "trajectories.jsonl"));
+  EXPECT_FALSE(fs::exists(out("run") / "rollouts" / "step-000000"));
+  EXPECT_EQ(lines[0]["step"], 1);
+  EXPECT_TRUE(fs::exists(out("run") / "holdout" / "step-000002" / "run.db"));
+  // keep_checkpoints = 2: the last two remain.
+  EXPECT_FALSE(fs::exists(out("run") / "checkpoints" / "step-000001"));
+  EXPECT_TRUE(fs::exists(out("run") / "checkpoints" / "step-000002" / "optimizer.pt"));
+  EXPECT_TRUE(fs::exists(out("run") / "checkpoints" / "step-000003" / "trainable.safetensors"));
+  // The merged export loads as a model, differs from the base, and carries the tokenizer.
+  auto exported = load_qwen2_dir(out("run") / "export" / "merged");
+  ASSERT_TRUE(exported.is_ok()) << exported.status().to_string();
+  auto base = load_qwen2_dir(model_dir());
+  ASSERT_TRUE(base.is_ok());
+  const auto x = torch::tensor({{1, 2, 3, kFenceToken}}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(torch::allclose((*exported)->forward(x), (*base)->forward(x), 1e-5, 1e-5));
+  EXPECT_TRUE(fs::exists(out("run") / "export" / "merged" / "tokenizer.json"));
+  EXPECT_FALSE(fs::exists(out("run") / "export" / "lora")) << "full fine-tuning has no adapter";
+}
+
+// A run stopped after step 2 and resumed equals one that ran straight through.
+TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
+  train(base_config(model_dir(), out("straight")));
+  Json first = base_config(model_dir(), out("resumed"));
+  first["steps"] = 2;
+  train(first);
+  train(base_config(model_dir(), out("resumed")));
+  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000003" /
+                                 "trainable.safetensors");
+  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000003" /
+                                 "trainable.safetensors");
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_EQ(a->names(), b->names());
+  for (const auto& name : a->names()) {
+    EXPECT_TRUE(torch::equal(a->tensor(name).value(), b->tensor(name).value())) << name;
+  }
+  const auto la = log_lines(out("straight")), lb = log_lines(out("resumed"));
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) {
+    for (const char* key : {"reward_mean", "loss", "grad_norm", "lr"})
+      EXPECT_EQ(la[i][key], lb[i][key]) << key << " line " << i;
+  }
+}
+
+TEST_F(TrainerTest, LoraTrainsAdaptersAndExportsAPeftFolder) {
+  Json config = base_config(model_dir(), out("lora"));
+  config["steps"] = 2;
+  config["lora"] = {{"rank", 2}, {"alpha", 4}, {"targets", {"q_proj", "down_proj"}}};
+  train(config);
+  const fs::path adapter = out("lora") / "export" / "lora";
+  auto peft = read_file(adapter / "adapter_config.json");
+  ASSERT_TRUE(peft.is_ok());
+  const Json pc = parse_json(*peft).value();
+  EXPECT_EQ(pc["peft_type"], "LORA");
+  EXPECT_EQ(pc["r"], 2);
+  EXPECT_EQ(pc["target_modules"], Json({"q_proj", "down_proj"}));
+  auto weights = SafetensorsFile::open(adapter / "adapter_model.safetensors");
+  ASSERT_TRUE(weights.is_ok());
+  EXPECT_EQ(weights->names().size(), 4u) << "1 layer x 2 targets x (A, B)";
+  EXPECT_TRUE(weights->find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight") !=
+              nullptr);
+  // Only adapted projections changed in the merged export (bf16, hence the tolerance).
+  auto merged = load_safetensors_dir(out("lora") / "export" / "merged");
+  auto base = load_safetensors_dir(model_dir());
+  ASSERT_TRUE(merged.is_ok() && base.is_ok());
+  int changed_adapted = 0;
+  for (const auto& [name, tensor] : *base) {
+    const bool adapted = name.find("q_proj.weight") != std::string::npos ||
+                         name.find("down_proj.weight") != std::string::npos;
+    const bool same = torch::allclose(merged->at(name).to(torch::kFloat32),
+                                      tensor.to(torch::kFloat32), 1e-2, 1e-2);
+    if (adapted) {
+      changed_adapted += same ? 0 : 1;
+    } else {
+      EXPECT_TRUE(same) << name;
+    }
+  }
+  EXPECT_GT(changed_adapted, 0);
+}
+
+// On the GPU: bf16 autocast sampling and updates with fp32 master weights, checkpoint, export.
+TEST_F(TrainerTest, TrainsOnCudaInMixedPrecision) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Json config = base_config(model_dir(), out("cuda"));
+  config["steps"] = 2;
+  config["device"] = "cuda";
+  config["rollout"]["parallel"] = 4;  // concurrent trajectories sampled as one batch
+  train(config);
+  const auto lines = log_lines(out("cuda"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_GT(lines[1]["gen_tokens_per_s"].get<double>(), 0);
+  auto saved =
+      SafetensorsFile::open(out("cuda") / "checkpoints" / "step-000002" / "trainable.safetensors");
+  ASSERT_TRUE(saved.is_ok());
+  EXPECT_EQ(saved->tensor("lm_head.weight")->scalar_type(), torch::kFloat32)
+      << "master weights stay fp32";
+  EXPECT_TRUE(load_qwen2_dir(out("cuda") / "export" / "merged").is_ok());
+}
+
+// Data parallel on the CPU: two replicas sample and train (the checkpoint checks that they
+// stayed identical), and the run resumes on one replica (the device count may change).
+TEST_F(TrainerTest, ReplicasTrainTogetherAndResumeOnAnotherCount) {
+  Json config = base_config(model_dir(), out("replicas"));
+  config["steps"] = 2;
+  config["cpu_replicas"] = 2;
+  config["rollout"]["parallel"] = 4;  // batches on both replicas at once
+  const std::string progress = train(config);
+  EXPECT_NE(progress.find("train step 2/2"), std::string::npos) << progress;
+  config["steps"] = 3;
+  config["cpu_replicas"] = 1;
+  train(config);
+  const auto lines = log_lines(out("replicas"));
+  ASSERT_EQ(lines.size(), 3u);
+  double grad = 0;
+  for (const Json& l : lines) grad += l["grad_norm"].get<double>();
+  EXPECT_GT(grad, 0);
+  EXPECT_TRUE(
+      fs::exists(out("replicas") / "checkpoints" / "step-000003" / "trainable.safetensors"));
+}
+
+TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
+  Json config = base_config(model_dir(), out("run"));
+  config["steps"] = 1;
+  train(config);
+  config["optimizer"]["lr"] = 0.5;
+  auto options = trainer_options_from_json(config);
+  ASSERT_TRUE(options.is_ok());
+  options->train_tasks = tasks_;
+  EXPECT_EQ(Trainer::create(*options, &evaluator_).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
+  Json given = {{"model", "m"},
+                {"out", "o"},
+                {"steps", 7},
+                {"lora", {{"rank", 16}}},
+                {"gpus", {0, 1}},
+                {"rollout", {{"trajectories", 8}, {"turns", 2}, {"temperature", 0.7}}},
+                {"grpo", {{"length_norm", "token"}}}};
+  auto options = trainer_options_from_json(given);
+  ASSERT_TRUE(options.is_ok()) << options.status().to_string();
+  const Json resolved = to_json(*options);
+  EXPECT_EQ(resolved["steps"], 7);
+  EXPECT_EQ(resolved["lora"]["rank"], 16);
+  EXPECT_EQ(resolved["rollout"]["trajectories"], 8);
+  EXPECT_EQ(resolved["grpo"]["length_norm"], "token");
+  EXPECT_EQ(resolved["optimizer"]["lr"], OptimizerConfig{}.lr) << "defaults are filled in";
+  auto again = trainer_options_from_json(resolved);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(to_json(*again), resolved);
+}
+
+TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
+  Qwen2Config c;  // Qwen2.5-7B's shape
+  c.vocab_size = 152064;
+  c.hidden_size = 3584;
+  c.intermediate_size = 18944;
+  c.num_hidden_layers = 28;
+  c.num_attention_heads = 28;
+  c.num_key_value_heads = 4;
+  const MemoryEstimate full = estimate_memory(c, LoraConfig{});
+  EXPECT_NEAR(static_cast<double>(full.parameters) / 1e9, 7.62, 0.01);
+  EXPECT_EQ(full.trainable, full.parameters);
+  EXPECT_NEAR(full.total_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30),
+              1e-9);
+  LoraConfig lora;
+  lora.rank = 16;
+  const MemoryEstimate adapters = estimate_memory(c, lora);
+  // Per layer and rank: q, o 2·(3584+3584) + k, v 2·(3584+512) + gate, up, down 3·(3584+18944).
+  EXPECT_EQ(adapters.trainable, int64_t{16} * 90112 * 28);
+  EXPECT_LT(adapters.total_gib(), full.total_gib() / 3);
+}
+
+TEST(TrainerConfig, ErrorsNameTheKey) {
+  const Json good = {{"model", "m"}, {"out", "o"}};
+  ASSERT_TRUE(trainer_options_from_json(good).is_ok());
+  const auto message = [&](Json j) { return trainer_options_from_json(j).status().message(); };
+  Json j = good;
+  j["stepz"] = 3;
+  EXPECT_NE(message(j).find("stepz"), std::string::npos);
+  j = good;
+  j["optimizer"] = {{"lr", "fast"}};
+  EXPECT_NE(message(j).find("lr"), std::string::npos);
+  j = good;
+  j["grpo"] = {{"length_norm", "median"}};
+  EXPECT_NE(message(j).find("length_norm"), std::string::npos);
+  j = good;
+  j["rollout"] = {{"search", "beam"}};
+  EXPECT_NE(message(j).find("beam"), std::string::npos);
+  j = good;
+  j["lora"] = {{"rnak", 8}};
+  EXPECT_NE(message(j).find("unknown key \"rnak\" in \"lora\" (did you mean \"rank\"?)"),
+            std::string::npos)
+      << message(j);
+  j = good;
+  j.erase("model");
+  EXPECT_NE(message(j).find("model"), std::string::npos);
+  j = good;
+  j["steps"] = 0;
+  EXPECT_NE(message(j).find("steps"), std::string::npos);
+  for (const Json& gpus : {Json("some"), Json::array(), Json({0, 0}), Json({-1})}) {
+    j = good;
+    j["gpus"] = gpus;
+    EXPECT_NE(message(j).find("gpus"), std::string::npos) << dump_json(gpus);
+  }
+  j = good;
+  j["cpu_replicas"] = 0;
+  EXPECT_NE(message(j).find("cpu_replicas"), std::string::npos);
+  j = good;
+  j["gpus"] = {1, 3};
+  EXPECT_EQ(trainer_options_from_json(j)->gpus, (std::vector<int>{1, 3}));
+  const auto parsed = trainer_options_from_json(
+      {{"model", "m"}, {"out", "o"}, {"rollout", {{"trajectories", 8}, {"turns", 2}}}});
+  ASSERT_TRUE(parsed.is_ok());
+  EXPECT_EQ(parsed->rollout.allocations[0].label(), "8x2");
+  EXPECT_EQ(parsed->update.max_tokens, parsed->rollout.generation.max_tokens)
+      << "L of the constant normalisation";
+}
+
+}  // namespace
+}  // namespace kevin::train
