@@ -1,5 +1,7 @@
-// judge.cpp — the correctness and timing protocols (docs/eval.md), the judge's checks of
-// everything the runner reports (docs/sandbox.md) and the feedback text.
+// judge.cpp — the correctness and timing protocols (docs/eval.md) and the judge's checks of
+// everything the runner reports (docs/sandbox.md). The wording of rejections, build and
+// run-time failures is in judge_feedback.cpp; the texts that report a measurement (a mismatch,
+// nondeterminism, modified inputs, the timing summary) are written here, where it is taken.
 #include <cstdint>
 #include "engine/judge.h"
 
@@ -12,11 +14,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <iomanip>
 #include <memory>
 #include <numeric>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <variant>
 
@@ -25,6 +25,7 @@
 #include "engine/degenerate.h"
 #include "engine/elf.h"
 #include "engine/gate.h"
+#include "engine/judge_feedback.h"
 #include "engine/runner/host_kernels.h"
 #include "engine/runner_session.h"
 #include "sys/fd.h"
@@ -33,22 +34,20 @@
 namespace kevin::engine {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+// The decisions and their wording (judge_feedback.h).
+using judge_feedback::build_outcome;
+using judge_feedback::Decision;
+using judge_feedback::fmt_f;
+using judge_feedback::fmt_g;
+using judge_feedback::from_lost_runner;
+using judge_feedback::refused_answer;
+using judge_feedback::rejected;
+using judge_feedback::rejected_when_run;
+using judge_feedback::rejected_when_timed;
+using judge_feedback::runtime_error;
+using judge_feedback::wrong_answer;
 
 namespace {
-
-// v with `digits` significant digits ("0.0123").
-std::string fmt_g(double v, int digits) {
-  std::ostringstream o;
-  o << std::setprecision(digits) << v;
-  return o.str();
-}
-
-// v with `decimals` digits after the point ("1.50").
-std::string fmt_f(double v, int decimals) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(decimals) << v;
-  return o.str();
-}
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -58,69 +57,6 @@ double median_of(std::vector<double> v) { return timing_stats(std::move(v)).medi
 
 // What the result and the feedback keep of what a candidate printed.
 constexpr size_t kPrintedBytes = 2048;
-
-// A candidate's fate, decided part-way: the verdict, its reason and the feedback body.
-struct Decision {
-  VerdictKind kind;
-  std::string reason;
-  std::string feedback;
-};
-
-Decision rejected(const Rejection& r) {
-  return {VerdictKind::kRejected, r.rule,
-          "Your kernel was rejected before it ran (rule " + r.rule + "): " + r.detail + "."};
-}
-
-// A rejection by the timing protocol's own checks, once the kernel has run correctly.
-Decision rejected_when_timed(const Rejection& r) {
-  return {VerdictKind::kRejected, r.rule,
-          "Your kernel computed correct outputs but was rejected while being timed (rule " +
-              r.rule + "): " + r.detail + "."};
-}
-
-// A rejection by what the runner saw the answer do (a KernelBench answer's PyTorch operators).
-Decision rejected_when_run(const Rejection& r) {
-  return {VerdictKind::kRejected, r.rule,
-          "Your answer was rejected while it ran (rule " + r.rule + "): " + r.detail + "."};
-}
-
-std::string printed_suffix(const std::string& printed) {
-  if (printed.empty()) return "";
-  return "\nOutput printed by the kernel before it stopped:\n" + printed;
-}
-
-Decision runtime_error(const std::string& what, const std::string& printed) {
-  return {VerdictKind::kRuntimeError, what,
-          "Your kernel compiled but failed at run time: " + what + "." + printed_suffix(printed)};
-}
-
-Decision wrong_answer(std::string reason, std::string feedback) {
-  return {VerdictKind::kWrongAnswer, std::move(reason), std::move(feedback)};
-}
-
-// A reply that never came, or came out of protocol: the candidate's doing once it is loaded.
-Decision from_lost_runner(const Runner::Reply& r, const std::string& printed,
-                          std::chrono::milliseconds limit, const char* stage) {
-  if (r.timed_out) {
-    return {VerdictKind::kTimeout, std::string(stage) + " did not finish",
-            "Your kernel did not finish within " +
-                fmt_f(static_cast<double>(limit.count()) / 1000.0, 1) + " s during " + stage +
-                " and was stopped (infinite loop or deadlock?)."};
-  }
-  if (r.malformed) {
-    return runtime_error("the process running it sent " + r.malformed_why + " during " + stage +
-                             " (the kernel overwrote the harness's memory?)",
-                         printed);
-  }
-  std::string how = r.exit.describe();
-  if (!r.exit.exited && r.exit.signal == SIGXFSZ)
-    how = "it printed more output than allowed (1 MiB)";
-  if (!r.exit.exited && r.exit.signal == SIGXCPU) how = "it exceeded its CPU-time limit";
-  if (!r.exit.exited && r.exit.signal == SIGSYS) how = "it made a forbidden system call";
-  return runtime_error(
-      "the process running it ended unexpectedly during " + std::string(stage) + " (" + how + ")",
-      printed);
-}
 
 // The judge's private copy of one output set.
 struct OutputCopy {
@@ -981,34 +917,6 @@ struct Judge::Prepared {
   std::vector<uint64_t> data_symbols;
   std::string extension;  // a KernelBench answer's extension name
 };
-
-namespace {
-
-// The build's outcome as the result's compile fields, and as the decision that ends the
-// candidate when the build was refused or failed.
-std::optional<Decision> build_outcome(const BuildResult& build, EvalResult* result) {
-  result->compile_ms = build.compile_ms;
-  result->cache_hit = build.cache_hit;
-  if (build.rejection) return rejected(*build.rejection);
-  if (!build.ok) {
-    return Decision{VerdictKind::kCompileError, "compilation failed",
-                    "Your kernel failed to compile. Compiler output:\n" + build.log};
-  }
-  return std::nullopt;
-}
-
-// The checker's findings as the verdict: the first one's rule, all of them in the feedback.
-Decision refused_answer(const std::vector<AnswerFinding>& findings) {
-  std::string detail =
-      findings.front().detail +
-      (findings.front().line > 0 ? " (line " + std::to_string(findings.front().line) + ")" : "");
-  for (size_t i = 1; i < findings.size() && i < 8; ++i) {
-    detail += "; also " + findings[i].rule + ": " + findings[i].detail;
-  }
-  return rejected({findings.front().rule, detail});
-}
-
-}  // namespace
 
 Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult* result) const {
   Prepared p;

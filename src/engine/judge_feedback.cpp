@@ -1,0 +1,110 @@
+// judge_feedback.cpp — the wording of the judge's decisions (judge_feedback.h): what the
+// model reads when its kernel is rejected, fails to build, fails at run time or loses its
+// runner.
+#include "engine/judge_feedback.h"
+
+#include <csignal>
+#include <iomanip>
+#include <sstream>
+
+namespace kevin::engine::judge_feedback {
+
+// v with `digits` significant digits ("0.0123").
+std::string fmt_g(double v, int digits) {
+  std::ostringstream o;
+  o << std::setprecision(digits) << v;
+  return o.str();
+}
+
+// v with `decimals` digits after the point ("1.50").
+std::string fmt_f(double v, int decimals) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(decimals) << v;
+  return o.str();
+}
+
+Decision rejected(const Rejection& r) {
+  return {VerdictKind::kRejected, r.rule,
+          "Your kernel was rejected before it ran (rule " + r.rule + "): " + r.detail + "."};
+}
+
+// A rejection by the timing protocol's own checks, once the kernel has run correctly.
+Decision rejected_when_timed(const Rejection& r) {
+  return {VerdictKind::kRejected, r.rule,
+          "Your kernel computed correct outputs but was rejected while being timed (rule " +
+              r.rule + "): " + r.detail + "."};
+}
+
+// A rejection by what the runner saw the answer do (a KernelBench answer's PyTorch operators).
+Decision rejected_when_run(const Rejection& r) {
+  return {VerdictKind::kRejected, r.rule,
+          "Your answer was rejected while it ran (rule " + r.rule + "): " + r.detail + "."};
+}
+
+namespace {
+
+std::string printed_suffix(const std::string& printed) {
+  if (printed.empty()) return "";
+  return "\nOutput printed by the kernel before it stopped:\n" + printed;
+}
+
+}  // namespace
+
+Decision runtime_error(const std::string& what, const std::string& printed) {
+  return {VerdictKind::kRuntimeError, what,
+          "Your kernel compiled but failed at run time: " + what + "." + printed_suffix(printed)};
+}
+
+Decision wrong_answer(std::string reason, std::string feedback) {
+  return {VerdictKind::kWrongAnswer, std::move(reason), std::move(feedback)};
+}
+
+// A reply that never came, or came out of protocol: the candidate's doing once it is loaded.
+Decision from_lost_runner(const Runner::Reply& r, const std::string& printed,
+                          std::chrono::milliseconds limit, const char* stage) {
+  if (r.timed_out) {
+    return {VerdictKind::kTimeout, std::string(stage) + " did not finish",
+            "Your kernel did not finish within " +
+                fmt_f(static_cast<double>(limit.count()) / 1000.0, 1) + " s during " + stage +
+                " and was stopped (infinite loop or deadlock?)."};
+  }
+  if (r.malformed) {
+    return runtime_error("the process running it sent " + r.malformed_why + " during " + stage +
+                             " (the kernel overwrote the harness's memory?)",
+                         printed);
+  }
+  std::string how = r.exit.describe();
+  if (!r.exit.exited && r.exit.signal == SIGXFSZ)
+    how = "it printed more output than allowed (1 MiB)";
+  if (!r.exit.exited && r.exit.signal == SIGXCPU) how = "it exceeded its CPU-time limit";
+  if (!r.exit.exited && r.exit.signal == SIGSYS) how = "it made a forbidden system call";
+  return runtime_error(
+      "the process running it ended unexpectedly during " + std::string(stage) + " (" + how + ")",
+      printed);
+}
+
+// The build's outcome as the result's compile fields, and as the decision that ends the
+// candidate when the build was refused or failed.
+std::optional<Decision> build_outcome(const BuildResult& build, EvalResult* result) {
+  result->compile_ms = build.compile_ms;
+  result->cache_hit = build.cache_hit;
+  if (build.rejection) return rejected(*build.rejection);
+  if (!build.ok) {
+    return Decision{VerdictKind::kCompileError, "compilation failed",
+                    "Your kernel failed to compile. Compiler output:\n" + build.log};
+  }
+  return std::nullopt;
+}
+
+// The checker's findings as the verdict: the first one's rule, all of them in the feedback.
+Decision refused_answer(const std::vector<AnswerFinding>& findings) {
+  std::string detail =
+      findings.front().detail +
+      (findings.front().line > 0 ? " (line " + std::to_string(findings.front().line) + ")" : "");
+  for (size_t i = 1; i < findings.size() && i < 8; ++i) {
+    detail += "; also " + findings[i].rule + ": " + findings[i].detail;
+  }
+  return rejected({findings.front().rule, detail});
+}
+
+}  // namespace kevin::engine::judge_feedback
