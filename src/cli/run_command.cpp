@@ -25,6 +25,7 @@
 #include "policy/scripted_policy.h"
 #include "report/metrics.h"
 #include "rollout/progress.h"
+#include "rollout/records.h"
 #include "rollout/rollout.h"
 #include "sys/cuda_probe.h"
 #include "tasks/suite.h"

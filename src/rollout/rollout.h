@@ -8,7 +8,6 @@
 #pragma once
 
 #include <atomic>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,26 +97,5 @@ class Rollout {
   RunStore* store_;
   Progress* progress_;
 };
-
-// Every stored turn, in key order, with "return" and "advantage" added: returns over each
-// trajectory's full lineage, advantages within each (allocation, task) group.
-Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store,
-                                                           const RolloutConfig& config);
-
-// What a run did for one task: its stored turns and the best speedup among its correct ones.
-struct TaskOutcome {
-  std::string task;
-  size_t turns = 0;
-  std::optional<double> best_speedup;  // none: no correct turn
-};
-// One outcome per id of `task_ids`, in that order (tasks without stored turns included).
-std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
-                                       const std::vector<std::string>& task_ids);
-
-// Writes RUN_DIR/trajectories.jsonl (every turn scored_turns returned, with its return and
-// advantage, in key order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each
-// task over all allocations; ext "cu" or "cpp").
-Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored,
-                         const std::filesystem::path& run_dir, const std::string& extension);
 
 }  // namespace kevin::rollout

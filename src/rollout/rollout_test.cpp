@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "env/fake_evaluator.h"
 #include "rollout/progress.h"
+#include "rollout/records.h"
 #include "sys/tempdir.h"
 
 namespace kevin::rollout {

@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "core/version.h"
 #include "rollout/progress.h"
+#include "rollout/records.h"
 #include "train/grpo/fused_adamw.h"
 #include "train/io/model_io.h"
 #include "train/io/safetensors.h"
