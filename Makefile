@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 # Set SKIP_DEPS=1 where packages cannot be installed (e.g. the GPU machine).
 SKIP_DEPS  ?= 0
 
-.PHONY: all deps configure build demo test test-unit asan tsan format clean
+.PHONY: all deps configure build demo test test-unit asan tsan thread-safety format clean
 
 all: build
 
@@ -47,6 +47,10 @@ tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEVIN_SANITIZE=thread -DKEVIN_TORCH=OFF $(CMAKE_ARGS)
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target $(TSAN_TESTS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L tsan
+
+# clang's thread-safety analysis of every unit that uses a mutex (core/mutex.h), as errors.
+thread-safety: configure
+	scripts/check-thread-safety $(BUILD)
 
 format:
 	scripts/check-format-files | xargs clang-format -i

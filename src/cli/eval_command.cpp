@@ -4,20 +4,19 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <ctime>
 #include <iomanip>
 #include <map>
-#include <mutex>
 #include <ostream>
 #include <sstream>
-#include <thread>
 
 #include "cli/app.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "env/evaluator.h"
 #include "sys/cuda_probe.h"
 
@@ -176,24 +175,27 @@ class LocalJudge final : public PairJudge {
     return check_cpu_call_size(ev_.get(), task, seeds_, full_size_);
   }
   Status prepare(const fs::path& task) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
     return refs_.at(task).status();
   }
   Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
     KEVIN_RETURN_IF_ERROR(prepare(task));
-    std::unique_lock lock(mu_);
-    const engine::ReferenceSet ref = refs_.at(task).value();
-    lock.unlock();
-    return ev_->judge(source, ref);
+    return ev_->judge(source, reference(task));
   }
 
  private:
+  // The prepared (and successfully made) reference of `task`, copied out of the map.
+  engine::ReferenceSet reference(const fs::path& task) {
+    MutexLock lock(mu_);
+    return refs_.at(task).value();
+  }
+
   std::unique_ptr<env::EngineEvaluator> ev_;
   int seeds_;
   bool full_size_;
-  std::mutex mu_;
-  std::map<fs::path, Result<engine::ReferenceSet>> refs_;
+  Mutex mu_;
+  std::map<fs::path, Result<engine::ReferenceSet>> refs_ GUARDED_BY(mu_);
 };
 
 class RemoteJudge final : public PairJudge {
@@ -333,10 +335,10 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
     prepared.emplace(p.task, admitted.is_ok() ? judge.prepare(p.task) : admitted);
   }
 
-  std::mutex out_mu;
-  std::atomic<size_t> next{0}, done{0};
+  Mutex out_mu;
+  size_t done = 0;  // under out_mu
   const auto emit = [&](const Pair& p) {
-    std::lock_guard<std::mutex> lock(out_mu);
+    MutexLock lock(out_mu);
     ++done;
     if (results[p.index]) {
       KEVIN_LOG(info) << "[" << done << "/" << pairs.size() << "] " << p.task.stem().string()
@@ -354,31 +356,25 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
     j["candidate"] = p.candidate.string();
     out << dump_json(j) << "\n" << std::flush;
   };
-  const auto work = [&] {
-    for (size_t i; (i = next++) < pairs.size();) {
-      const Pair& p = pairs[i];
-      if (p.error.empty()) {
-        const Status& ref = prepared.at(p.task);
-        if (!ref.is_ok()) {
-          errors[i] = ref.message();
-        } else if (Status kind = check_candidate_kind(a, p.candidate); !kind.is_ok()) {
-          errors[i] = kind.message();
-        } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
-          errors[i] = source.status().message();
-        } else if (auto r = judge.judge(p.task, *source); !r.is_ok()) {
-          errors[i] = "evaluation failed: " + r.status().message();
-        } else {
-          results[i] = std::move(r).value();
-        }
+  const auto work = [&](size_t i) {
+    const Pair& p = pairs[i];
+    if (p.error.empty()) {
+      const Status& ref = prepared.at(p.task);
+      if (!ref.is_ok()) {
+        errors[i] = ref.message();
+      } else if (Status kind = check_candidate_kind(a, p.candidate); !kind.is_ok()) {
+        errors[i] = kind.message();
+      } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
+        errors[i] = source.status().message();
+      } else if (auto r = judge.judge(p.task, *source); !r.is_ok()) {
+        errors[i] = "evaluation failed: " + r.status().message();
+      } else {
+        results[i] = std::move(r).value();
       }
-      emit(p);
     }
+    emit(p);
   };
-  const unsigned jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs)
-                                   : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::min<size_t>(jobs, pairs.size()); ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
+  for_each_index(pairs.size(), a.jobs > 0 ? static_cast<size_t>(a.jobs) : hardware_threads(), work);
   if (a.table) print_table(out, pairs, results, errors);
   const bool any_error =
       std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });

@@ -7,12 +7,12 @@
 #include <atomic>
 #include <iomanip>
 #include <ostream>
-#include <thread>
 
 #include "cli/app.h"
 #include "cli/interrupt.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
+#include "core/parallel.h"
 #include "env/evaluator.h"
 #include "queue/worker.h"
 
@@ -63,8 +63,7 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   o.address = *address;
   o.name = a.name.empty() ? default_name() : a.name;
   o.model = queue::model_key((*evaluator)->device_name());
-  o.jobs =
-      a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(hardware_threads());
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
   o.max_deliveries = a.max_deliveries;
   if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get()))

@@ -32,10 +32,20 @@ TEST_F(FileTest, RoundTripCreatesParents) {
 }
 
 TEST_F(FileTest, ErrorsAreValues) {
-  EXPECT_EQ(read_file(dir_ / "missing").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(read_file(dir_).status().code(), StatusCode::kIoError);
+  auto missing = read_file(dir_ / "missing");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no such file: " + (dir_ / "missing").string()),
+            std::string::npos)
+      << missing.status().to_string();
+  auto folder = read_file(dir_);
+  EXPECT_EQ(folder.status().code(), StatusCode::kIoError);
+  EXPECT_NE(folder.status().message().find("is a directory: " + dir_.string()), std::string::npos)
+      << folder.status().to_string();
   ASSERT_TRUE(write_file_atomic(dir_ / "big", std::string(100, 'x')).is_ok());
-  EXPECT_EQ(read_file(dir_ / "big", 10).status().code(), StatusCode::kInvalidArgument);
+  auto big = read_file(dir_ / "big", 10);
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(big.status().message().find("big is 100 bytes (limit 10)"), std::string::npos)
+      << big.status().to_string();
 }
 
 TEST_F(FileTest, ConcurrentWritersLeaveOneCompleteFile) {

@@ -23,28 +23,50 @@ TEST(Json, LimitsBoundSizeAndNestingBeforeParsing) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   auto nested = parse_json(deep, JsonLimits{SIZE_MAX, 8});
   ASSERT_FALSE(nested.is_ok());
+  EXPECT_EQ(nested.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(nested.status().message().find("nested deeper than 8"), std::string::npos);
-  EXPECT_FALSE(parse_json(deep).is_ok()) << "the default depth limit applies to every parse";
+  auto by_default = parse_json(deep);
+  ASSERT_FALSE(by_default.is_ok()) << "the default depth limit applies to every parse";
+  EXPECT_EQ(by_default.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(by_default.status().message().find("nested deeper than 256"), std::string::npos)
+      << by_default.status().to_string();
   // Brackets inside strings (escaped quotes included) are text, not nesting.
   auto text = parse_json(R"({"a": "[[[[[[[[[[\"[[[[["})", JsonLimits{SIZE_MAX, 2});
   EXPECT_TRUE(text.is_ok()) << text.status().to_string();
   auto big = parse_json(R"({"a": "0123456789"})", JsonLimits{10, 8});
   ASSERT_FALSE(big.is_ok());
-  EXPECT_NE(big.status().message().find("exceeds the limit"), std::string::npos);
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(big.status().message().find("of 19 bytes exceeds the limit of 10"), std::string::npos)
+      << big.status().to_string();
   EXPECT_TRUE(parse_json("[[[1]]]", JsonLimits{7, 3}).is_ok());
-  EXPECT_FALSE(parse_json("[[[[1]]]]", JsonLimits{SIZE_MAX, 3}).is_ok());
+  auto one_deeper = parse_json("[[[[1]]]]", JsonLimits{SIZE_MAX, 3});
+  ASSERT_FALSE(one_deeper.is_ok());
+  EXPECT_EQ(one_deeper.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one_deeper.status().message().find("nested deeper than 3"), std::string::npos)
+      << one_deeper.status().to_string();
 }
 
 TEST(Json, TypedGetReportsMissingAndWrongType) {
   Json obj = {{"n", 3}, {"s", "text"}};
   EXPECT_EQ(json_get<int>(obj, "n").value(), 3);
-  EXPECT_EQ(json_get<int>(obj, "missing").status().code(), StatusCode::kNotFound);
+  auto missing = json_get<int>(obj, "missing");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("missing field \"missing\""), std::string::npos)
+      << missing.status().to_string();
   auto wrong = json_get<int>(obj, "s");
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("\"s\""), std::string::npos);
   EXPECT_EQ(json_get_or<int>(obj, "missing", 9).value(), 9);
-  EXPECT_FALSE(json_get_or<int>(obj, "s", 9).is_ok());
-  EXPECT_FALSE(json_get<int>(Json::array(), "n").is_ok());
+  auto wrong_or = json_get_or<int>(obj, "s", 9);
+  ASSERT_FALSE(wrong_or.is_ok()) << "a fallback stands in for a missing key, not a wrong type";
+  EXPECT_EQ(wrong_or.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_or.status().message().find("field \"s\""), std::string::npos)
+      << wrong_or.status().to_string();
+  auto not_object = json_get<int>(Json::array(), "n");
+  ASSERT_FALSE(not_object.is_ok());
+  EXPECT_EQ(not_object.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(not_object.status().message().find("expected a JSON object"), std::string::npos)
+      << not_object.status().to_string();
 }
 
 TEST(Json, TypedGetRefusesFloatsAnIntegerCannotHold) {
@@ -53,13 +75,26 @@ TEST(Json, TypedGetRefusesFloatsAnIntegerCannotHold) {
   ASSERT_TRUE(doc.is_ok());
   auto big = json_get<int64_t>(*doc, "big");
   EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(big.status().message().find("\"big\""), std::string::npos);
-  EXPECT_FALSE(json_get<std::vector<int64_t>>(*doc, "shape").is_ok());
-  EXPECT_FALSE(json_get<uint32_t>(*doc, "minus").is_ok());
+  EXPECT_NE(big.status().message().find("field \"big\": a number out of range"), std::string::npos)
+      << big.status().to_string();
+  auto shape = json_get<std::vector<int64_t>>(*doc, "shape");
+  EXPECT_EQ(shape.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(shape.status().message().find("field \"shape\": a number out of range"),
+            std::string::npos)
+      << shape.status().to_string();
+  auto minus = json_get<uint32_t>(*doc, "minus");
+  EXPECT_EQ(minus.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(minus.status().message().find("field \"minus\": a number out of range"),
+            std::string::npos)
+      << minus.status().to_string();
   EXPECT_EQ(json_get<int>(*doc, "minus").value(), -1);
   EXPECT_EQ(json_get<size_t>(*doc, "ok").value(), 2u);
   EXPECT_EQ(json_get<int32_t>(*doc, "edge").value(), INT32_MIN);
-  EXPECT_FALSE(json_get<uint64_t>(*doc, "big").is_ok());
+  auto big_unsigned = json_get<uint64_t>(*doc, "big");
+  EXPECT_EQ(big_unsigned.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(big_unsigned.status().message().find("field \"big\": a number out of range"),
+            std::string::npos)
+      << big_unsigned.status().to_string();
   EXPECT_DOUBLE_EQ(json_get<double>(*doc, "big").value(), 4.6e23);
 }
 
@@ -70,6 +105,7 @@ TEST(Json, LinesSkipBlanksAndNameBadLine) {
   EXPECT_EQ((*docs)[1]["a"], 2);
   auto bad = parse_json_lines("{\"a\":1}\nnot json\n");
   ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
 }
 

@@ -7,8 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <mutex>
 #include <string>
+
+#include "core/mutex.h"
 
 namespace kevin::log {
 namespace {
@@ -55,9 +56,9 @@ std::string timestamp() {
 
 // The status line and the lock that keeps it and messages from interleaving.
 struct StatusLine {
-  std::mutex mu;
-  std::string text;
-  bool shown = false;
+  Mutex mu;
+  std::string text GUARDED_BY(mu);
+  bool shown GUARDED_BY(mu) = false;
 };
 
 StatusLine& status_line() {
@@ -76,7 +77,7 @@ constexpr const char* kEraseLine = "\r\033[K";
 
 void set_status_line(std::string_view line) {
   StatusLine& s = status_line();
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   s.text = line;
   s.shown = true;
   write_stderr(kEraseLine + s.text);
@@ -84,7 +85,7 @@ void set_status_line(std::string_view line) {
 
 void clear_status_line(bool keep) {
   StatusLine& s = status_line();
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   if (!s.shown) return;
   write_stderr(keep ? kEraseLine + s.text + "\n" : std::string(kEraseLine));
   s.shown = false;
@@ -115,7 +116,7 @@ Message::~Message() {
   // One write per line keeps concurrent messages from interleaving mid-line; a status line
   // is erased first and drawn again below the message, in the same write.
   StatusLine& s = status_line();
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   write_stderr(s.shown ? kEraseLine + line + s.text : line);
 }
 

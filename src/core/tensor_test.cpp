@@ -28,10 +28,16 @@ TEST(TensorSpec, JsonRoundTripAndErrors) {
   ASSERT_TRUE(back.is_ok());
   EXPECT_EQ(back->shape, spec.shape);
   EXPECT_EQ(back->dtype, DType::kF16);
-  EXPECT_FALSE(
-      tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "cplx"}, {"shape", {1}}}).is_ok());
-  EXPECT_FALSE(
-      tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "float32"}, {"shape", {-1}}}).is_ok());
+  auto dtype = tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "cplx"}, {"shape", {1}}});
+  ASSERT_FALSE(dtype.is_ok());
+  EXPECT_EQ(dtype.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(dtype.status().message().find("tensor y: unknown dtype cplx"), std::string::npos)
+      << dtype.status().to_string();
+  auto negative = tensor_spec_from_json(Json{{"name", "y"}, {"dtype", "float32"}, {"shape", {-1}}});
+  ASSERT_FALSE(negative.is_ok());
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.status().message().find("tensor y: negative dimension"), std::string::npos)
+      << negative.status().to_string();
   EXPECT_EQ(TensorSpec{}.numel(), 1) << "a 0-d tensor holds one element";
 }
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
+#include "core/parallel.h"
 #include "engine/runner/host_kernels.h"
 
 namespace kevin::engine {
@@ -98,26 +98,6 @@ void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin
 }
 
 }  // namespace
-
-size_t chunk_parts(uint64_t count) {
-  constexpr uint64_t kChunk = uint64_t{1} << 20;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<size_t>(std::min<uint64_t>(hw, std::max<uint64_t>(1, count / kChunk)));
-}
-
-size_t parallel_chunks(uint64_t count, const std::function<void(uint64_t, uint64_t, size_t)>& fn) {
-  const size_t parts = chunk_parts(count);
-  if (parts == 1) {
-    fn(0, count, 0);
-    return 1;
-  }
-  std::vector<std::thread> threads;
-  for (size_t p = 0; p < parts; ++p) {
-    threads.emplace_back(fn, count * p / parts, count * (p + 1) / parts, p);
-  }
-  for (auto& t : threads) t.join();
-  return parts;
-}
 
 CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
                              Tolerance tol) {

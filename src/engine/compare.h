@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,13 +45,6 @@ struct CompareStats {
 // Compares `count` elements of `dtype`. Uses several threads for large tensors.
 CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint64_t count,
                              Tolerance tol);
-
-// Calls fn(begin, end, part) over `parts` contiguous slices of [0, count) on that many
-// threads (one slice, inline, for small counts); returns the number of parts used.
-// fn must only touch state owned by its part.
-size_t parallel_chunks(uint64_t count, const std::function<void(uint64_t, uint64_t, size_t)>& fn);
-// How many parts parallel_chunks() will use for `count` elements.
-size_t chunk_parts(uint64_t count);
 
 // "[3, 17]" — the multi-index of flat index `flat` in `shape`.
 std::string multi_index(int64_t flat, const std::vector<int64_t>& shape);

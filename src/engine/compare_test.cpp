@@ -70,9 +70,18 @@ TEST(ToleranceProfile, Profiles) {
   auto custom = ToleranceProfile::parse("1e-3,2e-3");
   ASSERT_TRUE(custom.is_ok());
   EXPECT_DOUBLE_EQ(custom->for_dtype(DType::kF16).rtol, 2e-3);
-  for (const char* bad : {"loose", "1e-3", "a,b", "-1,0", "1e-3,", "nan,1"}) {
-    EXPECT_FALSE(ToleranceProfile::parse(bad).is_ok()) << bad;
-  }
+  const auto expect_refused = [](const std::string& bad, const std::string& why) {
+    auto p = ToleranceProfile::parse(bad);
+    ASSERT_FALSE(p.is_ok()) << bad;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(p.status().message().find(why), std::string::npos) << p.status().to_string();
+    EXPECT_NE(p.status().message().find("(got '" + bad + "')"), std::string::npos)
+        << p.status().to_string();
+  };
+  for (const char* bad : {"loose", "1e-3"})
+    expect_refused(bad, "tolerance must be default, kevin or ATOL,RTOL");
+  for (const char* bad : {"a,b", "-1,0", "1e-3,", "nan,1"})
+    expect_refused(bad, "tolerance ATOL,RTOL needs two non-negative numbers");
 }
 
 TEST(Compare, MultiIndex) {

@@ -8,14 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
-#include <thread>
 
+#include "core/mutex.h"
 #include "engine/abi/kevin_abi.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/parallel.h"
 #include "core/sha256.h"
 #include "engine/symbol_gate.h"
 #include "sys/cache_dir.h"
@@ -200,10 +200,10 @@ struct CompileDriver::Run {
 };
 
 struct CompileDriver::Accounting {
-  std::mutex mu;
-  bool scanned = false;  // a scan has measured the cache
-  uint64_t bytes = 0;    // at the last scan, plus what this driver stored since
-  int stores_since_scan = 0;
+  Mutex mu;
+  bool scanned GUARDED_BY(mu) = false;  // a scan has measured the cache
+  uint64_t bytes GUARDED_BY(mu) = 0;    // at the last scan, plus what this driver stored since
+  int stores_since_scan GUARDED_BY(mu) = 0;
 };
 
 uint64_t parse_ptxas_gmem(std::string_view log) {
@@ -535,10 +535,7 @@ Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::
         config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i])) : jobs[i].argv;
     results[i].emplace(sys::run_command(command, deadline, options));
   };
-  std::vector<std::thread> others;
-  for (size_t i = 1; i < jobs.size(); ++i) others.emplace_back(run, i);
-  run(0);
-  for (auto& t : others) t.join();
+  run_workers(jobs.size(), run);
   // Back to us, minus anything that is not a plain file or folder (a planted symlink would
   // redirect our reads of the object or the preprocessed units).
   if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, ::geteuid(), ::getegid(), true));
@@ -817,7 +814,7 @@ Result<BuildResult> CompileDriver::build_extension(const ExtensionUnits& units) 
 void CompileDriver::account_store(uint64_t bytes) const {
   bool scan = false;
   {
-    std::lock_guard<std::mutex> lock(accounting_->mu);
+    MutexLock lock(accounting_->mu);
     accounting_->bytes += bytes;
     ++accounting_->stores_since_scan;
     scan = !accounting_->scanned || accounting_->bytes > config_.max_cache_bytes ||
@@ -833,7 +830,7 @@ Status CompileDriver::enforce_cache_cap(uint64_t max_bytes) const {
   KEVIN_ASSIGN_OR_RETURN(sys::EvictionStats stats,
                          sys::evict_to_cap(config_.cache_dir / "builds", max_bytes));
   if (stats.skipped) return Status::ok();  // another process is evicting right now
-  std::lock_guard<std::mutex> lock(accounting_->mu);
+  MutexLock lock(accounting_->mu);
   accounting_->scanned = true;
   accounting_->bytes = stats.bytes_after;
   accounting_->stores_since_scan = 0;

@@ -246,7 +246,12 @@ TEST_F(CompilerTest, WithoutTheSandboxTheCompilerStillRuns) {
 TEST_F(CompilerTest, AMissingOrFailingSandboxIsAnErrorAndNothingIsCached) {
   CompilerConfig c = config();
   c.sandbox_path = cache_.path() / "no-such-sandbox";
-  EXPECT_EQ(CompileDriver::create(c).status().code(), StatusCode::kNotFound);
+  auto no_sandbox = CompileDriver::create(c);
+  EXPECT_EQ(no_sandbox.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(
+      no_sandbox.status().message().find("kevin-sandbox not found at " + c.sandbox_path.string()),
+      std::string::npos)
+      << no_sandbox.status().to_string();
   // A sandbox that cannot set itself up on this machine: one line, its own exit code.
   const fs::path fake = cache_.path() / "fake-sandbox";
   std::ofstream(fake) << "#!/bin/sh\necho 'kevin-sandbox: cannot create namespaces (unshare): "

@@ -2,7 +2,10 @@
 // symbol gate's decisions.
 #include "engine/elf.h"
 
+#include <elf.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "core/file.h"
 #include "engine/symbol_gate.h"
@@ -46,15 +49,32 @@ TEST(Elf, ReadsImportsExportsAndStorage) {
 }
 
 TEST(Elf, MalformedInputIsAnErrorNotACrash) {
-  EXPECT_FALSE(read_elf_symbols("").is_ok());
-  EXPECT_FALSE(read_elf_symbols("\x7f"
-                                "ELF garbage")
-                   .is_ok());
-  std::string truncated =
+  const auto expect_refused = [](const std::string& image, const std::string& why) {
+    auto syms = read_elf_symbols(image);
+    ASSERT_FALSE(syms.is_ok()) << "accepted " << image.size() << " bytes";
+    EXPECT_EQ(syms.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(syms.status().message().find(why), std::string::npos) << syms.status().to_string();
+  };
+  expect_refused("", "not an ELF file");
+  expect_refused(
+      "\x7f"
+      "ELF garbage",
+      "not an ELF file");  // shorter than an ELF header
+  std::string big_endian =
       "\x7f"
       "ELF";
-  truncated += std::string(60, '\x02');
-  EXPECT_FALSE(read_elf_symbols(truncated).is_ok());
+  big_endian += std::string(60, '\x02');  // ELFCLASS64, but ELFDATA2MSB
+  expect_refused(big_endian, "not a 64-bit little-endian ELF file");
+  // A whole header whose section table lies past the end of the file.
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 1;
+  eh.e_shoff = sizeof(eh);
+  const std::string truncated(reinterpret_cast<const char*>(&eh), sizeof(eh));
+  expect_refused(truncated, "ELF section header out of bounds");
 }
 
 TEST(SymbolGate, Decisions) {

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <csignal>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -22,6 +21,8 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "engine/degenerate.h"
 #include "engine/elf.h"
 #include "engine/gate.h"
@@ -156,11 +157,7 @@ class MemoryWatch {
   MemoryWatch(pid_t runner, uint64_t cap)
       : runner_(runner), pids_(processes_of(runner)), cap_(cap), thread_([this] { watch(); }) {}
   ~MemoryWatch() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    stop_.notify();
     thread_.join();
   }
   MemoryWatch(const MemoryWatch&) = delete;
@@ -168,7 +165,7 @@ class MemoryWatch {
 
   // What the runner held when it was killed for it.
   std::optional<uint64_t> exceeded() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return exceeded_;
   }
   uint64_t cap() const { return cap_; }
@@ -182,12 +179,10 @@ class MemoryWatch {
 
  private:
   void watch() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(25), [this] { return stop_; })) {
-      lock.unlock();
+    while (!stop_.wait_for(std::chrono::milliseconds(25))) {
       const auto used = sys::gpu_memory_of(pids_);
-      lock.lock();
       if (used && *used > cap_) {
+        MutexLock lock(mu_);
         exceeded_ = *used;
         ::kill(-runner_, SIGKILL);
         return;
@@ -198,10 +193,9 @@ class MemoryWatch {
   const pid_t runner_;
   const std::vector<pid_t> pids_;
   const uint64_t cap_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::optional<uint64_t> exceeded_;
+  Notification stop_;
+  mutable Mutex mu_;
+  std::optional<uint64_t> exceeded_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 
@@ -902,11 +896,11 @@ Judge::Judge(const CompileDriver& compiler, EvalConfig config)
 Result<std::vector<std::string>> Judge::degeneracy(const ReferenceSet& ref) const {
   const std::string key = ref.dir.string();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = degeneracy_.find(key); it != degeneracy_.end()) return it->second;
   }
   KEVIN_ASSIGN_OR_RETURN(auto reasons, degenerate_outputs(ref, config_.tolerance));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   degeneracy_[key] = reasons;
   return reasons;
 }

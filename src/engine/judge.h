@@ -19,17 +19,17 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/verdict.h"
 #include "engine/compare.h"
 #include "engine/compiler.h"
-#include "engine/device_gate.h"
+#include "core/device_gate.h"
 #include "engine/kernelbench.h"
 #include "engine/reference.h"
 #include "engine/runner_session.h"
@@ -169,8 +169,9 @@ class Judge {
   BuildFunction build_;
   RunnerFactory start_runner_;
   EvalConfig config_;
-  mutable std::mutex mu_;
-  mutable std::map<std::string, std::vector<std::string>> degeneracy_;  // by data folder
+  mutable Mutex mu_;
+  // By data folder.
+  mutable std::map<std::string, std::vector<std::string>> degeneracy_ GUARDED_BY(mu_);
   mutable std::atomic<bool> pid_namespace_works_{true};
 };
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/file.h"
-#include "engine/device_gate.h"
+#include "core/device_gate.h"
 #include "engine/fake_runner.h"
 #include "engine/judge_test_support.h"
 #include "engine/runner/host_kernels.h"
@@ -349,6 +349,8 @@ TEST_F(JudgeWithFakeRunner, RunnerThatCannotBeStartedIsTheHarnessErrorWithoutRet
   auto r = judge.evaluate(source_, ref_);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("no kevin-runner here"), std::string::npos)
+      << r.status().to_string();
   EXPECT_EQ(starts, 1);
 }
 

@@ -46,7 +46,10 @@ TEST(KernelBenchFormat, TheCheckersJsonIsReadAndMalformedJsonNamesTheField) {
   const Status status = answer_check_from_json(bad).status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("cpp_sources"), std::string::npos) << status.message();
-  EXPECT_EQ(answer_check_from_json(Json::array()).status().code(), StatusCode::kInvalidArgument);
+  const Status not_object = answer_check_from_json(Json::array()).status();
+  EXPECT_EQ(not_object.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(not_object.message().find("checker output lacks its findings"), std::string::npos)
+      << not_object.to_string();
 }
 
 TEST(KernelBenchFormat, TheUnitsAreLaidOutAsLoadInlineLaysOutItsFiles) {
@@ -91,9 +94,15 @@ TEST(KernelBenchFormat, TheToolchainNeedsAbsoluteFolders) {
   ASSERT_TRUE(t.is_ok()) << t.status().to_string();
   EXPECT_TRUE(t->cuda);
   j["library_dirs"] = {"torch/lib"};
-  EXPECT_EQ(torch_toolchain_from_json(j).status().code(), StatusCode::kInvalidArgument);
+  const Status relative = torch_toolchain_from_json(j).status();
+  EXPECT_EQ(relative.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(relative.message().find("torch folder is not absolute: torch/lib"), std::string::npos)
+      << relative.to_string();
   j.erase("cuda");
-  EXPECT_EQ(torch_toolchain_from_json(j).status().code(), StatusCode::kInvalidArgument);
+  const Status no_cuda = torch_toolchain_from_json(j).status();
+  EXPECT_EQ(no_cuda.code(), StatusCode::kInvalidArgument) << "a missing field is invalid output";
+  EXPECT_NE(no_cuda.message().find("torch toolchain: missing field \"cuda\""), std::string::npos)
+      << no_cuda.to_string();
 }
 
 TEST(TorchProfileGates, TorchHeadersAreAllowedOnlyInExtensionsAndNoEntryPointIsNeeded) {

@@ -79,7 +79,11 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   EXPECT_EQ(back->scalar_kinds, ref.scalar_kinds);
   EXPECT_EQ(back->init_inputs, Json::array({16, 2.5}));
   ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(10, '\0')).is_ok());
-  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+  const Status short_file = load_reference(dir->path()).status();
+  EXPECT_EQ(short_file.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(short_file.message().find((dir->path() / "expected.bin").string() + " has 10 bytes"),
+            std::string::npos)
+      << short_file.to_string();
 }
 
 TEST(Reference, TimingFilesAreSizeChecked) {
@@ -89,9 +93,17 @@ TEST(Reference, TimingFilesAreSizeChecked) {
   write_files(ref);
   ASSERT_TRUE(load_reference(dir->path()).is_ok());
   ASSERT_TRUE(write_file_atomic(ref.timing_expected_file(), std::string(2 * 256, '\0')).is_ok());
-  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+  const Status wrong_size = load_reference(dir->path()).status();
+  EXPECT_EQ(wrong_size.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_size.message().find(ref.timing_expected_file().string() + " has 512 bytes"),
+            std::string::npos)
+      << wrong_size.to_string();
   std::filesystem::remove(ref.timing_inputs_file());
-  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kNotFound);
+  const Status missing = load_reference(dir->path()).status();
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("missing reference data " + ref.timing_inputs_file().string()),
+            std::string::npos)
+      << missing.to_string();
 }
 
 TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
@@ -110,7 +122,11 @@ TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
   ref.timing_scalars.clear();
   ASSERT_TRUE(
       write_file_atomic(dir->path() / "meta.json", dump_json(reference_meta_json(ref))).is_ok());
-  EXPECT_EQ(load_reference(dir->path()).status().code(), StatusCode::kInvalidArgument);
+  const Status untimed = load_reference(dir->path()).status();
+  EXPECT_EQ(untimed.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(untimed.message().find("num_timing_sets and timing_scalars disagree"),
+            std::string::npos)
+      << untimed.to_string();
 }
 
 TEST(TimingStats, MeasuredAtOnlyInBaselineJson) {

@@ -10,8 +10,8 @@ DevicePool::DevicePool(size_t lanes, int max_in_flight)
     : running_(std::max<size_t>(1, lanes), 0), max_in_flight_(std::max(1, max_in_flight)) {}
 
 size_t DevicePool::acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  slot_free_.wait(lock, [&] { return in_flight_ < max_in_flight_; });
+  MutexLock lock(mu_);
+  while (in_flight_ >= max_in_flight_) slot_free_.wait(mu_);
   const auto least = std::min_element(running_.begin(), running_.end());
   ++*least;
   ++in_flight_;
@@ -20,7 +20,7 @@ size_t DevicePool::acquire() {
 
 void DevicePool::release(size_t lane) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     assert(lane < running_.size() && running_[lane] > 0);
     --running_[lane];
     --in_flight_;
@@ -29,12 +29,12 @@ void DevicePool::release(size_t lane) {
 }
 
 int DevicePool::in_flight() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return in_flight_;
 }
 
 std::vector<int> DevicePool::running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return running_;
 }
 

@@ -1,13 +1,13 @@
 // device_pool.h — which GPU an evaluation runs on. A pool holds one lane per device and a
 // limit on evaluations in flight across all lanes; each new evaluation goes to the lane with
 // the fewest running, so correctness work spreads over every GPU while timing (held per lane
-// by that lane's engine::DeviceGate) stays exclusive per GPU.
+// by that lane's DeviceGate) stays exclusive per GPU.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace kevin::env {
 
@@ -39,11 +39,11 @@ class DevicePool {
   };
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable slot_free_;
-  std::vector<int> running_;
-  int in_flight_ = 0;
-  int max_in_flight_;
+  mutable Mutex mu_;
+  CondVar slot_free_;
+  std::vector<int> running_ GUARDED_BY(mu_);
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  const int max_in_flight_;
 };
 
 }  // namespace kevin::env

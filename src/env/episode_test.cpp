@@ -61,7 +61,10 @@ TEST_F(EpisodeTest, ParseErrorsAreTurnsWithHelpfulFeedbackAndNoEvaluation) {
 TEST_F(EpisodeTest, HarnessFailuresAppendNothing) {
   Episode e(task_, "problem", &fake_);
   auto t = e.step(kernel("harness_error"));
-  EXPECT_FALSE(t.is_ok());
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInternal);
+  EXPECT_NE(t.status().message().find("fake harness failure for suite/add"), std::string::npos)
+      << t.status().to_string();
   EXPECT_TRUE(e.turns().empty());
 }
 
@@ -75,12 +78,26 @@ TEST_F(EpisodeTest, RestoredTurnsCountWithoutEvaluation) {
   EXPECT_EQ(fake_.calls(), 0);
 }
 
-TEST(FakeEvaluator, ProblemNamesTheTaskAndMissingFilesAreErrors) {
+TEST(FakeEvaluator, ProblemNamesTheTaskAndMissingFilesAndUnknownVerdictsAreErrors) {
   FakeEvaluator fake;
+  auto dir = sys::TempDir::create("fake-evaluator-");
+  ASSERT_TRUE(dir.is_ok());
+  const tasks::TaskInfo task{"s/add", "s", "f", dir->path() / "add.py"};
+  ASSERT_TRUE(write_file_atomic(task.path, "class Model: pass\n").is_ok());
+  auto problem = fake.problem(task);
+  ASSERT_TRUE(problem.is_ok()) << problem.status().to_string();
+  EXPECT_EQ(*problem, "Problem s/add:\nclass Model: pass\n");
   tasks::TaskInfo missing{"s/x", "s", "f", "/nonexistent/x.py"};
-  EXPECT_FALSE(fake.problem(missing).is_ok());
+  auto none = fake.problem(missing);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("no such file: /nonexistent/x.py"), std::string::npos)
+      << none.status().to_string();
   auto r = fake.evaluate(missing, "// fake: no_such_verdict\n");
-  EXPECT_FALSE(r.is_ok());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("unknown verdict 'no_such_verdict'"), std::string::npos)
+      << r.status().to_string();
 }
 
 }  // namespace

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "core/sha256.h"
 #include "engine/runner_session.h"
 #include "sys/cuda_probe.h"
@@ -121,9 +122,7 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
     lane->judge = std::make_unique<engine::Judge>(*ev->compiler_, e);
     ev->lanes_.push_back(std::move(lane));
   }
-  const int jobs = options.jobs > 0
-                       ? options.jobs
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(hardware_threads());
   ev->pool_ = std::make_unique<DevicePool>(ev->lanes_.size(), jobs);
   return ev;
 }
@@ -173,11 +172,11 @@ engine::CandidateFormat EngineEvaluator::format_of(const std::string& source) co
 
 std::string EngineEvaluator::device_name() const { return device_name_; }
 
-engine::DeviceGate* EngineEvaluator::device_gate(int device) {
+DeviceGate* EngineEvaluator::device_gate(int device) {
   return options_.backend == engine::Backend::kCuda ? lane_gate(device) : nullptr;
 }
 
-engine::DeviceGate* EngineEvaluator::lane_gate(int device) {
+DeviceGate* EngineEvaluator::lane_gate(int device) {
   for (auto& lane : lanes_) {
     if (lane->device == device) return &lane->gate;
   }
@@ -186,14 +185,14 @@ engine::DeviceGate* EngineEvaluator::lane_gate(int device) {
 
 Result<std::string> EngineEvaluator::problem(const tasks::TaskInfo& task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = problems_.find(task.id); it != problems_.end()) return it->second;
   }
   KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task.path));
   KEVIN_ASSIGN_OR_RETURN(Json reply, provider_->describe(task.path, backend()));
   KEVIN_ASSIGN_OR_RETURN(tasks::ArgumentList args, tasks::argument_list_from_json(reply));
   std::string text = tasks::problem_statement(task, source, args, backend(), answer_format());
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   problems_[task.id] = text;
   return text;
 }
@@ -290,7 +289,7 @@ Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& tas
   std::promise<Result<engine::EvalResult>> promise;
   std::shared_future<Result<engine::EvalResult>> earlier;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = results_.find(key); it != results_.end()) {
       earlier = it->second;
     } else {
@@ -300,7 +299,7 @@ Result<engine::EvalResult> SharingEvaluator::evaluate(const tasks::TaskInfo& tas
   if (earlier.valid()) return earlier.get();
   Result<engine::EvalResult> result = inner_->evaluate(task, source);
   if (!result.is_ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     results_.erase(key);
   }
   promise.set_value(result);

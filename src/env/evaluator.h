@@ -9,11 +9,11 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "engine/judge.h"
 #include "env/device_pool.h"
 #include "tasks/reference_provider.h"
@@ -45,7 +45,7 @@ class Evaluator {
   // of the process (the trainer's sampling and updates) to hold shared, so that it never
   // runs during a timed call; nullptr when nothing is timed on that device. Borrowed: lives
   // as long as the evaluator.
-  virtual engine::DeviceGate* device_gate(int /*device*/) { return nullptr; }
+  virtual DeviceGate* device_gate(int /*device*/) { return nullptr; }
   // The answers models are asked for: kevin's ABI, or KernelBench's ModelNew (--format
   // kernelbench): prompts, problem statements and response parsing follow it.
   virtual engine::CandidateFormat answer_format() const { return engine::CandidateFormat::kKevin; }
@@ -91,7 +91,7 @@ struct EngineOptions {
 
 // The engine behind the Evaluator interface, over every chosen GPU: at most `jobs`
 // evaluations run at a time, each on the GPU with the fewest running (DevicePool), and
-// timing holds its GPU exclusively (engine::DeviceGate per GPU). Reference data and baseline
+// timing holds its GPU exclusively (DeviceGate per GPU). Reference data and baseline
 // times come from the first GPU. Thread-safe.
 class EngineEvaluator final : public Evaluator {
  public:
@@ -108,7 +108,7 @@ class EngineEvaluator final : public Evaluator {
                                          engine::CandidateFormat format) override;
   std::string backend() const override { return engine::backend_name(options_.backend); }
   std::string device_name() const override;
-  engine::DeviceGate* device_gate(int device) override;
+  DeviceGate* device_gate(int device) override;
   engine::CandidateFormat answer_format() const override {
     return options_.format == "kernelbench" ? engine::CandidateFormat::kKernelBench
                                             : engine::CandidateFormat::kKevin;
@@ -139,7 +139,7 @@ class EngineEvaluator final : public Evaluator {
   // One GPU (or the CPU): its judge, pinned to it, and the gate that makes timing exclusive.
   struct Lane {
     int device = 0;
-    engine::DeviceGate gate;
+    DeviceGate gate;
     std::unique_ptr<engine::Judge> judge;
   };
 
@@ -147,7 +147,7 @@ class EngineEvaluator final : public Evaluator {
   Status choose_devices();
   // The gate of the lane on `device` (on the CPU backend too, unlike device_gate()); null
   // when no lane runs there. The provider times baselines under it.
-  engine::DeviceGate* lane_gate(int device);
+  DeviceGate* lane_gate(int device);
 
   // The torch-extension compile driver and the judges' KernelBench settings (format != kevin).
   Result<engine::KernelBenchSupport> kernelbench_support();
@@ -161,9 +161,10 @@ class EngineEvaluator final : public Evaluator {
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<DevicePool> pool_;
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> problems_;  // by task id
-  std::string device_name_;
+  std::string device_name_;  // set while creating, read-only after
+
+  mutable Mutex mu_;
+  std::map<std::string, std::string> problems_ GUARDED_BY(mu_);  // by task id
 };
 
 // Judges each distinct (task content, source) pair once, over any Evaluator: a second
@@ -181,13 +182,13 @@ class SharingEvaluator final : public Evaluator {
                                       const std::string& source) override;
   std::string backend() const override { return inner_->backend(); }
   std::string device_name() const override { return inner_->device_name(); }
-  engine::DeviceGate* device_gate(int device) override { return inner_->device_gate(device); }
+  DeviceGate* device_gate(int device) override { return inner_->device_gate(device); }
 
  private:
   Evaluator* inner_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_future<Result<engine::EvalResult>>>
-      results_;  // by (task, source) hash
+  Mutex mu_;
+  // By (task, source) hash.
+  std::map<std::string, std::shared_future<Result<engine::EvalResult>>> results_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::env

@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/mutex.h"
 
 namespace kevin::policy {
 namespace {
@@ -175,14 +176,14 @@ void sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>
 Result<Generation> OpenAIClient::generate(const std::vector<ChatMessage>& messages,
                                           const GenerationParams& params) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    slots_cv_.wait(lock, [this] { return in_flight_ < config_.max_concurrency; });
+    MutexLock lock(mu_);
+    while (in_flight_ >= config_.max_concurrency) slots_cv_.wait(mu_);
     ++in_flight_;
   }
   struct Release {
     OpenAIClient* c;
     ~Release() {
-      std::lock_guard<std::mutex> lock(c->mu_);
+      MutexLock lock(c->mu_);
       --c->in_flight_;
       c->slots_cv_.notify_one();
     }

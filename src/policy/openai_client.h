@@ -7,12 +7,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "policy/policy.h"
 
 namespace kevin::policy {
@@ -61,9 +60,9 @@ class OpenAIClient final : public Policy {
 
   OpenAIConfig config_;
   std::string api_key_;
-  std::mutex mu_;
-  std::condition_variable slots_cv_;
-  int in_flight_ = 0;
+  Mutex mu_;
+  CondVar slots_cv_;
+  int in_flight_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kevin::policy

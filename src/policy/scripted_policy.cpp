@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/file.h"
+#include "core/mutex.h"
 
 namespace kevin::policy {
 
@@ -17,7 +18,7 @@ void split_inline_reasoning(Generation* g) {
 }
 
 ScriptedPolicy::ScriptedPolicy(std::vector<Entry> entries, std::string source)
-    : entries_(std::move(entries)), used_(entries_.size(), false), source_(std::move(source)) {}
+    : entries_(std::move(entries)), source_(std::move(source)), used_(entries_.size(), false) {}
 
 Result<std::unique_ptr<ScriptedPolicy>> ScriptedPolicy::load(const std::filesystem::path& file) {
   KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
@@ -43,7 +44,7 @@ Result<std::unique_ptr<ScriptedPolicy>> ScriptedPolicy::load(const std::filesyst
 Result<Generation> ScriptedPolicy::generate(const std::vector<ChatMessage>& messages,
                                             const GenerationParams&) {
   const std::string& last = messages.empty() ? std::string() : messages.back().content;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (used_[i] ||
         (!entries_[i].match.empty() && last.find(entries_[i].match) == std::string::npos))
@@ -60,7 +61,7 @@ Result<Generation> ScriptedPolicy::generate(const std::vector<ChatMessage>& mess
 }
 
 size_t ScriptedPolicy::remaining() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<size_t>(std::count(used_.begin(), used_.end(), false));
 }
 

@@ -7,11 +7,11 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "policy/policy.h"
 
 namespace kevin::policy {
@@ -31,10 +31,10 @@ class ScriptedPolicy final : public Policy {
   size_t remaining() const;
 
  private:
-  std::vector<Entry> entries_;
-  std::vector<bool> used_;
-  std::string source_;
-  mutable std::mutex mu_;
+  const std::vector<Entry> entries_;
+  const std::string source_;
+  mutable Mutex mu_;
+  std::vector<bool> used_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::policy

@@ -7,6 +7,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "core/sha256.h"
 
 namespace kevin::queue {
@@ -51,7 +52,7 @@ Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions o
 }
 
 std::string RemoteEvaluator::device_name() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!device_name_.empty()) return device_name_;
   return options_.model.empty() ? (options_.backend == "cpu" ? "CPU" : "remote GPU")
                                 : options_.model;
@@ -61,7 +62,7 @@ Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
   KEVIN_ASSIGN_OR_RETURN(std::string source, read_file(task.path));
   const std::string key = sha256_hex(source);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = problems_.find(key); it != problems_.end()) return it->second;
   }
   Job job;
@@ -69,7 +70,7 @@ Result<std::string> RemoteEvaluator::problem(const tasks::TaskInfo& task) {
   job.task_id = task.id;
   job.task_source = source;
   KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   problems_[key] = r.problem;
   return r.problem;
 }
@@ -86,7 +87,7 @@ Result<engine::EvalResult> RemoteEvaluator::evaluate(const tasks::TaskInfo& task
   KEVIN_ASSIGN_OR_RETURN(JobResult r, run(std::move(job)));
   if (!r.eval)
     return internal_error("worker " + r.worker + " answered an evaluation without a result");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (device_name_.empty()) device_name_ = r.eval->device_name;
   return *r.eval;
 }
@@ -155,7 +156,7 @@ Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* devi
 
 Result<std::unique_ptr<RedisConnection>> RemoteEvaluator::take() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
@@ -166,7 +167,7 @@ Result<std::unique_ptr<RedisConnection>> RemoteEvaluator::take() {
 }
 
 void RemoteEvaluator::give_back(std::unique_ptr<RedisConnection> c) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   idle_.push_back(std::move(c));
 }
 

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "env/evaluator.h"
 #include "queue/job.h"
 #include "queue/redis.h"
@@ -64,10 +64,10 @@ class RemoteEvaluator final : public env::Evaluator {
 
   RemoteOptions options_;
   Keys keys_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<RedisConnection>> idle_;
-  std::map<std::string, std::string> problems_;  // by task source hash
-  std::string device_name_;                      // from the first result
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<RedisConnection>> idle_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> problems_ GUARDED_BY(mu_);  // by task source hash
+  std::string device_name_ GUARDED_BY(mu_);                      // from the first result
 };
 
 }  // namespace kevin::queue

@@ -10,6 +10,8 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "core/sha256.h"
 #include "tasks/suite.h"
 
@@ -59,11 +61,17 @@ Status Worker::run(const std::atomic<bool>& stop) {
                   << keys_.jobs(options_.model) << " and "
                   << keys_.jobs(any_model(evaluator_->backend())) << " on "
                   << options_.address.url() << " (" << options_.jobs << " at once)";
-  std::vector<std::thread> threads;
-  for (int i = 0; i < std::max(options_.jobs, 1); ++i) threads.emplace_back([&] { serve(stop); });
-  threads.emplace_back([&] { renew_leases(stop); });
-  threads.emplace_back([&] { beat(stop); });
-  for (auto& t : threads) t.join();
+  // Workers: the job takers, then the lease renewer and the heartbeat.
+  const size_t takers = static_cast<size_t>(std::max(options_.jobs, 1));
+  run_workers(takers + 2, [&](size_t w) {
+    if (w < takers) {
+      serve(stop);
+    } else if (w == takers) {
+      renew_leases(stop);
+    } else {
+      beat(stop);
+    }
+  });
   KEVIN_LOG(info) << "worker " << options_.name << ": stopped after " << finished_.load()
                   << " jobs";
   return Status::ok();
@@ -192,14 +200,14 @@ Status Worker::process(RedisConnection& c, const std::string& stream, const std:
     return persist(c, {"XACK", stream, kGroup, id}, *stop_).status();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held_.insert({stream, id});
   }
   ++in_flight_;
   const JobResult result = handle(*job);
   --in_flight_;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held_.erase({stream, id});
   }
   KEVIN_RETURN_IF_ERROR(publish(c, *job, result));
@@ -278,7 +286,7 @@ void Worker::renew_leases(const std::atomic<bool>& stop) {
     last = Clock::now();
     std::set<std::pair<std::string, std::string>> held;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       held = held_;
     }
     if (held.empty()) continue;

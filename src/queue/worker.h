@@ -8,12 +8,12 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "env/evaluator.h"
 #include "queue/job.h"
 #include "queue/redis.h"
@@ -73,8 +73,9 @@ class Worker {
   std::atomic<uint64_t> finished_{0};
   std::atomic<int> in_flight_{0};
   const std::atomic<bool>* stop_ = nullptr;
-  std::mutex mu_;
-  std::set<std::pair<std::string, std::string>> held_;  // (stream, id) being evaluated here
+  Mutex mu_;
+  // (stream, id) being evaluated here.
+  std::set<std::pair<std::string, std::string>> held_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::queue

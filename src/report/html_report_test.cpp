@@ -189,7 +189,11 @@ TEST_F(HtmlReport, EmptyRunSaysSo) {
 
 TEST_F(HtmlReport, UnwritableOutputIsAnError) {
   ASSERT_TRUE(write_file_atomic(dir_.path() / "file", "x").is_ok());
-  EXPECT_FALSE(write_html_report(run_, two_tasks(), dir_.path() / "file" / "report.html").is_ok());
+  const Status st = write_html_report(run_, two_tasks(), dir_.path() / "file" / "report.html");
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.message().find("cannot create " + (dir_.path() / "file").string()),
+            std::string::npos)
+      << st.to_string();
 }
 
 TEST(HtmlChart, AxesTicksLabelsAndLegend) {

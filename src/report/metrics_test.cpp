@@ -367,7 +367,11 @@ TEST(Metrics, JsonLayout) {
 TEST(Metrics, WriteMetricsFileWritesMetricsJson) {
   auto dir = sys::TempDir::create("kevin-report-metrics-");
   ASSERT_TRUE(dir.is_ok());
-  EXPECT_EQ(write_metrics_file(dir->path()).code(), StatusCode::kNotFound);
+  const Status no_run = write_metrics_file(dir->path());
+  EXPECT_EQ(no_run.code(), StatusCode::kNotFound);
+  EXPECT_NE(no_run.message().find("no such file: " + (dir->path() / "trajectories.jsonl").string()),
+            std::string::npos)
+      << no_run.to_string();
   EXPECT_FALSE(std::filesystem::exists(dir->path() / "metrics.json"));
   ASSERT_TRUE(write_file_atomic(dir->path() / "trajectories.jsonl",
                                 testing::jsonl(testing::two_task_records()))

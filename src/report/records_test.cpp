@@ -97,8 +97,16 @@ TEST_F(ReportRecords, BlankLinesAreSkippedAndLinesStillCounted) {
 }
 
 TEST_F(ReportRecords, MissingFileIsNotFoundAndFolderIsIoError) {
-  EXPECT_EQ(read_trajectories(dir_.path() / "none.jsonl").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(read_trajectories(dir_.path()).status().code(), StatusCode::kIoError);
+  auto none = read_trajectories(dir_.path() / "none.jsonl");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("no such file: " + (dir_.path() / "none.jsonl").string()),
+            std::string::npos)
+      << none.status().to_string();
+  auto folder = read_trajectories(dir_.path());
+  EXPECT_EQ(folder.status().code(), StatusCode::kIoError);
+  EXPECT_NE(folder.status().message().find(dir_.path().string() + " is a directory"),
+            std::string::npos)
+      << folder.status().to_string();
 }
 
 TEST_F(ReportRecords, MalformedLineIsNamed) {

@@ -98,8 +98,16 @@ TEST_F(TrainLog, AbsentFieldsAreNulloptAndUnknownKeysAreReadPast) {
 }
 
 TEST_F(TrainLog, MissingFileIsNotFoundAndFolderIsIoError) {
-  EXPECT_EQ(read_train_log(dir_.path() / "none.jsonl").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(read_train_log(dir_.path()).status().code(), StatusCode::kIoError);
+  auto none = read_train_log(dir_.path() / "none.jsonl");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("no such file: " + (dir_.path() / "none.jsonl").string()),
+            std::string::npos)
+      << none.status().to_string();
+  auto folder = read_train_log(dir_.path());
+  EXPECT_EQ(folder.status().code(), StatusCode::kIoError);
+  EXPECT_NE(folder.status().message().find(dir_.path().string() + " is a directory"),
+            std::string::npos)
+      << folder.status().to_string();
 }
 
 TEST_F(TrainLog, MalformedLinesAreNamedWithTheirLineNumber) {

@@ -118,8 +118,11 @@ TEST_F(TrainHtml, EmptyLogStillRendersAndBadOutputIsAnError) {
   EXPECT_EQ(occurrences(html, "<svg"), kCharts);
   EXPECT_EQ(html.find("nan"), std::string::npos);
   ASSERT_TRUE(write_file_atomic(dir_.path() / "file", "x").is_ok());
-  EXPECT_FALSE(
-      write_train_html_report(dir_.path(), {}, dir_.path() / "file" / "report.html").is_ok());
+  const Status st = write_train_html_report(dir_.path(), {}, dir_.path() / "file" / "report.html");
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.message().find("cannot create " + (dir_.path() / "file").string()),
+            std::string::npos)
+      << st.to_string();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/log.h"
+#include "core/mutex.h"
 
 namespace kevin::rollout {
 
@@ -63,11 +64,7 @@ ProgressDisplay::ProgressDisplay(const Progress* progress, bool tty,
 }
 
 ProgressDisplay::~ProgressDisplay() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
+  stop_.notify();
   thread_.join();
   if (tty_) {
     log::set_status_line(line());
@@ -86,9 +83,8 @@ std::string ProgressDisplay::line() const {
 }
 
 void ProgressDisplay::loop() {
-  std::unique_lock<std::mutex> lock(mu_);
   if (tty_) log::set_status_line(line());
-  while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
+  while (!stop_.wait_for(interval_)) {
     if (tty_) {
       log::set_status_line(line());
     } else {

@@ -5,13 +5,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "rollout/rollout.h"
 
 namespace kevin::rollout {
@@ -45,9 +44,7 @@ class ProgressDisplay {
   std::chrono::milliseconds interval_;
   std::function<int()> running_evaluations_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  Notification stop_;
   std::thread thread_;
 };
 

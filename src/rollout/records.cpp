@@ -87,7 +87,9 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
   for (auto& [key, record] : turns)
     groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
 
-  for (auto& [group_key, trajectories] : groups) {
+  for (auto& group : groups) {
+    // Not a structured binding: clang 14 (the thread-safety check) cannot capture one.
+    auto& trajectories = group.second;
     // Full lineage scores: a beam copy's turns follow its parent's earlier turns.
     const auto lineage_scores = [&](int id, int before_turn,
                                     const auto& self) -> std::vector<double> {

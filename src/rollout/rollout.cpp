@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <optional>
@@ -14,6 +13,8 @@
 #include <thread>
 
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "core/sha256.h"
 #include "env/episode.h"
 #include "policy/response_parser.h"
@@ -161,18 +162,19 @@ struct Rollout::Impl {
   env::Evaluator* evaluator;  // identical kernels are judged once
   std::map<TurnKey, Json> stored;
   std::deque<Group> groups;  // stable addresses
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Segment> queue;
-  int active = 0;  // segments being run
-  bool stopping = false;
-  Status first_error;
-  std::set<std::string> judged;  // task id + code hash, for cached_eval
+  // Guards the schedule below and the groups' rounds (pending, histories, round members).
+  Mutex mu;
+  CondVar cv;
+  std::deque<Segment> queue GUARDED_BY(mu);
+  int active GUARDED_BY(mu) = 0;  // segments being run
+  bool stopping GUARDED_BY(mu) = false;
+  Status first_error GUARDED_BY(mu);
+  std::set<std::string> judged GUARDED_BY(mu);  // task id + code hash, for cached_eval
   const std::atomic<bool>* interrupt = nullptr;
 
   bool interrupted() const { return interrupt != nullptr && interrupt->load(); }
 
-  void enqueue_round(Group& g, std::vector<Segment> segments) {
+  void enqueue_round(Group& g, std::vector<Segment> segments) REQUIRES(mu) {
     g.pending = static_cast<int>(segments.size());
     g.round_members.clear();
     for (auto& s : segments) {
@@ -181,7 +183,7 @@ struct Rollout::Impl {
     }
   }
 
-  void start_group(Group& g) {
+  void start_group(Group& g) REQUIRES(mu) {
     std::vector<Segment> first;
     for (int t = 0; t < g.allocation.trajectories; ++t) {
       first.push_back(Segment{&g, t, std::nullopt, 0, g.allocation.turns, {}});
@@ -189,8 +191,8 @@ struct Rollout::Impl {
     enqueue_round(g, std::move(first));
   }
 
-  // Called with mu held when the last segment of a round is done.
-  void close_round(Group& g) {
+  // Called when the last segment of a round is done.
+  void close_round(Group& g) REQUIRES(mu) {
     if (stopping || !r.config_.beam || g.round + 1 >= r.config_.beam_config.rounds) {
       ++r.progress_->tasks_done;
       return;
@@ -226,10 +228,20 @@ struct Rollout::Impl {
   }
 
   void worker() {
-    std::unique_lock<std::mutex> lock(mu);
+    while (std::optional<Segment> s = next_segment()) {
+      std::vector<env::TurnOutcome> history;
+      Status st = run_segment(*s, &history);
+      finish_segment(*s, std::move(st), std::move(history));
+    }
+  }
+
+  // The next segment to run (counted active); nullopt once nothing is queued and nothing is
+  // running, when no more work can appear. After a failure, queued segments are dropped.
+  std::optional<Segment> next_segment() {
+    MutexLock lock(mu);
     while (true) {
-      cv.wait(lock, [&] { return !queue.empty() || active == 0; });
-      if (queue.empty()) return;  // nothing queued and nothing running: no more work can appear
+      while (queue.empty() && active > 0) cv.wait(mu);
+      if (queue.empty()) return std::nullopt;
       Segment s = std::move(queue.front());
       queue.pop_front();
       if (stopping) {
@@ -237,20 +249,21 @@ struct Rollout::Impl {
         continue;
       }
       ++active;
-      lock.unlock();
-      std::vector<env::TurnOutcome> history;
-      Status st = run_segment(s, &history);
-      lock.lock();
-      --active;
-      if (!st.is_ok() && !stopping) {
-        stopping = true;
-        first_error = st;
-      }
-      Group& g = *s.group;
-      g.histories[s.trajectory] = std::move(history);
-      if (--g.pending == 0) close_round(g);
-      cv.notify_all();
+      return s;
     }
+  }
+
+  void finish_segment(const Segment& s, Status st, std::vector<env::TurnOutcome> history) {
+    MutexLock lock(mu);
+    --active;
+    if (!st.is_ok() && !stopping) {
+      stopping = true;
+      first_error = std::move(st);
+    }
+    Group& g = *s.group;
+    g.histories[s.trajectory] = std::move(history);
+    if (--g.pending == 0) close_round(g);
+    cv.notify_all();
   }
 
   Status run_segment(const Segment& s, std::vector<env::TurnOutcome>* history) {
@@ -260,7 +273,7 @@ struct Rollout::Impl {
     Status status;
     for (int turn = s.first_turn; turn < s.end_turn; ++turn) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         if (stopping) break;
       }
       if (interrupted()) {
@@ -283,7 +296,7 @@ struct Rollout::Impl {
 
   // True when this task's run has judged `code` before.
   bool note_judged(const std::string& task, const std::string& code) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return !judged.insert(task + "\n" + sha256_hex(code)).second;
   }
 
@@ -370,13 +383,12 @@ Status Rollout::run(const std::vector<tasks::TaskInfo>& tasks, const std::atomic
     }
   }
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    MutexLock lock(impl.mu);
     for (auto& g : impl.groups) impl.start_group(g);
   }
-  std::vector<std::thread> pool;
-  for (int i = 0; i < std::max(1, config_.parallel); ++i)
-    pool.emplace_back([&impl] { impl.worker(); });
-  for (auto& t : pool) t.join();
+  run_workers(static_cast<size_t>(std::max(1, config_.parallel)),
+              [&impl](size_t) { impl.worker(); });
+  MutexLock lock(impl.mu);
   return impl.first_error;
 }
 

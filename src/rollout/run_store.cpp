@@ -85,48 +85,48 @@ Status RunStore::exec(const char* sql) const {
 }
 
 Status RunStore::put_meta(const std::string& key, const Json& value) {
-  std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
-  if (!s.ok()) return sqlite_error(db_, "prepare");
+  MutexLock lock(*mu_);
+  Statement s(db(), "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
+  if (!s.ok()) return sqlite_error(db(), "prepare");
   s.bind(1, key);
   s.bind(2, dump_json(value));
-  if (sqlite3_step(s.get()) != SQLITE_DONE) return sqlite_error(db_, "write " + key);
+  if (sqlite3_step(s.get()) != SQLITE_DONE) return sqlite_error(db(), "write " + key);
   return Status::ok();
 }
 
 Result<std::optional<Json>> RunStore::meta(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_, "SELECT value FROM meta WHERE key = ?1");
-  if (!s.ok()) return sqlite_error(db_, "prepare");
+  MutexLock lock(*mu_);
+  Statement s(db(), "SELECT value FROM meta WHERE key = ?1");
+  if (!s.ok()) return sqlite_error(db(), "prepare");
   s.bind(1, key);
   const int rc = sqlite3_step(s.get());
   if (rc == SQLITE_DONE) return std::optional<Json>();
-  if (rc != SQLITE_ROW) return sqlite_error(db_, "read " + key);
+  if (rc != SQLITE_ROW) return sqlite_error(db(), "read " + key);
   KEVIN_ASSIGN_OR_RETURN(Json value, parse_json(s.text(0)));
   return std::optional<Json>(std::move(value));
 }
 
 Status RunStore::put_turn(const TurnKey& key, const Json& record) {
-  std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_,
+  MutexLock lock(*mu_);
+  Statement s(db(),
               "INSERT OR REPLACE INTO turns (allocation, task, trajectory, turn, record) VALUES "
               "(?1, ?2, ?3, ?4, ?5)");
-  if (!s.ok()) return sqlite_error(db_, "prepare");
+  if (!s.ok()) return sqlite_error(db(), "prepare");
   s.bind(1, key.allocation);
   s.bind(2, key.task);
   s.bind(3, key.trajectory);
   s.bind(4, key.turn);
   s.bind(5, dump_json(record));
-  if (sqlite3_step(s.get()) != SQLITE_DONE) return sqlite_error(db_, "write turn");
+  if (sqlite3_step(s.get()) != SQLITE_DONE) return sqlite_error(db(), "write turn");
   return Status::ok();
 }
 
 Result<std::vector<std::pair<TurnKey, Json>>> RunStore::turns() const {
-  std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_,
+  MutexLock lock(*mu_);
+  Statement s(db(),
               "SELECT allocation, task, trajectory, turn, record FROM turns ORDER BY allocation, "
               "task, trajectory, turn");
-  if (!s.ok()) return sqlite_error(db_, "prepare");
+  if (!s.ok()) return sqlite_error(db(), "prepare");
   std::vector<std::pair<TurnKey, Json>> out;
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
@@ -135,14 +135,14 @@ Result<std::vector<std::pair<TurnKey, Json>>> RunStore::turns() const {
     KEVIN_ASSIGN_OR_RETURN(Json record, parse_json(s.text(4)));
     out.emplace_back(std::move(key), std::move(record));
   }
-  if (rc != SQLITE_DONE) return sqlite_error(db_, "read turns");
+  if (rc != SQLITE_DONE) return sqlite_error(db(), "read turns");
   return out;
 }
 
 Result<size_t> RunStore::turn_count() const {
-  std::lock_guard<std::mutex> lock(*mu_);
-  Statement s(db_, "SELECT COUNT(*) FROM turns");
-  if (!s.ok() || sqlite3_step(s.get()) != SQLITE_ROW) return sqlite_error(db_, "count turns");
+  MutexLock lock(*mu_);
+  Statement s(db(), "SELECT COUNT(*) FROM turns");
+  if (!s.ok() || sqlite3_step(s.get()) != SQLITE_ROW) return sqlite_error(db(), "count turns");
   return static_cast<size_t>(sqlite3_column_int64(s.get(), 0));
 }
 

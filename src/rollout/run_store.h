@@ -6,13 +6,13 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 
 struct sqlite3;
@@ -52,10 +52,14 @@ class RunStore {
 
  private:
   RunStore() = default;
+  // Runs `sql` while opening, before the store is shared.
   Status exec(const char* sql) const;
+  // The connection, used by one thread at a time: only with the mutex held.
+  sqlite3* db() const REQUIRES(*mu_) { return db_; }
 
   sqlite3* db_ = nullptr;
-  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
+  // Behind a pointer so the store can move.
+  std::unique_ptr<Mutex> mu_ = std::make_unique<Mutex>();
 };
 
 }  // namespace kevin::rollout

@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "core/sha256.h"
 #include "core/version.h"
 #include "policy/prompt.h"
@@ -124,7 +125,7 @@ Json to_json(const StepReply& reply) {
 
 EnvSession::~EnvSession() {
   {
-    std::lock_guard lock(service_->mu_);
+    MutexLock lock(service_->mu_);
     --service_->sessions_open_;
   }
   service_->metrics_.session_closed();
@@ -213,7 +214,7 @@ EnvService::EnvService(env::Evaluator* evaluator, std::vector<tasks::TaskInfo> t
 Result<std::unique_ptr<EnvSession>> EnvService::open_session() {
   if (stopping()) return unavailable("the server is stopping");
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (sessions_open_ >= options_.max_sessions) {
       metrics_.session_refused();
       return unavailable("capacity reached: " + std::to_string(sessions_open_) + " of " +
@@ -361,7 +362,7 @@ Result<tasks::TaskInfo> EnvService::choose_task(const ResetParams& params) {
 }
 
 std::string EnvService::new_episode_id() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   char id[40];
   std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng_()),
                 static_cast<unsigned long long>(rng_()));

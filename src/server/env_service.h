@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "env/episode.h"
 #include "env/evaluator.h"
@@ -160,9 +161,9 @@ class EnvService {
   ServerMetrics metrics_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> next_task_{0};
-  std::mutex mu_;  // guards sessions_open_ and rng_
-  int sessions_open_ = 0;
-  std::mt19937_64 rng_{std::random_device{}()};
+  Mutex mu_;
+  int sessions_open_ GUARDED_BY(mu_) = 0;
+  std::mt19937_64 rng_ GUARDED_BY(mu_){std::random_device{}()};
 };
 
 }  // namespace kevin::server

@@ -2,14 +2,14 @@
 // idempotency, and the mapping of kevin's verdicts onto EvaluationResponse fields.
 #include "server/kernelgym.h"
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <optional>
-#include <thread>
 #include <variant>
 #include <vector>
+
+#include "core/parallel.h"
 
 namespace kevin::server {
 namespace {
@@ -203,17 +203,8 @@ HttpReply KernelGymApi::evaluate_batch(std::string_view body) {
   const std::string submitted_at = iso_time_now();
   const Json& tasks = j["tasks"];
   std::vector<Outcome> outcomes(tasks.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> threads;
-  const size_t width =
-      std::min<size_t>(tasks.size(), static_cast<size_t>(std::max(batch_concurrency_, 1)));
-  for (size_t t = 0; t < width; ++t) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < tasks.size(); i = next++)
-        outcomes[i] = evaluate_request(tasks[i]);
-    });
-  }
-  for (auto& t : threads) t.join();
+  for_each_index(tasks.size(), static_cast<size_t>(std::max(batch_concurrency_, 1)),
+                 [&](size_t i) { outcomes[i] = evaluate_request(tasks[i]); });
   Json results = Json::array();
   size_t completed = 0, failed = 0;
   for (const Outcome& o : outcomes) {
@@ -252,27 +243,35 @@ KernelGymApi::Outcome KernelGymApi::evaluate_request(const Json& request) {
               "give \"reference_code\" (the PyTorch task) or \"problem_id\" (a served task)"}},
             400};
   }
-  std::unique_lock lock(mu_);
-  auto it = records_.find(r.task_id);
-  if (it != records_.end()) {
-    finished_.wait(lock, [&] {
-      const auto found = records_.find(r.task_id);
-      return found == records_.end() || found->second.status != "processing";
-    });
-    it = records_.find(r.task_id);
-    if (it != records_.end() && !r.force_refresh)
-      return {it->second.response, it->second.http_status};
-  }
-  Record& record = records_[r.task_id];
-  record = Record{};
-  record.submitted_at = iso_time_now();
-  order_.push_back(r.task_id);
-  ++active_;
-  const std::string submitted_at = record.submitted_at;
-  lock.unlock();
+  std::string submitted_at;
+  if (auto stored = stored_or_claimed(r.task_id, r.force_refresh, &submitted_at)) return *stored;
   Outcome outcome = run(r.task_id, request, submitted_at);
   store(r.task_id, outcome);
   return outcome;
+}
+
+std::optional<KernelGymApi::Outcome> KernelGymApi::stored_or_claimed(const std::string& task_id,
+                                                                     bool force_refresh,
+                                                                     std::string* submitted_at) {
+  MutexLock lock(mu_);
+  if (records_.count(task_id) > 0) {
+    while (processing(task_id)) finished_.wait(mu_);
+    const auto it = records_.find(task_id);
+    if (it != records_.end() && !force_refresh)
+      return Outcome{it->second.response, it->second.http_status};
+  }
+  Record& record = records_[task_id];
+  record = Record{};
+  record.submitted_at = iso_time_now();
+  order_.push_back(task_id);
+  ++active_;
+  *submitted_at = record.submitted_at;
+  return std::nullopt;
+}
+
+bool KernelGymApi::processing(const std::string& task_id) const {
+  const auto it = records_.find(task_id);
+  return it != records_.end() && it->second.status == "processing";
 }
 
 KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& request,
@@ -310,7 +309,7 @@ KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& 
 
 void KernelGymApi::store(const std::string& task_id, const Outcome& outcome) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Record& record = records_[task_id];
     record.response = outcome.response;
     record.http_status = outcome.http_status;
@@ -332,7 +331,7 @@ void KernelGymApi::store(const std::string& task_id, const Outcome& outcome) {
 }
 
 HttpReply KernelGymApi::status(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = records_.find(task_id);
   if (it == records_.end()) return reply_of(404, {{"detail", "task " + task_id + " not found"}});
   const bool done = it->second.status != "processing";
@@ -345,7 +344,7 @@ HttpReply KernelGymApi::status(const std::string& task_id) const {
 }
 
 HttpReply KernelGymApi::results(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = records_.find(task_id);
   if (it == records_.end() || it->second.status == "processing") {
     return reply_of(404, {{"detail", "no result for task " + task_id}});
@@ -354,12 +353,12 @@ HttpReply KernelGymApi::results(const std::string& task_id) const {
 }
 
 int KernelGymApi::active() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return active_;
 }
 
 uint64_t KernelGymApi::processed() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return processed_;
 }
 

@@ -5,16 +5,15 @@
 // sandbox as every other path. docs/serve.md maps verdicts onto the fields.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "server/env_service.h"
 #include "server/http_reply.h"
 
@@ -55,18 +54,23 @@ class KernelGymApi {
 
   // Validates, then evaluates or returns the stored (or in-flight) result for the task_id.
   Outcome evaluate_request(const Json& request);
+  // The finished record of task_id (after waiting for one in flight), unless force_refresh;
+  // otherwise nullopt, with a new "processing" record claimed for the caller to run and store.
+  std::optional<Outcome> stored_or_claimed(const std::string& task_id, bool force_refresh,
+                                           std::string* submitted_at);
+  bool processing(const std::string& task_id) const REQUIRES(mu_);
   Outcome run(const std::string& task_id, const Json& request, const std::string& submitted_at);
   void store(const std::string& task_id, const Outcome& outcome);
 
   EnvService* service_;
   size_t max_records_;
   int batch_concurrency_;
-  mutable std::mutex mu_;
-  std::condition_variable finished_;
-  std::map<std::string, Record> records_;
-  std::deque<std::string> order_;  // task ids, oldest first, for eviction
-  int active_ = 0;
-  uint64_t processed_ = 0;
+  mutable Mutex mu_;
+  CondVar finished_;
+  std::map<std::string, Record> records_ GUARDED_BY(mu_);
+  std::deque<std::string> order_ GUARDED_BY(mu_);  // task ids, oldest first, for eviction
+  int active_ GUARDED_BY(mu_) = 0;
+  uint64_t processed_ GUARDED_BY(mu_) = 0;
 };
 
 // The time now as ISO 8601 in UTC with microseconds ("2026-12-03T19:40:01.123456+00:00").

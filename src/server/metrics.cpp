@@ -7,28 +7,28 @@
 namespace kevin::server {
 
 void ServerMetrics::session_opened() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++active_sessions_;
   ++sessions_total_;
 }
 
 void ServerMetrics::session_closed() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --active_sessions_;
 }
 
 void ServerMetrics::session_refused() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++sessions_refused_;
 }
 
 void ServerMetrics::evaluation_started() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++running_;
 }
 
 void ServerMetrics::evaluation_finished(const std::string& outcome, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --running_;
   ++by_outcome_[outcome];
   ++latency_count_;
@@ -42,17 +42,17 @@ void ServerMetrics::evaluation_finished(const std::string& outcome, double secon
 }
 
 int ServerMetrics::active_sessions() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return active_sessions_;
 }
 
 int ServerMetrics::evaluations_running() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_;
 }
 
 uint64_t ServerMetrics::evaluations_total() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return latency_count_;
 }
 
@@ -65,7 +65,7 @@ void family(std::ostringstream& out, const char* name, const char* type, const c
 }  // namespace
 
 std::string ServerMetrics::prometheus(size_t queued) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::ostringstream out;
   family(out, "kevin_sessions_active", "gauge",
          "Environment sessions open now (WebSocket, and one per stateless HTTP reset or step).");

@@ -6,8 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
+
+#include "core/mutex.h"
 
 namespace kevin::server {
 
@@ -32,14 +33,16 @@ class ServerMetrics {
   std::string prometheus(size_t queued) const;
 
  private:
-  mutable std::mutex mu_;
-  int active_sessions_ = 0;
-  uint64_t sessions_total_ = 0, sessions_refused_ = 0;
-  int running_ = 0;
-  std::map<std::string, uint64_t> by_outcome_;
-  std::array<uint64_t, kLatencyBuckets.size()> bucket_counts_{};  // not cumulative
-  uint64_t latency_count_ = 0;
-  double latency_sum_ = 0;
+  mutable Mutex mu_;
+  int active_sessions_ GUARDED_BY(mu_) = 0;
+  uint64_t sessions_total_ GUARDED_BY(mu_) = 0;
+  uint64_t sessions_refused_ GUARDED_BY(mu_) = 0;
+  int running_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> by_outcome_ GUARDED_BY(mu_);
+  // Not cumulative.
+  std::array<uint64_t, kLatencyBuckets.size()> bucket_counts_ GUARDED_BY(mu_){};
+  uint64_t latency_count_ GUARDED_BY(mu_) = 0;
+  double latency_sum_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kevin::server

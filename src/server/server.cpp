@@ -11,16 +11,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <deque>
 #include <list>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/log.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "server/openenv.h"
 
 namespace kevin::server {
@@ -52,19 +51,19 @@ struct Shared {
   Routes* routes;
   WorkQueue* queue;
   ServerOptions options;
-  std::mutex mu;
-  std::condition_variable all_closed;
-  std::list<std::weak_ptr<Closable>> live;
-  int open = 0;
+  Mutex mu;
+  CondVar all_closed;
+  std::list<std::weak_ptr<Closable>> live GUARDED_BY(mu);
+  int open GUARDED_BY(mu) = 0;
 
   std::list<std::weak_ptr<Closable>>::iterator enlist(const std::shared_ptr<Closable>& c) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++open;
     return live.insert(live.end(), c);
   }
   void delist(std::list<std::weak_ptr<Closable>>::iterator it) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       live.erase(it);
       --open;
     }
@@ -370,27 +369,22 @@ class Server::Impl {
       signals.add(SIGTERM);
       wait_for_signal(signals);
     }
-    std::vector<std::thread> threads;
-    for (int i = 0; i < std::max(shared_.options.io_threads, 1); ++i)
-      threads.emplace_back([this] { ioc_.run(); });
-    {
-      std::unique_lock lock(stop_mu_);
-      stop_cv_.wait(lock, [this] { return stop_requested_; });
-    }
-    shut_down();
-    signals.cancel();
-    ioc_.stop();
-    for (auto& t : threads) t.join();
+    // Worker 0 (this thread) waits for stop() and shuts down; the others serve the network.
+    const size_t io_threads = static_cast<size_t>(std::max(shared_.options.io_threads, 1));
+    run_workers(io_threads + 1, [&](size_t worker) {
+      if (worker > 0) {
+        ioc_.run();
+        return;
+      }
+      stop_.wait();
+      shut_down();
+      signals.cancel();
+      ioc_.stop();
+    });
     return Status::ok();
   }
 
-  void stop() {
-    {
-      std::lock_guard lock(stop_mu_);
-      stop_requested_ = true;
-    }
-    stop_cv_.notify_all();
-  }
+  void stop() { stop_.notify(); }
 
  private:
   void accept() {
@@ -427,16 +421,17 @@ class Server::Impl {
     queue_.finish();
     std::list<std::shared_ptr<Closable>> live;
     {
-      std::lock_guard lock(shared_.mu);
+      MutexLock lock(shared_.mu);
       for (auto& weak : shared_.live) {
         if (auto c = weak.lock()) live.push_back(c);
       }
     }
     for (auto& c : live) c->shut();
     live.clear();
-    std::unique_lock lock(shared_.mu);
-    shared_.all_closed.wait_for(lock, shared_.options.drain_timeout,
-                                [this] { return shared_.open == 0; });
+    const auto deadline = CondVar::Clock::now() + shared_.options.drain_timeout;
+    MutexLock lock(shared_.mu);
+    while (shared_.open > 0 && shared_.all_closed.wait_until(shared_.mu, deadline)) {
+    }
   }
 
   EnvService* service_;
@@ -446,10 +441,8 @@ class Server::Impl {
   Shared shared_;
   net::io_context ioc_;
   tcp::acceptor acceptor_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_requested_ = false;
-  int signals_seen_ = 0;
+  Notification stop_;
+  int signals_seen_ = 0;  // only in the signal handler, which never runs twice at once
 };
 
 Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOptions options) {

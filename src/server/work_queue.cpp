@@ -17,7 +17,7 @@ WorkQueue::~WorkQueue() { finish(); }
 
 bool WorkQueue::submit(std::function<void()> job) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (finishing_) return false;
     jobs_.push_back(std::move(job));
   }
@@ -27,7 +27,7 @@ bool WorkQueue::submit(std::function<void()> job) {
 
 void WorkQueue::finish() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     finishing_ = true;
   }
   wake_.notify_all();
@@ -37,34 +37,37 @@ void WorkQueue::finish() {
 }
 
 size_t WorkQueue::queued() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return jobs_.size();
 }
 
 int WorkQueue::running() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_;
 }
 
 void WorkQueue::loop() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    wake_.wait(lock, [this] { return finishing_ || !jobs_.empty(); });
-    if (jobs_.empty()) return;  // finishing, and nothing left
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
-    ++running_;
-    lock.unlock();
+  while (std::optional<std::function<void()>> job = next_job()) {
     try {
-      job();
+      (*job)();
     } catch (const std::exception& e) {
       KEVIN_LOG(error) << "server: a job threw (a bug): " << e.what();
     } catch (...) {
       KEVIN_LOG(error) << "server: a job threw (a bug)";
     }
-    lock.lock();
+    MutexLock lock(mu_);
     --running_;
   }
+}
+
+std::optional<std::function<void()>> WorkQueue::next_job() {
+  MutexLock lock(mu_);
+  while (!finishing_ && jobs_.empty()) wake_.wait(mu_);
+  if (jobs_.empty()) return std::nullopt;  // finishing, and nothing left
+  std::function<void()> job = std::move(jobs_.front());
+  jobs_.pop_front();
+  ++running_;
+  return job;
 }
 
 }  // namespace kevin::server

@@ -3,12 +3,13 @@
 // quick routes replied) while the engine works.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace kevin::server {
 
@@ -32,12 +33,14 @@ class WorkQueue {
 
  private:
   void loop();
+  // The next job, counted running; nullopt once finishing and nothing is left.
+  std::optional<std::function<void()>> next_job();
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> jobs_;
-  int running_ = 0;
-  bool finishing_ = false;
+  mutable Mutex mu_;
+  CondVar wake_;
+  std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool finishing_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

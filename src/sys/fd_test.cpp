@@ -28,6 +28,8 @@ TEST(Frames, ReadTimesOut) {
   ASSERT_TRUE(p.is_ok());
   auto r = read_frame(p->read.get(), Deadline::after(50ms));
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("timed out waiting for peer"), std::string::npos)
+      << r.status().to_string();
 }
 
 TEST(Frames, OversizedLengthRefused) {

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <mutex>
+
+#include "core/mutex.h"
 
 namespace kevin::sys {
 namespace {
@@ -37,7 +38,7 @@ class Nvml {
 
   // (pid, bytes) of every compute process on every device.
   std::vector<NvmlProcess> processes() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<NvmlProcess> all;
     unsigned int devices = 0;
     if (count_(&devices) != 0) return all;
@@ -69,7 +70,7 @@ class Nvml {
            init() == 0;
   }
 
-  std::mutex mu_;
+  Mutex mu_;  // one query at a time through the library
   CountFn count_ = nullptr;
   HandleFn handle_ = nullptr;
   QueryFn query_ = nullptr;

@@ -92,22 +92,30 @@ TEST(JailArgs, RoundTrip) {
 }
 
 TEST(JailArgs, RejectsMalformedOptions) {
-  const std::vector<std::vector<std::string>> bad = {{"--ro", "usr", "--", "/bin/true"},
-                                                     {"--ro", "/usr/../etc", "--", "/bin/true"},
-                                                     {"--ro", "/usr/", "--", "/bin/true"},
-                                                     {"--bogus", "1", "--", "/bin/true"},
-                                                     {"--cpu", "ten", "--", "/bin/true"},
-                                                     {"--dev", "sda", "--", "/bin/true"},
-                                                     {"--env", "NOEQUALS", "--", "/bin/true"},
-                                                     {"--ro", "/usr"},
-                                                     {"--ro", "/usr", "--"},
-                                                     {"--", "true"},
-                                                     {"--uid", "4294967295", "--", "/bin/true"},
-                                                     {"--parent-pid", "0", "--", "/bin/true"},
-                                                     {"--tmp-size", "0", "--", "/bin/true"}};
-  for (const auto& args : bad) {
-    EXPECT_EQ(parse_jail_args(args).status().code(), StatusCode::kInvalidArgument)
-        << args[0] << " " << args[1];
+  struct Case {
+    std::vector<std::string> args;
+    std::string why;  // the part of the message that names this mistake
+  };
+  const std::vector<Case> bad = {
+      {{"--ro", "usr", "--", "/bin/true"}, "--ro wants an absolute normal path, not 'usr'"},
+      {{"--ro", "/usr/../etc", "--", "/bin/true"},
+       "--ro wants an absolute normal path, not '/usr/../etc'"},
+      {{"--ro", "/usr/", "--", "/bin/true"}, "--ro wants an absolute normal path, not '/usr/'"},
+      {{"--bogus", "1", "--", "/bin/true"}, "unknown option --bogus"},
+      {{"--cpu", "ten", "--", "/bin/true"}, "--cpu wants a non-negative integer, not 'ten'"},
+      {{"--dev", "sda", "--", "/bin/true"}, "--dev: unknown device 'sda'"},
+      {{"--env", "NOEQUALS", "--", "/bin/true"}, "--env wants KEY=VALUE, not 'NOEQUALS'"},
+      {{"--ro", "/usr"}, "no command given"},
+      {{"--ro", "/usr", "--"}, "no command given"},
+      {{"--", "true"}, "the command must be an absolute path, not 'true'"},
+      {{"--uid", "4294967295", "--", "/bin/true"}, "--uid 4294967295 is not a valid id"},
+      {{"--parent-pid", "0", "--", "/bin/true"}, "--parent-pid 0 is not a pid"},
+      {{"--tmp-size", "0", "--", "/bin/true"}, "--tmp-size must be positive"},
+      {{"--cpu"}, "--cpu wants a value"}};
+  for (const auto& c : bad) {
+    auto r = parse_jail_args(c.args);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.args[0];
+    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().to_string();
   }
 }
 

@@ -52,6 +52,8 @@ TEST(Process, MissingProgramIsNotFound) {
   o.argv = {"/nonexistent/program"};
   auto child = spawn(o);
   EXPECT_EQ(child.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(child.status().message().find("cannot execute /nonexistent/program"), std::string::npos)
+      << child.status().to_string();
 }
 
 TEST(Process, ChildKilledOnDestruction) {

@@ -12,6 +12,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "core/sha256.h"
 
 namespace kevin::tasks {
@@ -88,18 +89,18 @@ Result<ReferenceWorker*> ReferenceProvider::worker() {
   return &*worker_;
 }
 
-engine::DeviceGate* ReferenceProvider::gate(int device) const {
+DeviceGate* ReferenceProvider::gate(int device) const {
   return options_.timing_gate ? options_.timing_gate(device) : nullptr;
 }
 
 Result<Json> ReferenceProvider::describe(const fs::path& task, const std::string& backend) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   return w->describe(task, backend);
 }
 
 std::string ReferenceProvider::python() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return worker_ ? worker_->python() : "";
 }
 
@@ -135,14 +136,14 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
 Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);
   // Preparing runs the task on the device: hold it shared so that no timing runs meanwhile.
-  const engine::SharedDeviceLock shared(gate(k.device));
+  const SharedDeviceLock shared(gate(k.device));
   std::error_code ec;
   fs::create_directories(store_.key_dir(k.set_key), ec);
   const FileLock one_preparer(store_.key_dir(k.set_key) / "prepare.lock");
   if (auto cached = store_.current(k.set_key, options_.seed_ttl))
     return std::move(*cached);  // made while we waited
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
   KEVIN_ASSIGN_OR_RETURN(Staging staging, store_.stage(k.set_key));
@@ -176,8 +177,8 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
                          ".json");
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
   // The baseline is timed like a candidate: with the device to itself. Gate before mutex.
-  const engine::ExclusiveDeviceLock exclusive(gate(k.device));
-  std::lock_guard<std::mutex> lock(mu_);
+  const ExclusiveDeviceLock exclusive(gate(k.device));
+  MutexLock lock(mu_);
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, time_baseline_locked(k.task, k.backend, k.device));
   if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
@@ -190,7 +191,7 @@ Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& t
                                                                const std::string& backend,
                                                                int device) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return time_baseline_locked(task, backend, device);
 }
 

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
-#include "engine/device_gate.h"
+#include "core/device_gate.h"
+#include "core/mutex.h"
 #include "engine/reference.h"
 #include "tasks/reference_store.h"
 #include "tasks/reference_worker.h"
@@ -36,7 +36,7 @@ struct ProviderOptions {
   // The gate of CUDA device `device` (the CPU backend: lane 0) that timing holds alone;
   // borrowed, must outlive the provider; null or unset: no gate. Data preparation holds it
   // shared (it uses the device), baseline timing exclusively.
-  std::function<engine::DeviceGate*(int device)> timing_gate;
+  std::function<DeviceGate*(int device)> timing_gate;
 };
 
 // A seed set (K correctness seeds and max_calls timing seeds from the OS random source, never
@@ -73,8 +73,9 @@ class ReferenceProvider {
 
  private:
   struct TaskKey;
-  Result<ReferenceWorker*> worker();
-  engine::DeviceGate* gate(int device) const;
+  // The running worker, started (again) if needed; only usable while mu_ is held.
+  Result<ReferenceWorker*> worker() REQUIRES(mu_);
+  DeviceGate* gate(int device) const;
   Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend,
                            int device) const;
   // The key's fresh current set, else a newly prepared and published one.
@@ -84,12 +85,13 @@ class ReferenceProvider {
   Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
   // Times with the worker; mu_ held by the caller.
   Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task,
-                                                   const std::string& backend, int device);
+                                                   const std::string& backend, int device)
+      REQUIRES(mu_);
 
   ProviderOptions options_;
   ReferenceStore store_;
-  mutable std::mutex mu_;  // the worker, one request at a time
-  std::optional<ReferenceWorker> worker_;
+  mutable Mutex mu_;  // the worker, one request at a time
+  std::optional<ReferenceWorker> worker_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::tasks

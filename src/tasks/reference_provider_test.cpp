@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <future>
-#include <mutex>
 #include <regex>
 #include <thread>
 
+#include "core/mutex.h"
 #include "sys/tempdir.h"
 #include "tasks/worker_test_support.h"
 
@@ -167,12 +167,12 @@ TEST_F(Provider, BaselineIsReTimedOnceOlderThanItsTtl) {
 }
 
 TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheSharedOne) {
-  engine::DeviceGate gate;
-  std::mutex mu;
+  DeviceGate gate;
+  Mutex mu;
   std::vector<int> asked;  // devices whose gate the provider asked for, in order
   ProviderOptions o = options();
   o.timing_gate = [&](int device) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     asked.push_back(device);
     return &gate;
   };
@@ -195,7 +195,7 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
   ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
   EXPECT_TRUE(ref->baseline.has_value());
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     EXPECT_EQ(asked, (std::vector<int>{0, 0}))
         << "one shared hold (data), one exclusive (baseline)";
   }
@@ -208,7 +208,7 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
 }
 
 TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
-  engine::DeviceGate gate;
+  DeviceGate gate;
   ProviderOptions o = options();
   o.timing_gate = [&](int) { return &gate; };
   ReferenceProvider p(o);

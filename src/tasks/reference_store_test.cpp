@@ -203,7 +203,11 @@ TEST_F(Store, BrokenDataIsNotPublished) {
   auto staging = s.stage("k");
   ASSERT_TRUE(staging.is_ok());
   ASSERT_TRUE(write_file_atomic(staging->dir() / "meta.json", "{}").is_ok());
-  EXPECT_FALSE(s.publish("k", std::move(staging).value()).is_ok());
+  auto published = s.publish("k", std::move(staging).value());
+  ASSERT_FALSE(published.is_ok());
+  EXPECT_EQ(published.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(published.status().message().find("missing field \"protocol\""), std::string::npos)
+      << published.status().to_string();
   EXPECT_FALSE(s.current("k", std::chrono::seconds(3600)).has_value());
   size_t left = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(s.key_dir("k"))) ++left;

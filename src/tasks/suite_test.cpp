@@ -59,14 +59,24 @@ TEST(Suite, ResolveByIdStemOrPath) {
   ASSERT_EQ(tasks->size(), 3u) << "_-prefixed and non-.py files are skipped";
   EXPECT_EQ(resolve_task(*tasks, "a/001_x")->path, dir->path() / "a/001_x.py");
   EXPECT_EQ(resolve_task(*tasks, "002_y")->id, "a/002_y");
-  EXPECT_EQ(resolve_task(*tasks, "001_x").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(resolve_task(*tasks, "nope").status().code(), StatusCode::kNotFound);
+  auto ambiguous = resolve_task(*tasks, "001_x");
+  EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("task name '001_x' is ambiguous"), std::string::npos)
+      << ambiguous.status().to_string();
+  auto nope = resolve_task(*tasks, "nope");
+  EXPECT_EQ(nope.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(nope.status().message().find("no task 'nope'"), std::string::npos)
+      << nope.status().to_string();
   EXPECT_EQ(resolve_task(*tasks, (dir->path() / "b/001_x.py").string())->id, "b/001_x");
   auto one_suite = discover_tasks(dir->path() / "a");
   ASSERT_TRUE(one_suite.is_ok());
   EXPECT_EQ(one_suite->size(), 2u);
   EXPECT_EQ((*one_suite)[0].id, "a/001_x");
-  EXPECT_EQ(discover_tasks(dir->path() / "missing").status().code(), StatusCode::kNotFound);
+  auto missing = discover_tasks(dir->path() / "missing");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no task folder " + (dir->path() / "missing").string()),
+            std::string::npos)
+      << missing.status().to_string();
 }
 
 TEST(Suite, AKernelBenchCheckoutRootStandsForItsLevels) {

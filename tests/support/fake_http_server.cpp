@@ -1,5 +1,6 @@
 // fake_http_server.cpp — sockets, a minimal request reader (headers + Content-Length body)
 // and scripted replies.
+#include "core/mutex.h"
 #include "fake_http_server.h"
 
 #include <arpa/inet.h>
@@ -45,17 +46,17 @@ FakeHttpServer::~FakeHttpServer() {
 }
 
 std::vector<RecordedRequest> FakeHttpServer::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return requests_;
 }
 
 void FakeHttpServer::push(FakeReply reply) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   script_.push_back(std::move(reply));
 }
 
 FakeReply FakeHttpServer::next_reply() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!script_.empty()) {
     last_ = script_.front();
     script_.pop_front();
@@ -69,7 +70,7 @@ void FakeHttpServer::accept_loop() {
     if (::poll(&p, 1, 100) <= 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     workers_.emplace_back([this, fd] { serve(fd); });
   }
 }
@@ -112,7 +113,7 @@ void FakeHttpServer::serve(int fd) {
     req.body = buf.substr(header_end + 4, length);
     buf.erase(0, header_end + 4 + length);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       requests_.push_back(req);
     }
     const FakeReply reply = handler_ ? handler_(req) : next_reply();

@@ -9,10 +9,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace kevin::testing {
 
@@ -54,12 +55,12 @@ class FakeHttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
-  mutable std::mutex mu_;
-  std::deque<FakeReply> script_;
   Handler handler_;
-  FakeReply last_;
-  std::vector<RecordedRequest> requests_;
-  std::vector<std::thread> workers_;
+  mutable Mutex mu_;
+  std::deque<FakeReply> script_ GUARDED_BY(mu_);
+  FakeReply last_ GUARDED_BY(mu_);
+  std::vector<RecordedRequest> requests_ GUARDED_BY(mu_);
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::testing

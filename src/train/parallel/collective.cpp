@@ -2,9 +2,8 @@
 // arriving rank adds every rank's copy in rank order. NCCL's is in nccl_collective.cpp.
 #include "train/parallel/collective.h"
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include "core/mutex.h"
+#include "core/parallel.h"
 
 namespace kevin::train {
 namespace {
@@ -19,52 +18,55 @@ class HostCollective final : public Collective {
   Status all_reduce_sum(int rank, torch::Tensor& tensor) override {
     if (rank < 0 || rank >= world_size_)
       return invalid_argument("all_reduce_sum: rank " + std::to_string(rank) + " out of range");
-    const torch::Tensor host = tensor.to(torch::kCPU);
-    std::unique_lock<std::mutex> lock(mu_);
-    if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
-    const uint64_t round = round_;
-    slots_[static_cast<size_t>(rank)] = host;
-    if (++arrived_ == world_size_) {
-      torch::Tensor sum = slots_[0].clone();
-      for (size_t r = 1; r < slots_.size(); ++r) {
-        if (slots_[r].sizes() != sum.sizes() || slots_[r].scalar_type() != sum.scalar_type()) {
-          aborted_ = true;
-          cv_.notify_all();
-          return invalid_argument(
-              "all_reduce_sum: ranks passed tensors of different shapes or types");
-        }
-        sum.add_(slots_[r]);
-      }
-      sum_ = sum;
-      arrived_ = 0;
-      ++round_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return round_ != round || aborted_; });
-      if (round_ == round) return unavailable("all_reduce_sum: the group was aborted");
-    }
-    // Held by value: the next round replaces sum_ only after every rank has arrived again.
-    const torch::Tensor sum = sum_;
-    lock.unlock();
+    KEVIN_ASSIGN_OR_RETURN(const torch::Tensor sum, round_sum(rank, tensor.to(torch::kCPU)));
     tensor.copy_(sum);
     return Status::ok();
   }
 
   void abort() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     aborted_ = true;
     cv_.notify_all();
   }
 
  private:
+  // Puts `host` in rank's slot and waits for every rank's: their sum. The last rank to arrive
+  // adds them up. Held by value: the next round replaces sum_ only after all arrived again.
+  Result<torch::Tensor> round_sum(int rank, const torch::Tensor& host) {
+    MutexLock lock(mu_);
+    if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
+    const uint64_t round = round_;
+    slots_[static_cast<size_t>(rank)] = host;
+    if (++arrived_ < world_size_) {
+      while (round_ == round && !aborted_) cv_.wait(mu_);
+      if (round_ == round) return unavailable("all_reduce_sum: the group was aborted");
+      return sum_;
+    }
+    torch::Tensor sum = slots_[0].clone();
+    for (size_t r = 1; r < slots_.size(); ++r) {
+      if (slots_[r].sizes() != sum.sizes() || slots_[r].scalar_type() != sum.scalar_type()) {
+        aborted_ = true;
+        cv_.notify_all();
+        return invalid_argument(
+            "all_reduce_sum: ranks passed tensors of different shapes or types");
+      }
+      sum.add_(slots_[r]);
+    }
+    sum_ = sum;
+    arrived_ = 0;
+    ++round_;
+    cv_.notify_all();
+    return sum_;
+  }
+
   const int world_size_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<torch::Tensor> slots_;
-  torch::Tensor sum_;
-  int arrived_ = 0;
-  uint64_t round_ = 0;
-  bool aborted_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<torch::Tensor> slots_ GUARDED_BY(mu_);
+  torch::Tensor sum_ GUARDED_BY(mu_);
+  int arrived_ GUARDED_BY(mu_) = 0;
+  uint64_t round_ GUARDED_BY(mu_) = 0;
+  bool aborted_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
@@ -72,14 +74,10 @@ class HostCollective final : public Collective {
 Status run_ranks(int world_size, Collective* group,
                  const std::function<Status(int rank)>& rank_fn) {
   std::vector<Status> results(static_cast<size_t>(world_size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world_size; ++r) {
-    threads.emplace_back([&, r] {
-      results[static_cast<size_t>(r)] = rank_fn(r);
-      if (!results[static_cast<size_t>(r)].is_ok() && group != nullptr) group->abort();
-    });
-  }
-  for (auto& t : threads) t.join();
+  run_workers(results.size(), [&](size_t r) {
+    results[r] = rank_fn(static_cast<int>(r));
+    if (!results[r].is_ok() && group != nullptr) group->abort();
+  });
   const Status* first_error = nullptr;
   for (const Status& result : results) {
     if (result.is_ok()) continue;

@@ -4,7 +4,6 @@
 #include "train/parallel/collective.h"
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,7 +39,7 @@ class NcclCollective final : public Collective {
   NcclCollective(std::vector<int> devices, std::vector<ncclComm_t> comms)
       : devices_(std::move(devices)), comms_(std::move(comms)) {}
   ~NcclCollective() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (aborted_) return;
     for (ncclComm_t comm : comms_) ncclCommDestroy(comm);
   }
@@ -58,7 +57,7 @@ class NcclCollective final : public Collective {
     const auto type = nccl_type(tensor.scalar_type());
     if (!type) return invalid_argument("all_reduce_sum: NCCL cannot sum this element type");
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (aborted_) return unavailable("all_reduce_sum: the group was aborted");
     }
     const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
@@ -73,7 +72,7 @@ class NcclCollective final : public Collective {
   }
 
   void abort() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (aborted_) return;
     aborted_ = true;
     for (ncclComm_t comm : comms_) ncclCommAbort(comm);
@@ -82,8 +81,8 @@ class NcclCollective final : public Collective {
  private:
   const std::vector<int> devices_;
   const std::vector<ncclComm_t> comms_;
-  std::mutex mu_;
-  bool aborted_ = false;
+  Mutex mu_;  // also keeps abort() and the destructor from using the communicators at once
+  bool aborted_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

@@ -5,14 +5,16 @@
 #include <algorithm>
 #include <chrono>
 
-#include "train/model/precision.h"
+#include "core/mutex.h"
 #include "train/io/safetensors.h"
+#include "train/model/precision.h"
 
 namespace kevin::train {
 
 struct LocalPolicy::Request {
   std::vector<int32_t> prompt;
   policy::GenerationParams params;
+  // Set and read with LocalPolicy::mu_ held (its waiter reads it while another thread leads).
   std::optional<Result<policy::Generation>> result;
 };
 
@@ -69,49 +71,66 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
   auto request = std::make_shared<Request>();
   request->prompt = prompt_tokens(messages);
   request->params = params;
-  std::unique_lock<std::mutex> lock(mu_);
-  queue_.push_back(request);
-  while (!request->result) {
+  {
+    MutexLock lock(mu_);
+    queue_.push_back(request);
+  }
+  while (std::optional<Lead> lead = wait_to_lead(*request)) {
+    std::vector<Result<policy::Generation>> results;
+    {
+      const size_t replica = lead->replica;
+      const SharedDeviceLock not_while_timing(
+          replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
+      sampling_clock_.start();
+      results = run_batch(replicas_[replica], lead->batch);  // does not throw
+      sampling_clock_.stop();
+    }
+    finish_lead(*lead, std::move(results));
+  }
+  MutexLock lock(mu_);
+  return *request->result;
+}
+
+std::optional<LocalPolicy::Lead> LocalPolicy::wait_to_lead(const Request& request) {
+  MutexLock lock(mu_);
+  while (!request.result) {
     const auto free = std::find(busy_.begin(), busy_.end(), false);
-    const bool waiting = std::find(queue_.begin(), queue_.end(), request) != queue_.end();
+    const bool waiting = std::find_if(queue_.begin(), queue_.end(), [&](const auto& queued) {
+                           return queued.get() == &request;
+                         }) != queue_.end();
     if (free != busy_.end() && waiting) {
       // Lead: run the waiting requests that sample alike on a free replica.
       const auto replica = static_cast<size_t>(free - busy_.begin());
       busy_[replica] = true;
-      auto batch = take_batch(params);
-      lock.unlock();
-      {
-        const engine::SharedDeviceLock not_while_timing(
-            replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
-        sampling_clock_.start();
-        run_batch(replicas_[replica], std::move(batch));  // does not throw
-        sampling_clock_.stop();
-      }
-      lock.lock();
-      busy_[replica] = false;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock);
+      return Lead{replica, take_batch(request.params)};
     }
+    cv_.wait(mu_);
   }
-  return *request->result;
+  return std::nullopt;
+}
+
+void LocalPolicy::finish_lead(const Lead& lead, std::vector<Result<policy::Generation>> results) {
+  MutexLock lock(mu_);
+  for (size_t i = 0; i < lead.batch.size(); ++i) lead.batch[i]->result = std::move(results[i]);
+  busy_[lead.replica] = false;
+  cv_.notify_all();
 }
 
 double LocalPolicy::sampling_seconds() const { return sampling_clock_.seconds(); }
 
 void LocalPolicy::BusyClock::start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (running_++ == 0) since_ = std::chrono::steady_clock::now();
 }
 
 void LocalPolicy::BusyClock::stop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (--running_ == 0)
     closed_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
 }
 
 double LocalPolicy::BusyClock::seconds() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const double open_s =
       running_ > 0
           ? std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count()
@@ -135,8 +154,10 @@ std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(
   return batch;
 }
 
-void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch) {
-  if (batch.empty()) return;
+std::vector<Result<policy::Generation>> LocalPolicy::run_batch(
+    Qwen2ForCausalLM& model, const std::vector<std::shared_ptr<Request>>& batch) {
+  std::vector<Result<policy::Generation>> results;
+  if (batch.empty()) return results;
   const auto start = std::chrono::steady_clock::now();
   const policy::GenerationParams& p = batch.front()->params;
   SamplingParams sampling;
@@ -153,9 +174,8 @@ void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr
     sampled = train::generate(model, prompts, sampling);
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory) by exception; it must not cross.
-    for (auto& r : batch)
-      r->result = Result<policy::Generation>(unavailable(std::string("local model: ") + e.what()));
-    return;
+    const Status failed = unavailable(std::string("local model: ") + e.what());
+    return std::vector<Result<policy::Generation>>(batch.size(), failed);
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -178,8 +198,9 @@ void LocalPolicy::run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr
     g.prompt_token_ids = batch[i]->prompt;
     g.completion_token_ids = sampled[i].tokens;
     g.completion_logprobs = sampled[i].logprobs;
-    batch[i]->result = Result<policy::Generation>(std::move(g));
+    results.emplace_back(std::move(g));
   }
+  return results;
 }
 
 }  // namespace kevin::train

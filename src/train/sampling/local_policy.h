@@ -7,15 +7,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
-#include "engine/device_gate.h"
+#include "core/device_gate.h"
+#include "core/mutex.h"
 #include "policy/policy.h"
 #include "train/sampling/generate.h"
 #include "train/model/qwen2_model.h"
@@ -31,7 +30,7 @@ struct LocalPolicyOptions {
   bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)
   // Per replica (or empty): a gate held shared while that replica samples, so that the
   // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
-  std::vector<engine::DeviceGate*> replica_gates;
+  std::vector<DeviceGate*> replica_gates;
 };
 
 class LocalPolicy final : public policy::Policy {
@@ -59,18 +58,31 @@ class LocalPolicy final : public policy::Policy {
 
  private:
   struct Request;
-  // Takes the waiting requests that sample like `params` (up to max_batch). Needs mu_.
-  std::vector<std::shared_ptr<Request>> take_batch(const policy::GenerationParams& params);
-  void run_batch(Qwen2ForCausalLM& model, std::vector<std::shared_ptr<Request>> batch);
+  // A batch one generate() call runs on a free replica for every request in it.
+  struct Lead {
+    size_t replica;
+    std::vector<std::shared_ptr<Request>> batch;
+  };
+  // Blocks until `request` has its result (nullopt), or until a replica is free while it is
+  // still queued: then that replica is marked busy and a batch with it is the caller's to run.
+  std::optional<Lead> wait_to_lead(const Request& request);
+  // Hands the batch's results to its requests and frees the replica.
+  void finish_lead(const Lead& lead, std::vector<Result<policy::Generation>> results);
+  // Takes the waiting requests that sample like `params` (up to max_batch).
+  std::vector<std::shared_ptr<Request>> take_batch(const policy::GenerationParams& params)
+      REQUIRES(mu_);
+  // Samples the batch (no lock held): one result per request, in order. Does not throw.
+  std::vector<Result<policy::Generation>> run_batch(
+      Qwen2ForCausalLM& model, const std::vector<std::shared_ptr<Request>>& batch);
 
   std::vector<Qwen2ForCausalLM> replicas_;
   Tokenizer tokenizer_;
   LocalPolicyOptions options_;
   std::vector<int32_t> stop_ids_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Request>> queue_;
-  std::vector<bool> busy_;  // per replica: a batch is running on it
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::shared_ptr<Request>> queue_ GUARDED_BY(mu_);
+  std::vector<bool> busy_ GUARDED_BY(mu_);  // per replica: a batch is running on it
 
   // The union of the intervals in which batches ran (sampling_seconds).
   class BusyClock {
@@ -80,10 +92,10 @@ class LocalPolicy final : public policy::Policy {
     double seconds() const;
 
    private:
-    mutable std::mutex mu_;
-    int running_ = 0;
-    std::chrono::steady_clock::time_point since_;
-    double closed_s_ = 0;  // intervals already ended
+    mutable Mutex mu_;
+    int running_ GUARDED_BY(mu_) = 0;
+    std::chrono::steady_clock::time_point since_ GUARDED_BY(mu_);
+    double closed_s_ GUARDED_BY(mu_) = 0;  // intervals already ended
   };
   BusyClock sampling_clock_;
 };

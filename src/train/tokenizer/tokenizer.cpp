@@ -8,13 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <mutex>
 #include <queue>
-#include <shared_mutex>
 #include <unordered_map>
 #include <utility>
 
 #include "core/file.h"
+#include "core/mutex.h"
 
 namespace kevin::train {
 namespace {
@@ -127,7 +126,7 @@ class PieceCache {
  public:
   // Appends the cached ids of `piece` to `out`; false (nothing appended) on a miss.
   bool append(std::string_view piece, std::vector<int32_t>& out) const {
-    std::shared_lock lock(mutex_);
+    ReaderLock lock(mutex_);
     const auto it = map_.find(piece);
     if (it == map_.end()) return false;
     out.insert(out.end(), it->second.begin(), it->second.end());
@@ -135,14 +134,14 @@ class PieceCache {
   }
 
   void insert(std::string_view piece, std::span<const int32_t> ids) {
-    std::unique_lock lock(mutex_);
+    WriterLock lock(mutex_);
     if (map_.size() >= kCacheCapacity) return;
     map_.try_emplace(std::string(piece), ids.begin(), ids.end());
   }
 
  private:
-  mutable std::shared_mutex mutex_;
-  StringMap<std::vector<int32_t>> map_;
+  mutable SharedMutex mutex_;
+  StringMap<std::vector<int32_t>> map_ GUARDED_BY(mutex_);
 };
 
 std::string_view trim_leading_newlines(std::string_view s) {

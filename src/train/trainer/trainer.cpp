@@ -475,7 +475,7 @@ struct Trainer::Impl {
 
   // The engine's timing gate of the replica's GPU (nullptr on the CPU or when the engine does
   // not time there): the trainer's GPU work holds it shared, so timing never overlaps it.
-  engine::DeviceGate* gate_of(const Replica& r) const {
+  DeviceGate* gate_of(const Replica& r) const {
     return r.device.is_cuda() ? evaluator->device_gate(r.device.index()) : nullptr;
   }
 
@@ -484,7 +484,7 @@ struct Trainer::Impl {
                                    const UpdateConfig& config) {
     Replica& replica = replicas[r];
     try {
-      const engine::SharedDeviceLock not_while_timing(gate_of(replica));
+      const SharedDeviceLock not_while_timing(gate_of(replica));
       const DeviceOfThread on_device(replica.device);
       Bf16Autocast autocast(bf16);  // thread-local: each replica's thread opens its own
       replica.model->train();

@@ -1,12 +1,12 @@
 // device_gate.h — shared/exclusive access to one device for concurrent evaluations:
 // correctness runs share a GPU, timing holds it alone. Writer-preferring, so a timing run
-// waiting for the device is not starved by a stream of correctness runs.
+// waiting for the device is not starved by a stream of correctness runs. In core because the
+// engine, the reference provider (tasks) and the device pool (env) all hold the same gate.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
+#include "core/mutex.h"
 
-namespace kevin::engine {
+namespace kevin {
 
 class DeviceGate {
  public:
@@ -18,11 +18,11 @@ class DeviceGate {
   void unlock();
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int readers_ = 0;
-  int waiting_writers_ = 0;
-  bool writer_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  int readers_ GUARDED_BY(mu_) = 0;
+  int waiting_writers_ GUARDED_BY(mu_) = 0;
+  bool writer_ GUARDED_BY(mu_) = false;
 };
 
 // RAII holders.
@@ -56,4 +56,4 @@ class ExclusiveDeviceLock {
   DeviceGate* g_;
 };
 
-}  // namespace kevin::engine
+}  // namespace kevin
