@@ -22,10 +22,20 @@ TEST(ParseDevicesTest, ListsOrdinals) {
 }
 
 TEST(ParseDevicesTest, RejectsWhatIsNotAnOrdinal) {
-  for (const char* bad : {"", "gpu0", "1.5", "-1", "0,,x", ","}) {
+  for (const char* bad : {"gpu0", "1.5", "-1", "0,,x"}) {
     auto d = parse_devices(bad);
     ASSERT_FALSE(d.is_ok()) << '"' << bad << "\" was accepted";
     EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(d.status().message().find("\"" + std::string(bad) + "\" is not \"all\" or a list"),
+              std::string::npos)
+        << d.status().to_string();
+  }
+  for (const char* empty : {"", ","}) {
+    auto d = parse_devices(empty);
+    ASSERT_FALSE(d.is_ok()) << '"' << empty << "\" was accepted";
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(d.status().message().find("devices: empty list"), std::string::npos)
+        << d.status().to_string();
   }
 }
 
@@ -46,10 +56,22 @@ TEST(ResolveEngineJsonTest, AcceptsAnOrdinalAListOrTheOlderDeviceKey) {
 }
 
 TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
-  EXPECT_FALSE(resolve_engine_json({{"devices", "some"}}).is_ok());
-  EXPECT_FALSE(resolve_engine_json({{"devices", Json::array()}}).is_ok());
-  EXPECT_FALSE(resolve_engine_json({{"devices", {0, -1}}}).is_ok());
-  EXPECT_FALSE(resolve_engine_json({{"device", 0}, {"devices", "all"}}).is_ok());
+  struct Case {
+    Json given;
+    std::string why;  // the part of the message that names this mistake
+  };
+  const std::vector<Case> cases = {
+      {{{"devices", "some"}}, "\"some\" is not \"all\" or a list of GPU ordinals"},
+      {{{"devices", Json::array()}}, "expected \"all\", a GPU ordinal or a list of them"},
+      {{{"devices", {0, -1}}}, "list entries must be GPU ordinals"},
+      {{{"device", 0}, {"devices", "all"}}, "give \"devices\" or \"device\", not both"},
+  };
+  for (const Case& c : cases) {
+    auto e = resolve_engine_json(c.given);
+    ASSERT_FALSE(e.is_ok()) << c.given.dump() << " was accepted";
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << c.given.dump();
+    EXPECT_NE(e.status().message().find(c.why), std::string::npos) << e.status().to_string();
+  }
 }
 
 TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {

@@ -132,11 +132,16 @@ TEST(OpenAIClient, ACancelledGenerationStopsWithoutWaitingForTheServer) {
   auto g = client.generate({{"user", "q"}}, params);
   stopper.join();
   EXPECT_EQ(g.status().code(), StatusCode::kCancelled) << g.status().to_string();
+  EXPECT_NE(g.status().message().find("generation cancelled"), std::string::npos)
+      << g.status().to_string();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1400ms)
       << "the 1.5 s reply must not be waited for";
   // Already cancelled: no request at all.
   const size_t sent = server.requests().size();
-  EXPECT_EQ(client.generate({{"user", "q"}}, params).status().code(), StatusCode::kCancelled);
+  auto again = client.generate({{"user", "q"}}, params);
+  EXPECT_EQ(again.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(again.status().message().find("generation cancelled"), std::string::npos)
+      << again.status().to_string();
   EXPECT_EQ(server.requests().size(), sent);
 }
 
@@ -147,14 +152,24 @@ TEST(OpenAIClient, UnreachableServerIsUnavailable) {
   c.max_retries = 1;
   c.backoff = 10ms;
   OpenAIClient client(c);
-  EXPECT_EQ(client.generate({{"user", "q"}}, {}).status().code(), StatusCode::kUnavailable);
+  auto g = client.generate({{"user", "q"}}, {});
+  EXPECT_EQ(g.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(g.status().message().find("gave up after 2 attempts"), std::string::npos)
+      << g.status().to_string();
 }
 
 TEST(OpenAIClient, MalformedRepliesAreErrors) {
-  EXPECT_FALSE(OpenAIClient::parse_reply("not json").is_ok());
-  EXPECT_FALSE(OpenAIClient::parse_reply("{}").is_ok());
-  EXPECT_FALSE(OpenAIClient::parse_reply("{\"choices\": []}").is_ok());
-  EXPECT_FALSE(OpenAIClient::parse_reply("{\"choices\": [1]}").is_ok());
+  const auto expect_refused = [](const std::string& body, const std::string& why) {
+    auto g = OpenAIClient::parse_reply(body);
+    ASSERT_FALSE(g.is_ok()) << body;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_NE(g.status().message().find(why), std::string::npos) << g.status().to_string();
+  };
+  expect_refused("not json", "the server's reply is not JSON: not json");
+  expect_refused("{}", "the server's reply has no choices: {}");
+  expect_refused("{\"choices\": []}", "the server's reply has no choices");
+  expect_refused("{\"choices\": [1]}", "the server's reply has no choices");
+  expect_refused("{\"choices\": [{\"message\": 1}]}", "the server's reply has a malformed message");
   auto null_content = OpenAIClient::parse_reply(
       "{\"choices\": [{\"message\": {\"content\": null, \"reasoning\": \"r\"}}]}");
   ASSERT_TRUE(null_content.is_ok());
@@ -162,7 +177,10 @@ TEST(OpenAIClient, MalformedRepliesAreErrors) {
   EXPECT_EQ(null_content->reasoning, "r");
   FakeHttpServer server({{200, "<html>proxy error</html>"}});
   OpenAIClient client(config_for(server));
-  EXPECT_EQ(client.generate({{"user", "q"}}, {}).status().code(), StatusCode::kInvalidArgument);
+  auto html = client.generate({{"user", "q"}}, {});
+  EXPECT_EQ(html.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(html.status().message().find("not JSON: <html>proxy error</html>"), std::string::npos)
+      << html.status().to_string();
 }
 
 }  // namespace

@@ -44,9 +44,16 @@ TEST(ScriptedPolicy, BadFilesAreErrors) {
   ASSERT_TRUE(write_file_atomic(dir->path() / "bad.jsonl", "{\"text\": 1}\n").is_ok());
   auto bad = ScriptedPolicy::load(dir->path() / "bad.jsonl");
   ASSERT_FALSE(bad.is_ok());
-  EXPECT_NE(bad.status().message().find("line 1"), std::string::npos);
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(bad.status().message().find("bad.jsonl line 1: missing field \"response\""),
+            std::string::npos)
+      << bad.status().to_string();
   ASSERT_TRUE(write_file_atomic(dir->path() / "empty.jsonl", "\n").is_ok());
-  EXPECT_FALSE(ScriptedPolicy::load(dir->path() / "empty.jsonl").is_ok());
+  auto empty = ScriptedPolicy::load(dir->path() / "empty.jsonl");
+  ASSERT_FALSE(empty.is_ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find("empty.jsonl holds no responses"), std::string::npos)
+      << empty.status().to_string();
 }
 
 }  // namespace

@@ -29,9 +29,15 @@ TEST(RedisUrl, ParsesHostPortPasswordAndPrefix) {
   ASSERT_TRUE(plain.is_ok());
   EXPECT_EQ(plain->port, 6379);
   EXPECT_EQ(plain->prefix, "kevin");
-  for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:12x",
-                          "redis://h/a b"}) {
-    EXPECT_EQ(parse_redis_url(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  const std::vector<std::pair<std::string, std::string>> bad_urls = {
+      {"http://x", "must start with redis://"}, {"redis://", "has no host"},
+      {"redis://h:0", "has a bad port"},        {"redis://h:99999", "has a bad port"},
+      {"redis://h:12x", "has a bad port"},      {"redis://h/a b", "prefix must be a plain name"}};
+  for (const auto& [bad, why] : bad_urls) {
+    auto r = parse_redis_url(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("queue URL " + why + ": " + bad), std::string::npos)
+        << r.status().to_string();
   }
 }
 
@@ -81,14 +87,24 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
       << "jobs of producers before formats are kevin's ABI";
   Json unknown = to_json(job);
   unknown["format"] = "triton";
-  EXPECT_EQ(job_from_json(unknown).status().code(), StatusCode::kInvalidArgument);
+  auto triton = job_from_json(unknown);
+  EXPECT_EQ(triton.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(triton.status().message().find("unknown candidate format \"triton\""),
+            std::string::npos)
+      << triton.status().to_string();
   EXPECT_EQ(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"),
             job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kevin"));
   EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j"),
             job_id(Job::Kind::kEvaluate, "cpu", "a", "b", "j", "kernelbench"))
       << "the same text judged in another format is other work";
-  EXPECT_FALSE(job_from_json(Json{{"kind", "evaluate"}}).is_ok());
-  EXPECT_FALSE(job_result_from_json(Json{{"status", "maybe"}}).is_ok());
+  auto no_id = job_from_json(Json{{"kind", "evaluate"}});
+  EXPECT_EQ(no_id.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(no_id.status().message().find("missing field \"id\""), std::string::npos)
+      << no_id.status().to_string();
+  auto maybe = job_result_from_json(Json{{"status", "maybe"}});
+  EXPECT_EQ(maybe.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(maybe.status().message().find("unknown result status \"maybe\""), std::string::npos)
+      << maybe.status().to_string();
 }
 
 class QueueTest : public ::testing::Test {
@@ -190,10 +206,14 @@ TEST_F(QueueTest, AHarnessFailureIsAnErrorAndTheWorkCanBeQueuedAgain) {
   start_workers(1);
   auto failed = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
   ASSERT_FALSE(failed.is_ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kInternal);
   EXPECT_NE(failed.status().message().find("fake harness failure"), std::string::npos)
       << failed.status().to_string();
   auto again = remote_->evaluate(task_list_[0], "// fake: harness_error\n");
-  EXPECT_FALSE(again.is_ok());
+  ASSERT_FALSE(again.is_ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInternal);
+  EXPECT_NE(again.status().message().find("fake harness failure"), std::string::npos)
+      << again.status().to_string();
   EXPECT_EQ(evaluator_.calls(), 2) << "the failure was not kept as the answer";
 }
 

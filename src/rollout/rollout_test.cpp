@@ -309,8 +309,9 @@ TEST_F(RolloutTest, HarnessFailuresStopTheRunAndAreReported) {
   FunctionPolicy policy([](const std::string&, int) { return kernel("harness_error"); });
   Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
   Status st = rollout.run(tasks_);
-  EXPECT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find("evaluation failed"), std::string::npos);
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << "the evaluator's own code is kept";
+  EXPECT_NE(st.message().find("evaluation failed: fake harness failure"), std::string::npos)
+      << st.to_string();
   EXPECT_EQ(*store_->turn_count(), 0u);
 }
 
@@ -319,8 +320,16 @@ TEST(Allocation, ParsesAndSplitsBudgets) {
   ASSERT_TRUE(a.is_ok());
   EXPECT_EQ(a->trajectories, 16);
   EXPECT_EQ(a->turns, 8);
-  for (const char* bad : {"16", "x8", "16x", "0x8", "16x8x", "ax8", "16x-1"})
-    EXPECT_FALSE(parse_allocation(bad).is_ok()) << bad;
+  const auto expect_refused = [](const std::string& bad, const std::string& why) {
+    auto r = parse_allocation(bad);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("allocation '" + bad + "': " + why), std::string::npos)
+        << r.status().to_string();
+  };
+  for (const char* bad : {"16", "x8", "16x", "16x8x", "ax8"})
+    expect_refused(bad, "expected TRAJECTORIESxTURNS");
+  for (const char* bad : {"0x8", "16x-1"}) expect_refused(bad, "both numbers must be >= 1");
   const auto b = budget_allocations(128);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].label(), "16x8");
@@ -338,7 +347,10 @@ TEST(RolloutConfig, RoundTripsThroughJson) {
   auto back = rollout_config_from_json(to_json(c));
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(to_json(*back), to_json(c));
-  EXPECT_FALSE(rollout_config_from_json(Json{{"allocations", Json::array()}}).is_ok());
+  auto none = rollout_config_from_json(Json{{"allocations", Json::array()}});
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("config: no allocations"), std::string::npos)
+      << none.status().to_string();
 }
 
 TEST(Progress, LineNamesEveryCounterWithRateAndEta) {

@@ -48,7 +48,10 @@ TEST(RunStore, NotADatabaseIsAnError) {
   const auto file = dir->path() / "run.db";
   ASSERT_TRUE(write_file_atomic(file, std::string(4096, 'x')).is_ok());
   auto store = RunStore::open(file);
-  EXPECT_FALSE(store.is_ok());
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(store.status().message().find("run store: file is not a database"), std::string::npos)
+      << store.status().to_string();
 }
 
 }  // namespace

@@ -200,6 +200,8 @@ TEST_F(ServiceTest, TaskNamesCannotReachFilesOutsideTheServedSet) {
     auto t = service_->find_task(name);
     ASSERT_FALSE(t.is_ok()) << name;
     EXPECT_EQ(t.status().code(), StatusCode::kNotFound) << name;
+    EXPECT_NE(t.status().message().find("no served task \"" + name + "\""), std::string::npos)
+        << t.status().to_string();
   }
 }
 
@@ -217,7 +219,10 @@ TEST_F(ServiceTest, AStoppingServiceRefusesNewWorkWithASessionError) {
   const WsReply r = c.handle(step("correct"));
   EXPECT_EQ(error_code(r), kSessionError);
   EXPECT_TRUE(r.close);
-  EXPECT_FALSE(service_->open_session().is_ok());
+  auto refused = service_->open_session();
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("the server is stopping"), std::string::npos)
+      << refused.status().to_string();
 }
 
 // --- stateless OpenEnv HTTP routes ---------------------------------------------------------

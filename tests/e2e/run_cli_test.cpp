@@ -14,11 +14,11 @@
 #include <atomic>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "core/file.h"
+#include "core/mutex.h"
 #include "rollout/run_store.h"
 #include "fake_http_server.h"
 #include "sys/tempdir.h"
@@ -125,7 +125,7 @@ class FakeModel {
 
  private:
   int chain_of(const std::string& task, const std::string& prompt, int turn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (turn == 0) return next_[task]++ % 3;
     for (int c = 0; c < 3; ++c) {
       if (prompt.find("chain " + std::to_string(c) + ":") != std::string::npos) return c;
@@ -135,8 +135,8 @@ class FakeModel {
     }
     return 0;
   }
-  std::mutex mu_;
-  std::map<std::string, int> next_;
+  Mutex mu_;
+  std::map<std::string, int> next_ GUARDED_BY(mu_);
 };
 
 // Polls RUN_DIR/run.db for up to a minute until it holds `at_least` turns; returns the count seen.
@@ -527,8 +527,12 @@ TEST_F(InterruptedRun, ASecondCtrlCExitsAtOnceAndNoRunnerOutlivesKevin) {
   ASSERT_TRUE(judging) << "no candidate runner started: " << log();
   ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ASSERT_FALSE(kevin.wait(sys::Deadline::after(std::chrono::milliseconds(1))).is_ok())
-      << "the first Ctrl-C waits for the evaluations in progress: " << log();
+  const auto still = kevin.wait(sys::Deadline::after(std::chrono::milliseconds(1)));
+  ASSERT_FALSE(still.is_ok()) << "the first Ctrl-C waits for the evaluations in progress: "
+                              << log();
+  ASSERT_EQ(still.status().code(), StatusCode::kDeadlineExceeded) << still.status().to_string();
+  ASSERT_NE(still.status().message().find("child still running"), std::string::npos)
+      << still.status().to_string();
   const auto signalled = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);
   auto ended = kevin.wait(sys::Deadline::after(std::chrono::seconds(30)));
@@ -572,7 +576,7 @@ TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
       read_file(source_dir() / "tests/fixtures/kernelbench/good_relu.py").value();
   const std::string fallback =
       read_file(source_dir() / "tests/fixtures/kernelbench/try_except_fallback.py").value();
-  std::mutex mu;
+  Mutex mu;
   std::vector<std::string> prompts;
   testing::FakeHttpServer server([&](const testing::RecordedRequest& req) -> testing::FakeReply {
     if (req.method == "GET")
@@ -580,7 +584,7 @@ TEST(RunCliKernelBench, PromptsForModelNewAndJudgesTheLastPythonBlock) {
     const std::string prompt = parse_json(req.body).value()["messages"].back()["content"];
     const bool first = prompt.find("### Attempt") == std::string::npos;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       prompts.push_back(prompt);
     }
     // An early sketch, then the answer: the last python block is the one judged.

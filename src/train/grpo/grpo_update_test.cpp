@@ -72,9 +72,16 @@ TEST(GrpoUpdate, RatiosStartAtOneAndBadSamplesAreErrors) {
     EXPECT_GT(s.entropy, 0.0);
     EXPECT_GT(s.grad_norm, 0.0);
   }
-  EXPECT_FALSE(grpo_update(model, sgd, {}, c).is_ok());
+  auto empty = grpo_update(model, sgd, {}, c);
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find("grpo_update: no samples"), std::string::npos)
+      << empty.status().to_string();
   batch[0].old_logprobs.pop_back();
-  EXPECT_FALSE(grpo_update(model, sgd, batch, c).is_ok());
+  auto short_logprobs = grpo_update(model, sgd, batch, c);
+  EXPECT_EQ(short_logprobs.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(short_logprobs.status().message().find("one log-probability per completion token"),
+            std::string::npos)
+      << short_logprobs.status().to_string();
 }
 
 }  // namespace

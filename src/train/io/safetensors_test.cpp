@@ -371,9 +371,13 @@ TEST_F(SafetensorsTest, RejectsCorruptFilesWithClearErrors) {
     EXPECT_TRUE(contains(f.status().message(), p.string() + ": ")) << c.name;
     EXPECT_TRUE(contains(f.status().message(), c.expected)) << c.name;
   }
-  EXPECT_EQ(SafetensorsFile::open(dir_ / "missing.safetensors").status().code(),
-            StatusCode::kNotFound);
-  EXPECT_EQ(SafetensorsFile::open(dir_).status().code(), StatusCode::kIoError);
+  auto missing = SafetensorsFile::open(dir_ / "missing.safetensors");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(missing.status().message(),
+                       "no such file: " + (dir_ / "missing.safetensors").string()));
+  auto folder = SafetensorsFile::open(dir_);
+  EXPECT_EQ(folder.status().code(), StatusCode::kIoError);
+  EXPECT_TRUE(contains(folder.status().message(), dir_.string() + ": not a regular file"));
 }
 
 TEST_F(SafetensorsTest, RejectsBoolBytesOtherThanZeroOrOne) {
@@ -452,7 +456,9 @@ TEST_F(SafetensorsTest, WritesAndLoadsShardedCheckpoints) {
   loaded = load_safetensors_dir(dir_);
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
   expect_same(*loaded, model);
-  EXPECT_EQ(write_sharded_safetensors(dir_, model, 0).code(), StatusCode::kInvalidArgument);
+  const Status no_room = write_sharded_safetensors(dir_, model, 0);
+  EXPECT_EQ(no_room.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(no_room.message(), "max_shard_bytes must be positive"));
 }
 
 TEST_F(SafetensorsTest, LoadsFoldersWithoutAnIndex) {
@@ -510,13 +516,24 @@ TEST_F(SafetensorsTest, LoadRejectsInconsistentIndexes) {
   EXPECT_TRUE(contains(twice.message(),
                        "tensor \"a\" is in both model-00002-of-00004.safetensors and "
                        "model-00001-of-00004.safetensors"));
-  EXPECT_FALSE(
-      with_index(good).is_ok());  // under the original index the extra "a" is a conflict too
+  // Under the original index the extra "a" is a conflict too.
+  const Status again = with_index(good);
+  EXPECT_EQ(again.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(again.message(),
+                       "tensor \"a\" is in both model-00002-of-00004.safetensors and "
+                       "model-00001-of-00004.safetensors"))
+      << again.to_string();
 }
 
 TEST_F(SafetensorsTest, LoadReportsMissingFolders) {
-  EXPECT_EQ(load_safetensors_dir(dir_ / "nope").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(load_safetensors_dir(dir_).status().code(), StatusCode::kNotFound);
+  auto nope = load_safetensors_dir(dir_ / "nope");
+  EXPECT_EQ(nope.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(nope.status().message(), "no such folder: " + (dir_ / "nope").string()))
+      << nope.status().to_string();
+  auto empty = load_safetensors_dir(dir_);
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(empty.status().message(), "no safetensors file in " + dir_.string()))
+      << empty.status().to_string();
 }
 
 }  // namespace

@@ -26,15 +26,26 @@ TEST(Qwen2Config, DefaultsAndRoundTrip) {
 TEST(Qwen2Config, RejectsShapesThatDoNotFit) {
   Json j = small();
   j["num_key_value_heads"] = 3;
-  EXPECT_FALSE(qwen2_config_from_json(j).is_ok());
+  auto kv = qwen2_config_from_json(j);
+  EXPECT_EQ(kv.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      kv.status().message().find("num_attention_heads is not a multiple of num_key_value_heads"),
+      std::string::npos)
+      << kv.status().to_string();
   j = small();
   j["hidden_size"] = 66;
-  EXPECT_FALSE(qwen2_config_from_json(j).is_ok());
+  auto hidden = qwen2_config_from_json(j);
+  EXPECT_EQ(hidden.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(hidden.status().message().find("hidden_size is not a multiple of num_attention_heads"),
+            std::string::npos)
+      << hidden.status().to_string();
   j = small();
   j.erase("vocab_size");
   auto missing = qwen2_config_from_json(j);
   ASSERT_FALSE(missing.is_ok());
-  EXPECT_NE(missing.status().message().find("vocab_size"), std::string::npos);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("missing field \"vocab_size\""), std::string::npos)
+      << missing.status().to_string();
 }
 
 TEST(Qwen2Config, OtherModelFamiliesAreRefusedByName) {
@@ -47,6 +58,7 @@ TEST(Qwen2Config, OtherModelFamiliesAreRefusedByName) {
   j = small();
   j["architectures"] = {"MistralForCausalLM"};
   auto mistral = qwen2_config_from_json(j);
+  EXPECT_EQ(mistral.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(mistral.status().message().find("architecture MistralForCausalLM is not supported"),
             std::string::npos);
 }
@@ -60,10 +72,18 @@ TEST(Qwen2Config, ReadsTransformers5Keys) {
   EXPECT_DOUBLE_EQ(c->rope_theta, 1e6);
   EXPECT_EQ(c->torch_dtype, "float32");
   j["rope_parameters"]["rope_type"] = "yarn";
-  EXPECT_EQ(qwen2_config_from_json(j).status().code(), StatusCode::kUnimplemented);
+  auto yarn = qwen2_config_from_json(j);
+  EXPECT_EQ(yarn.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(yarn.status().message().find("rope_parameters of type \"yarn\" is not supported"),
+            std::string::npos)
+      << yarn.status().to_string();
   j = small();
   j["use_sliding_window"] = true;
-  EXPECT_EQ(qwen2_config_from_json(j).status().code(), StatusCode::kUnimplemented);
+  auto sliding = qwen2_config_from_json(j);
+  EXPECT_EQ(sliding.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(sliding.status().message().find("use_sliding_window is not supported"),
+            std::string::npos)
+      << sliding.status().to_string();
 }
 
 TEST(Qwen2Config, ParameterCountOfAPublishedShape) {

@@ -97,13 +97,22 @@ TEST(Qwen2Model, LoadsWeightsAndRejectsWrongCheckpoints) {
   missing.erase("model.norm.weight");
   auto st = b->load_weights(missing);
   ASSERT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find("model.norm.weight"), std::string::npos);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("checkpoint lacks weight model.norm.weight"), std::string::npos)
+      << st.to_string();
   auto wrong = weights;
   wrong["model.norm.weight"] = torch::ones({7});
-  EXPECT_FALSE(b->load_weights(wrong).is_ok());
+  st = b->load_weights(wrong);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("weight model.norm.weight has shape [7]"), std::string::npos)
+      << st.to_string();
   auto extra = weights;
   extra["model.layers.9.mlp.up_proj.weight"] = torch::ones({1});
-  EXPECT_FALSE(b->load_weights(extra).is_ok());
+  st = b->load_weights(extra);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("unexpected weight: model.layers.9.mlp.up_proj.weight"),
+            std::string::npos)
+      << st.to_string();
 }
 
 TEST(Qwen2Model, CausalFastPathEqualsTheMaskedPath) {
@@ -148,10 +157,19 @@ TEST(Qwen2Model, LoraAdaptersTrainAloneAndMergeExactly) {
     torch::NoGradGuard no_grad;
     before = m->forward(x);
   }
-  EXPECT_EQ(m->add_lora({0, 16, {"q_proj"}}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(m->add_lora({4, 16, {"qkv"}}).code(), StatusCode::kInvalidArgument);
+  Status lora = m->add_lora({0, 16, {"q_proj"}});
+  EXPECT_EQ(lora.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(lora.message().find("LoRA rank must be at least 1"), std::string::npos)
+      << lora.to_string();
+  lora = m->add_lora({4, 16, {"qkv"}});
+  EXPECT_EQ(lora.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(lora.message().find("unknown LoRA target module: qkv"), std::string::npos)
+      << lora.to_string();
   ASSERT_TRUE(m->add_lora({4, 16, {"q_proj", "down_proj"}}).is_ok());
-  EXPECT_EQ(m->add_lora({4, 16, {"q_proj"}}).code(), StatusCode::kInvalidArgument) << "twice";
+  lora = m->add_lora({4, 16, {"q_proj"}});
+  EXPECT_EQ(lora.code(), StatusCode::kInvalidArgument) << "twice";
+  EXPECT_NE(lora.message().find("the model already has LoRA adapters"), std::string::npos)
+      << lora.to_string();
   // 2 layers x 2 targets x (A, B), under PEFT's names; only they train.
   const auto adapters = m->lora_weights();
   ASSERT_EQ(adapters.size(), 8u);

@@ -60,8 +60,18 @@ TEST(HostCollectiveTest, MismatchedShapesAreAnErrorForEveryRank) {
     torch::Tensor t = torch::ones({rank + 1});
     return group->all_reduce_sum(rank, t);
   });
-  EXPECT_FALSE(statuses[0].is_ok());
-  EXPECT_FALSE(statuses[1].is_ok());
+  // The rank that arrives last finds the mismatch; the other is freed by the abort it causes.
+  int mismatches = 0, aborted = 0;
+  for (const Status& s : statuses) {
+    if (s.code() == StatusCode::kInvalidArgument &&
+        s.message().find("ranks passed tensors of different shapes or types") != std::string::npos)
+      ++mismatches;
+    if (s.code() == StatusCode::kUnavailable &&
+        s.message().find("the group was aborted") != std::string::npos)
+      ++aborted;
+  }
+  EXPECT_EQ(mismatches, 1) << statuses[0].to_string() << " / " << statuses[1].to_string();
+  EXPECT_EQ(aborted, 1) << statuses[0].to_string() << " / " << statuses[1].to_string();
 }
 
 TEST(HostCollectiveTest, AbortFreesRanksWaitingForAFailedOne) {
@@ -75,10 +85,14 @@ TEST(HostCollectiveTest, AbortFreesRanksWaitingForAFailedOne) {
     torch::Tensor t = torch::ones({4});
     return group->all_reduce_sum(rank, t);
   });
-  EXPECT_EQ(statuses[0].code(), StatusCode::kUnavailable);
-  EXPECT_EQ(statuses[1].code(), StatusCode::kUnavailable);
+  for (const Status& s : {statuses[0], statuses[1]}) {
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+    EXPECT_NE(s.message().find("the group was aborted"), std::string::npos) << s.to_string();
+  }
   torch::Tensor t = torch::ones({4});
-  EXPECT_EQ(group->all_reduce_sum(0, t).code(), StatusCode::kUnavailable);
+  const Status after = group->all_reduce_sum(0, t);
+  EXPECT_EQ(after.code(), StatusCode::kUnavailable);
+  EXPECT_NE(after.message().find("the group was aborted"), std::string::npos) << after.to_string();
 }
 
 // run_ranks aborts the group for a failed rank itself, and reports that rank's failure rather
@@ -93,6 +107,7 @@ TEST(RunRanksTest, AFailedRankFreesTheOthersAndItsErrorIsReported) {
     });
     EXPECT_EQ(status.code(), StatusCode::kInternal)
         << "failing rank " << failing << ": " << status.to_string();
+    EXPECT_EQ(status.message(), "rank failed") << "failing rank " << failing;
   }
   auto group = make_host_collective(2);
   std::vector<float> sums(2);
@@ -108,7 +123,9 @@ TEST(RunRanksTest, AFailedRankFreesTheOthersAndItsErrorIsReported) {
 TEST(HostCollectiveTest, BadRankIsAnError) {
   auto group = make_host_collective(2);
   torch::Tensor t = torch::ones({2});
-  EXPECT_EQ(group->all_reduce_sum(2, t).code(), StatusCode::kInvalidArgument);
+  const Status st = group->all_reduce_sum(2, t);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("rank 2 out of range"), std::string::npos) << st.to_string();
 }
 
 TEST(NcclCollectiveTest, SumsOverTheVisibleGpus) {

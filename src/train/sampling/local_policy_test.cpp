@@ -97,7 +97,7 @@ TEST(LocalPolicy, ReplicasAnswerLikeOneModelAndWaitForTiming) {
     const auto source = first->named_parameters();
     for (auto& item : second->named_parameters()) item.value().copy_(source[item.key()]);
   }
-  engine::DeviceGate gate0, gate1;
+  DeviceGate gate0, gate1;
   LocalPolicyOptions o;
   o.model_dir = "tiny";
   o.max_batch = 1;
@@ -178,7 +178,11 @@ TEST(LocalPolicy, LoadsAnHfModelFolder) {
   EXPECT_EQ(a->content, b->content);
   EXPECT_EQ((*loaded)->name(), "local:" + dir.string());
   std::filesystem::remove(dir / "config.json");
-  EXPECT_FALSE(LocalPolicy::load(o).is_ok());
+  auto no_config = LocalPolicy::load(o);
+  EXPECT_EQ(no_config.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(no_config.status().message().find("no such file: " + (dir / "config.json").string()),
+            std::string::npos)
+      << no_config.status().to_string();
   std::filesystem::remove_all(dir);
 }
 
