@@ -240,7 +240,12 @@ TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   auto options = trainer_options_from_json(config);
   ASSERT_TRUE(options.is_ok());
   options->train_tasks = tasks_;
-  EXPECT_EQ(Trainer::create(*options, &evaluator_).status().code(), StatusCode::kAlreadyExists);
+  auto changed = Trainer::create(*options, &evaluator_);
+  EXPECT_EQ(changed.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(changed.status().message().find(out("run").string() +
+                                            " holds a training run with another config"),
+            std::string::npos)
+      << changed.status().to_string();
 }
 
 TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
