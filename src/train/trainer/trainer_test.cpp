@@ -26,7 +26,8 @@ Json base_config(const fs::path& model, const fs::path& out) {
           {"tasks_per_step", 2},
           {"seed", 5},
           {"device", "cpu"},
-          // One turn keeps prompts (byte tokens: ~5k) short; StepsLogCheckpointAndExport uses two.
+          // One turn keeps prompts (~800 tokens, test_models.h) short; StepsLogCheckpointAndExport
+          // uses two.
           {"rollout",
            {{"trajectories", 4},
             {"turns", 1},
@@ -126,16 +127,20 @@ TEST_F(TrainerTest, StepsLogCheckpointAndExport) {
   EXPECT_FALSE(fs::exists(out("run") / "export" / "lora")) << "full fine-tuning has no adapter";
 }
 
-// A run stopped after step 2 and resumed equals one that ran straight through.
+// A run stopped after step 1 and resumed for step 2 equals one that ran straight through: one
+// step on each side of the checkpoint is what the resume has to get exactly right.
 TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
-  train(base_config(model_dir(), out("straight")));
+  Json straight = base_config(model_dir(), out("straight"));
+  straight["steps"] = 2;
+  train(straight);
   Json first = base_config(model_dir(), out("resumed"));
+  first["steps"] = 1;
+  train(first);
   first["steps"] = 2;
   train(first);
-  train(base_config(model_dir(), out("resumed")));
-  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000003" /
+  auto a = SafetensorsFile::open(out("straight") / "checkpoints" / "step-000002" /
                                  "trainable.safetensors");
-  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000003" /
+  auto b = SafetensorsFile::open(out("resumed") / "checkpoints" / "step-000002" /
                                  "trainable.safetensors");
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   ASSERT_EQ(a->names(), b->names());
@@ -143,6 +148,7 @@ TEST_F(TrainerTest, ResumeFromACheckpointEqualsAnUninterruptedRun) {
     EXPECT_TRUE(torch::equal(a->tensor(name).value(), b->tensor(name).value())) << name;
   }
   const auto la = log_lines(out("straight")), lb = log_lines(out("resumed"));
+  ASSERT_EQ(la.size(), 2u);
   ASSERT_EQ(la.size(), lb.size());
   for (size_t i = 0; i < la.size(); ++i) {
     for (const char* key : {"reward_mean", "loss", "grad_norm", "lr"})
@@ -234,7 +240,12 @@ TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   auto options = trainer_options_from_json(config);
   ASSERT_TRUE(options.is_ok());
   options->train_tasks = tasks_;
-  EXPECT_EQ(Trainer::create(*options, &evaluator_).status().code(), StatusCode::kAlreadyExists);
+  auto changed = Trainer::create(*options, &evaluator_);
+  EXPECT_EQ(changed.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(changed.status().message().find(out("run").string() +
+                                            " holds a training run with another config"),
+            std::string::npos)
+      << changed.status().to_string();
 }
 
 TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
