@@ -7,8 +7,20 @@ set(KEVIN_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-st
 # On by default and in CI; the GPU session script turns it off only to finish a run when a
 # newer compiler reports a new warning (it prints the warning first).
 option(KEVIN_WERROR "Treat warnings in project code as errors" ON)
+# .cu files: the same set through nvcc to the host compiler, less -Wpedantic and
+# -Wold-style-cast, which fire inside the code nvcc generates from CUDA's own headers; nvcc's
+# own warnings (device code) count as errors too. One -Xcompiler= token: CMake de-duplicates
+# repeated bare `-Xcompiler` flags.
+set(KEVIN_CUDA_HOST_WARNINGS -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused
+    -Woverloaded-virtual -Wconversion -Wsign-conversion -Wdouble-promotion -Wformat=2)
 if(KEVIN_WERROR)
   list(APPEND KEVIN_WARNINGS -Werror)
+  list(APPEND KEVIN_CUDA_HOST_WARNINGS -Werror)
+endif()
+list(JOIN KEVIN_CUDA_HOST_WARNINGS "," kevin_cuda_host_warnings)
+set(KEVIN_CUDA_WARNINGS "-Xcompiler=${kevin_cuda_host_warnings}")
+if(KEVIN_WERROR)
+  list(APPEND KEVIN_CUDA_WARNINGS --Werror=all-warnings)
 endif()
 
 if(KEVIN_SANITIZE STREQUAL "thread")
@@ -32,7 +44,8 @@ set(KEVIN_TSAN_TESTS core_test env_test rollout_test queue_test server_test poli
 
 # kevin_target_defaults(target): the warning set and include root for project code.
 function(kevin_target_defaults target)
-  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${KEVIN_WARNINGS}>)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${KEVIN_WARNINGS}>
+                                           $<$<COMPILE_LANGUAGE:CUDA>:${KEVIN_CUDA_WARNINGS}>)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
 endfunction()
 

@@ -16,8 +16,9 @@ constexpr int64_t kMaxBlocks = 8192;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }
 
-// load/store move `per` consecutive elements: one 16-byte vector, or one element.
-template <typename T, int per>
+// load/store move `per` consecutive elements: one 16-byte vector, or one element. `per` is an
+// array bound here, so size_t (an int bound converts, which -Wsign-conversion reports).
+template <typename T, size_t per>
 __device__ __forceinline__ void load(const T* p, T (&out)[per]) {
   if constexpr (per == 1) {
     out[0] = *p;
@@ -25,11 +26,11 @@ __device__ __forceinline__ void load(const T* p, T (&out)[per]) {
     const uint4 raw = *reinterpret_cast<const uint4*>(p);
     const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
-    for (int k = 0; k < per; ++k) out[k] = e[k];
+    for (size_t k = 0; k < per; ++k) out[k] = e[k];
   }
 }
 
-template <typename T, int per>
+template <typename T, size_t per>
 __device__ __forceinline__ void store(T* p, const T (&in)[per]) {
   if constexpr (per == 1) {
     *p = in[0];
@@ -37,7 +38,7 @@ __device__ __forceinline__ void store(T* p, const T (&in)[per]) {
     uint4 raw;
     T* e = reinterpret_cast<T*>(&raw);
 #pragma unroll
-    for (int k = 0; k < per; ++k) e[k] = in[k];
+    for (size_t k = 0; k < per; ++k) e[k] = in[k];
     *reinterpret_cast<uint4*>(p) = raw;
   }
 }

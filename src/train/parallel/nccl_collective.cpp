@@ -12,6 +12,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <nccl.h>
+
+#include "core/mutex.h"
 #endif
 
 namespace kevin::train {
