@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
+#include <set>
 
 #include "core/mutex.h"
 #include "engine/abi/kevin_abi.h"
@@ -37,6 +39,9 @@ constexpr const char* kObjectName = "candidate.so";
 constexpr const char* kHostSource = "main.cpp";
 constexpr const char* kDeviceSource = "cuda.cu";
 constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed units
+// Several extensions in one object: the statics of inline functions and templates become
+// weak rather than STB_GNU_UNIQUE, which objcopy cannot make local (isolate_extensions).
+constexpr const char* kNoGnuUnique = "-fno-gnu-unique";
 constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
 constexpr int kRescanEvery =
     32;  // stores between full scans of the cache (other processes store too)
@@ -120,6 +125,12 @@ bool reports_memory_exhaustion(const std::string& output) {
     if (output.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+bool is_identifier(std::string_view name) {
+  const auto word = [](char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)); };
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), word);
 }
 
 bool regular_file(const fs::path& p) {
@@ -301,9 +312,16 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
     const fs::path include = fs::canonical(compiler.parent_path().parent_path() / "include", ec);
     if (!ec) cuda_include = include.string();
   }
+  fs::path objcopy;
+  if (config.torch) {
+    // Several extensions of one answer are linked into one object with its help.
+    KEVIN_ASSIGN_OR_RETURN(objcopy, resolve("objcopy", {"/usr/bin/objcopy"}));
+    config.extra_read_only.push_back(objcopy.parent_path());
+  }
   std::vector<fs::path> toolchain = toolchain_paths(compiler, config.extra_read_only);
   CompileDriver driver(std::move(config), "", std::move(toolchain));
   driver.cuda_include_dir_ = cuda_include;
+  driver.objcopy_ = objcopy;
   std::vector<std::pair<fs::path, const char*>> versions = {{compiler, cuda ? "Build" : "g++"}};
   if (cuda && driver.config_.torch) versions.emplace_back(driver.config_.gxx, "g++");
   for (const auto& [program, needle] : versions) {
@@ -423,7 +441,7 @@ std::vector<std::string> CompileDriver::libraries() const {
   return libs;
 }
 
-std::string CompileDriver::cache_key(std::initializer_list<std::string_view> sources) const {
+std::string CompileDriver::cache_key(const std::vector<std::string_view>& sources) const {
   Sha256 h;
   h.update_field(kCacheFormat);
   for (const auto source : sources) h.update_field(source);
@@ -454,26 +472,29 @@ std::vector<std::string> CompileDriver::compiler_argv(const fs::path& source, St
   return argv;
 }
 
-std::vector<std::string> CompileDriver::host_argv(Step step) const {
+std::vector<std::string> CompileDriver::host_argv(Step step, const std::string& dir,
+                                                  bool several) const {
   std::vector<std::string> argv = {config_.gxx.string()};
   for (auto& f : host_flags()) argv.push_back(std::move(f));
-  argv.insert(argv.end(), {step == Step::kPreprocess ? "-E" : "-c", kHostSource, "-o",
-                           step == Step::kPreprocess ? "main.ii" : "main.o"});
+  if (several) argv.push_back(kNoGnuUnique);
+  argv.insert(argv.end(), {step == Step::kPreprocess ? "-E" : "-c", dir + kHostSource, "-o",
+                           dir + (step == Step::kPreprocess ? "main.ii" : "main.o")});
   return argv;
 }
 
-std::vector<std::string> CompileDriver::device_argv() const {
+std::vector<std::string> CompileDriver::device_argv(const std::string& dir, bool several) const {
   std::vector<std::string> argv = {config_.nvcc.string()};
   for (auto& f : flags()) argv.push_back(std::move(f));
-  argv.insert(argv.end(), {"--keep", "--keep-dir", kKeptDir, "-c", kDeviceSource, "-o", "cuda.o"});
+  if (several) argv.push_back(std::string("-Xcompiler=") + kNoGnuUnique);
+  argv.insert(argv.end(), {"--keep", "--keep-dir", dir + kKeptDir, "-c", dir + kDeviceSource, "-o",
+                           dir + "cuda.o"});
   return argv;
 }
 
-std::vector<std::string> CompileDriver::link_argv(bool with_device) const {
+std::vector<std::string> CompileDriver::link_argv(const std::vector<std::string>& objects) const {
   std::vector<std::string> argv = {compiler().string()};
   for (auto& f : link_flags()) argv.push_back(std::move(f));
-  argv.push_back("main.o");
-  if (with_device) argv.push_back("cuda.o");
+  argv.insert(argv.end(), objects.begin(), objects.end());
   argv.insert(argv.end(), {"-o", kObjectName});
   for (auto& lib : libraries()) argv.push_back(std::move(lib));
   return argv;
@@ -662,42 +683,74 @@ Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
   return Status::ok();
 }
 
-Status CompileDriver::run_extension_pipeline(const fs::path& work, const ExtensionUnits& units,
+namespace {
+
+// Where one extension's files lie in a build's work folder: the folder itself for a lone
+// extension (diagnostics read "main.cpp:3:"), ext<i>/ for each of several ("ext1/main.cpp:3:").
+std::string extension_dir(size_t i, size_t count) {
+  return count == 1 ? std::string() : "ext" + std::to_string(i) + "/";
+}
+
+}  // namespace
+
+// One translation unit of an extension build: its folder, its text as written and in its
+// light form, and its compile among the build's jobs (a host unit's preprocessing is the job
+// before it).
+struct CompileDriver::ExtensionUnit {
+  std::string dir;
+  bool device = false;
+  std::string text, light;
+  size_t compile_job = 0;
+
+  std::string source() const { return dir + (device ? kDeviceSource : kHostSource); }
+  std::string object() const { return dir + (device ? "cuda.o" : "main.o"); }
+  // Where its preprocessed units lie (nvcc keeps its own in --keep-dir).
+  std::string preprocessed_dir() const { return device ? dir + kKeptDir : dir; }
+};
+
+Status CompileDriver::write_unit(const fs::path& work, const ExtensionUnit& unit,
+                                 const std::string& text) const {
+  if (unit.device) {
+    std::error_code ec;
+    fs::remove_all(work / (unit.dir + kKeptDir), ec);
+    fs::create_directories(work / (unit.dir + kKeptDir));
+  }
+  return write_file_atomic(work / unit.source(), text);
+}
+
+Status CompileDriver::run_extension_pipeline(const fs::path& work,
+                                             const std::vector<ExtensionUnits>& extensions,
                                              BuildResult* result, std::string* log) const {
   const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
-  const bool with_device = !units.device.empty();
-  const ExtensionUnits light = {with_light_torch_header(units.host, UnitKind::kHost),
-                                with_light_torch_header(units.device, UnitKind::kDevice)};
-  const auto reset_kept = [&] {
-    std::error_code ec;
-    fs::remove_all(work / kKeptDir, ec);
-    fs::create_directories(work / kKeptDir);
-  };
-  KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kHostSource, light.host));
-  // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
-  // the compile's own flags); nothing built runs before every gate has passed.
-  std::vector<Job> jobs = {{host_argv(Step::kPreprocess), kMaxPreprocessedBytes + 1},
-                           {host_argv(Step::kCompile), 0}};
-  if (with_device) {
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kDeviceSource, light.device));
-    reset_kept();
-    jobs.push_back({device_argv(), 0});
+  const bool several = extensions.size() > 1;
+  std::vector<ExtensionUnit> units;
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < extensions.size(); ++i) {
+    const ExtensionUnits& ext = extensions[i];
+    const std::string dir = extension_dir(i, extensions.size());
+    if (!dir.empty()) fs::create_directories(work / dir);
+    // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
+    // the compile's own flags); nothing built runs before every gate has passed.
+    jobs.push_back({host_argv(Step::kPreprocess, dir, several), kMaxPreprocessedBytes + 1});
+    units.push_back(
+        {dir, false, ext.host, with_light_torch_header(ext.host, UnitKind::kHost), jobs.size()});
+    jobs.push_back({host_argv(Step::kCompile, dir, several), 0});
+    if (ext.device.empty()) continue;
+    units.push_back({dir, true, ext.device, with_light_torch_header(ext.device, UnitKind::kDevice),
+                     jobs.size()});
+    jobs.push_back({device_argv(dir, several), 0});
   }
+  for (const auto& unit : units) KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.light));
   KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
   // A light unit that did not compile is built as written: that build decides, and its
   // diagnostics are the ones the model sees.
   std::vector<size_t> again;
-  const auto light_failed = [&](size_t i, const std::string& light_text, const std::string& text) {
-    return !runs[i].ok && !runs[i].timed_out && light_text != text;
-  };
-  if (light_failed(1, light.host, units.host)) {
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kHostSource, units.host));
-    again.insert(again.end(), {0, 1});
-  }
-  if (with_device && light_failed(2, light.device, units.device)) {
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / kDeviceSource, units.device));
-    reset_kept();
-    again.push_back(2);
+  for (const auto& unit : units) {
+    const Run& run = runs[unit.compile_job];
+    if (run.ok || run.timed_out || unit.light == unit.text) continue;
+    KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.text));
+    if (!unit.device) again.push_back(unit.compile_job - 1);
+    again.push_back(unit.compile_job);
   }
   if (!again.empty()) {
     std::vector<Job> retry;
@@ -706,26 +759,103 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work, const Extensi
     for (size_t k = 0; k < again.size(); ++k) runs[again[k]] = std::move(reruns[k]);
   }
   bool all_ok = true;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    result->timed_out = result->timed_out || runs[i].timed_out;
-    all_ok = all_ok && runs[i].ok;
-    // The compiles' diagnostics; the preprocessor's would repeat the host compile's.
-    if (i > 0) *log += runs[i].notes + runs[i].output;
+  for (const auto& run : runs) {
+    result->timed_out = result->timed_out || run.timed_out;
+    all_ok = all_ok && run.ok;
   }
-  if (runs[0].file_too_large) result->rejection = preprocessed_too_large();
+  for (const auto& unit : units) {
+    // The compiles' diagnostics; the preprocessor's would repeat the host compile's.
+    *log += runs[unit.compile_job].notes + runs[unit.compile_job].output;
+    if (!unit.device && runs[unit.compile_job - 1].file_too_large)
+      result->rejection = preprocessed_too_large();
+    if (unit.device) result->device_global_bytes += parse_ptxas_gmem(runs[unit.compile_job].output);
+  }
   if (!all_ok) return Status::ok();
-  if (with_device) result->device_global_bytes = parse_ptxas_gmem(runs[2].output);
-  KEVIN_RETURN_IF_ERROR(gate_translation_units(work, result));
-  if (with_device && !result->rejection)
-    KEVIN_RETURN_IF_ERROR(gate_translation_units(work / kKeptDir, result));
-  if (result->rejection) return Status::ok();
-  KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(with_device), work, 0, deadline));
+  for (const auto& unit : units) {
+    KEVIN_RETURN_IF_ERROR(gate_translation_units(work / unit.preprocessed_dir(), result));
+    if (result->rejection) return Status::ok();
+  }
+  std::vector<std::string> objects;
+  for (const auto& unit : units) objects.push_back(unit.object());
+  if (several) {
+    KEVIN_ASSIGN_OR_RETURN(objects,
+                           isolate_extensions(work, extensions, units, deadline, result, log));
+    if (objects.empty()) return Status::ok();  // the log or the rejection says why
+  }
+  KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(objects), work, 0, deadline));
   *log += link.notes + link.output;
   result->timed_out = link.timed_out;
   if (!link.ok || !regular_file(work / kObjectName)) return Status::ok();
   KEVIN_RETURN_IF_ERROR(gate_object(work, result));
   result->ok = !result->rejection;
   return Status::ok();
+}
+
+Result<std::vector<std::string>> CompileDriver::isolate_extensions(
+    const fs::path& work, const std::vector<ExtensionUnits>& extensions,
+    const std::vector<ExtensionUnit>& units, sys::Deadline deadline, BuildResult* result,
+    std::string* log) const {
+  // Each extension's objects partially linked into one, with its section groups (inline
+  // functions, template instances) resolved inside it rather than across extensions.
+  std::vector<Job> jobs;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < extensions.size(); ++i) {
+    const std::string dir = extension_dir(i, extensions.size());
+    std::vector<std::string> argv = {config_.gxx.string(), "-r", "-nostdlib",
+                                     "-Wl,--force-group-allocation"};
+    for (const auto& unit : units) {
+      if (unit.dir == dir) argv.push_back(unit.object());
+    }
+    parts.push_back(dir + "part.o");
+    argv.insert(argv.end(), {"-o", parts.back()});
+    jobs.push_back({std::move(argv), 0});
+  }
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
+  bool all_ok = true;
+  for (const auto& run : runs) {
+    *log += run.notes + run.output;
+    result->timed_out = result->timed_out || run.timed_out;
+    all_ok = all_ok && run.ok;
+  }
+  if (!all_ok) return std::vector<std::string>{};
+  // Then every name each defines made local but its module's entry point, and its load-time
+  // functions renamed to be its own (symbol_gate.h).
+  jobs.clear();
+  for (size_t i = 0; i < extensions.size(); ++i) {
+    KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(work / parts[i], kMaxObjectBytes));
+    auto symbols = read_elf_relocatable_symbols(image);
+    if (!symbols.is_ok()) {
+      result->rejection = Rejection{"import_not_allowed",
+                                    "the partially linked extension is "
+                                    "unreadable: " +
+                                        symbols.status().message()};
+      return std::vector<std::string>{};
+    }
+    const std::string entry = "PyInit_" + extensions[i].name;
+    std::string localize, rename;
+    for (const auto& name : symbols->globals) {
+      if (name != entry) localize += name + "\n";
+    }
+    for (const auto& name : symbols->functions) {
+      if (!is_load_time_function(name)) continue;
+      const std::string own = extension_load_time_name(name, i);
+      rename += name + " " + own + "\n";
+      localize += own + "\n";
+    }
+    const std::string dir = extension_dir(i, extensions.size());
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / (dir + "localize.txt"), localize));
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(work / (dir + "rename.txt"), rename));
+    jobs.push_back({{objcopy_.string(), "--redefine-syms=" + dir + "rename.txt",
+                     "--localize-symbols=" + dir + "localize.txt", parts[i]},
+                    0});
+  }
+  KEVIN_ASSIGN_OR_RETURN(runs, run_compilers(jobs, work, deadline));
+  for (const auto& run : runs) {
+    *log += run.notes + run.output;
+    result->timed_out = result->timed_out || run.timed_out;
+    if (!run.ok) return std::vector<std::string>{};
+  }
+  return parts;
 }
 
 Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs::path& entry,
@@ -798,16 +928,29 @@ Result<BuildResult> CompileDriver::build(std::string_view source) const {
       });
 }
 
-Result<BuildResult> CompileDriver::build_extension(const ExtensionUnits& units) const {
+Result<BuildResult> CompileDriver::build_extensions(
+    const std::vector<ExtensionUnits>& extensions) const {
   if (!config_.torch)
     return failed_precondition("this compile driver builds kevin's ABI, not PyTorch extensions");
-  const bool with_device = !units.device.empty();
-  if (with_device && config_.backend != Backend::kCuda) {
-    return invalid_argument("an extension with CUDA sources cannot be built for the CPU backend");
+  if (extensions.empty() || extensions.size() > kMaxExtensions) {
+    return invalid_argument("an answer builds 1 to " + std::to_string(kMaxExtensions) +
+                            " extensions, not " + std::to_string(extensions.size()));
   }
-  return cached_or_built(cache_key({units.host, units.device}),
+  std::vector<std::string_view> key_fields;
+  std::set<std::string_view> names;
+  for (const auto& ext : extensions) {
+    if (!is_identifier(ext.name))
+      return invalid_argument("extension name '" + ext.name + "' is not an identifier");
+    if (!names.insert(ext.name).second)
+      return invalid_argument("two extensions are named '" + ext.name + "'");
+    if (!ext.device.empty() && config_.backend != Backend::kCuda) {
+      return invalid_argument("an extension with CUDA sources cannot be built for the CPU backend");
+    }
+    key_fields.insert(key_fields.end(), {ext.name, ext.host, ext.device});
+  }
+  return cached_or_built(cache_key(key_fields),
                          [&](const fs::path& work, BuildResult* result, std::string* log) {
-                           return run_extension_pipeline(work, units, result, log);
+                           return run_extension_pipeline(work, extensions, result, log);
                          });
 }
 

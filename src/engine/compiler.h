@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,12 +92,17 @@ class CompileDriver {
   // writable, sandbox or compiler unusable. kFailedPrecondition on a torch driver.
   Result<BuildResult> build(std::string_view source) const;
 
-  // Builds a KernelBench answer's extension as load_inline does: the host unit with g++ and
-  // the device unit with nvcc at the same time, each preprocessed unit through the
-  // translation-unit gate, then one link and the object gate. Results, caching and errors as
-  // build(). kFailedPrecondition unless config().torch is set; kInvalidArgument for a device
+  // Builds a KernelBench answer's extensions (one per load_inline call) as load_inline builds
+  // each, into one shared object: every host unit with g++ and every device unit with nvcc, all
+  // at the same time, each preprocessed unit through the translation-unit gate, then the link
+  // and the object gate. Several extensions are first partially linked one by one, each with
+  // every name it defines made local but its module's entry point (PyInit_<name>), so one
+  // extension's names never meet another's (isolate_extensions); the runner loads each module
+  // from the one object by its name. Results, caching and errors as build().
+  // kFailedPrecondition unless config().torch is set; kInvalidArgument for no extensions or
+  // more than kMaxExtensions, a name that is not an identifier or is used twice, or a device
   // unit on the CPU backend.
-  Result<BuildResult> build_extension(const ExtensionUnits& units) const;
+  Result<BuildResult> build_extensions(const std::vector<ExtensionUnits>& extensions) const;
 
   // Evicts least recently used, unheld cache entries until <cache_dir>/builds holds at most
   // `max_bytes` (build() does this itself with config().max_cache_bytes when needed).
@@ -117,9 +121,10 @@ class CompileDriver {
   std::vector<std::string> libraries() const;
 
  private:
-  struct Accounting;  // what the cache holds, as far as this driver knows; shared by copies
-  struct Run;         // one compiler run, classified
-  struct Job {        // one compiler run to make
+  struct Accounting;     // what the cache holds, as far as this driver knows; shared by copies
+  struct Run;            // one compiler run, classified
+  struct ExtensionUnit;  // one translation unit of an extension build
+  struct Job {           // one compiler run to make
     std::vector<std::string> argv;
     uint64_t file_size_limit = 0;  // 0: the configured one
   };
@@ -130,13 +135,15 @@ class CompileDriver {
 
   CompileDriver(CompilerConfig config, std::string version,
                 std::vector<std::filesystem::path> toolchain);
-  std::string cache_key(std::initializer_list<std::string_view> sources) const;
+  std::string cache_key(const std::vector<std::string_view>& sources) const;
   std::filesystem::path compiler() const;
   std::vector<std::string> compiler_argv(const std::filesystem::path& source, Step step) const;
   std::vector<std::string> torch_unit_flags(bool device_unit) const;
-  std::vector<std::string> host_argv(Step step) const;
-  std::vector<std::string> device_argv() const;
-  std::vector<std::string> link_argv(bool with_device) const;
+  // An extension's units in folder `dir` of the work folder ("" or "ext<i>/"); `several`: one
+  // of several extensions linked into one object.
+  std::vector<std::string> host_argv(Step step, const std::string& dir, bool several) const;
+  std::vector<std::string> device_argv(const std::string& dir, bool several) const;
+  std::vector<std::string> link_argv(const std::vector<std::string>& objects) const;
   // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
   std::vector<std::string> sandboxed(const std::vector<std::string>& argv,
                                      const std::filesystem::path& work,
@@ -156,11 +163,24 @@ class CompileDriver {
   // filling `result` (ok, rejection, timed_out, device_global_bytes) and the raw `log`.
   Status run_pipeline(const std::filesystem::path& work, const std::filesystem::path& source,
                       BuildResult* result, std::string* log) const;
-  // build_extension's: writes the units, runs g++ -E and g++ -c of main.cpp and nvcc -c of
-  // cuda.cu at once (first with the light torch header; a unit whose light form fails is
-  // built again as written) → gates → link → object gate.
-  Status run_extension_pipeline(const std::filesystem::path& work, const ExtensionUnits& units,
-                                BuildResult* result, std::string* log) const;
+  // build_extensions': writes the units, runs g++ -E and g++ -c of each main.cpp and nvcc -c
+  // of each cuda.cu at once (first with the light torch header; a unit whose light form fails
+  // is built again as written) → gates → (several: isolate_extensions) → link → object gate.
+  Status run_extension_pipeline(const std::filesystem::path& work,
+                                const std::vector<ExtensionUnits>& extensions, BuildResult* result,
+                                std::string* log) const;
+  // Writes `text` as `unit`'s source (a device unit's kept folder emptied first).
+  Status write_unit(const std::filesystem::path& work, const ExtensionUnit& unit,
+                    const std::string& text) const;
+  // Several extensions' compiled units → one relocatable object per extension (ext<i>/part.o)
+  // with only PyInit_<name> global and its load-time functions renamed its own: their paths,
+  // or none when a step failed (its output in `log`) or the object was unreadable (a
+  // rejection in `result`). An error only when our side failed.
+  Result<std::vector<std::string>> isolate_extensions(const std::filesystem::path& work,
+                                                      const std::vector<ExtensionUnits>& extensions,
+                                                      const std::vector<ExtensionUnit>& units,
+                                                      sys::Deadline deadline, BuildResult* result,
+                                                      std::string* log) const;
   Status find_include_roots();
   Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;
   Status gate_object(const std::filesystem::path& work, BuildResult* result) const;
@@ -173,7 +193,8 @@ class CompileDriver {
   std::string compiler_version_;
   std::vector<std::filesystem::path> toolchain_;  // read-only binds of the sandbox
   std::vector<std::string> include_roots_;        // where included files may come from
-  std::string cuda_include_dir_;  // torch drivers on CUDA: the toolkit's headers, for g++
+  std::string cuda_include_dir_;   // torch drivers on CUDA: the toolkit's headers, for g++
+  std::filesystem::path objcopy_;  // torch drivers: binutils' objcopy (isolate_extensions)
   std::shared_ptr<Accounting> accounting_;
 };
 

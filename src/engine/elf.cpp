@@ -439,4 +439,24 @@ Result<ElfSymbols> read_elf_symbols(std::string_view image) {
 
 Result<ElfObject> read_elf_object(std::string_view image) { return ObjectReader(image).read(); }
 
+Result<ElfRelocatableSymbols> read_elf_relocatable_symbols(std::string_view image) {
+  KEVIN_ASSIGN_OR_RETURN(Headers headers, read_headers(image));
+  if (headers.eh.e_machine != EM_X86_64 || headers.eh.e_type != ET_REL) {
+    return invalid_argument("not an x86-64 relocatable object");
+  }
+  ElfRelocatableSymbols result;
+  for (const auto& sh : headers.sections) {
+    if (sh.sh_type != SHT_SYMTAB) continue;
+    KEVIN_RETURN_IF_ERROR(for_each_symbol(
+        image, headers.sections, sh, [&](const Elf64_Sym& sym, std::string_view name) {
+          if (name.empty() || sym.st_shndx == SHN_UNDEF) return;
+          const unsigned bind = ELF64_ST_BIND(sym.st_info);
+          if (bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE)
+            result.globals.emplace_back(name);
+          if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC) result.functions.emplace_back(name);
+        }));
+  }
+  return result;
+}
+
 }  // namespace kevin::engine

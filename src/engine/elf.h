@@ -24,6 +24,18 @@ struct ElfSymbols {
 // Parses an ELF64 little-endian image held in memory.
 Result<ElfSymbols> read_elf_symbols(std::string_view image);
 
+// What linking several relocatable objects (partial links) into one shared object needs to
+// know of each: the names it defines in .symtab.
+struct ElfRelocatableSymbols {
+  // Defined with global, weak or STB_GNU_UNIQUE binding: what must become local for two
+  // objects' own names not to meet.
+  std::vector<std::string> globals;
+  std::vector<std::string> functions;  // every defined function, of any binding
+};
+// Reads an x86-64 relocatable object (ET_REL). kInvalidArgument for anything else or a
+// malformed table.
+Result<ElfRelocatableSymbols> read_elf_relocatable_symbols(std::string_view image);
+
 struct ElfSection {
   std::string name;
   uint32_t type = 0;   // SHT_*

@@ -16,14 +16,19 @@ namespace kevin::engine {
 namespace {
 using namespace std::chrono_literals;
 
-Result<ElfSymbols> build_and_read(const std::string& source) {
+// `source` built by g++ with `mode` ("-shared" or "-c"): the output file's bytes.
+Result<std::string> build(const std::string& source, const char* mode) {
   KEVIN_ASSIGN_OR_RETURN(auto dir, sys::TempDir::create("kevin-elf-test-"));
   KEVIN_RETURN_IF_ERROR(write_file_atomic(dir.path() / "x.cpp", source));
   KEVIN_ASSIGN_OR_RETURN(
-      auto run, sys::run_command({"/usr/bin/g++", "-O2", "-shared", "-fPIC", "x.cpp", "-o", "x.so"},
+      auto run, sys::run_command({"/usr/bin/g++", "-O2", mode, "-fPIC", "x.cpp", "-o", "x.out"},
                                  sys::Deadline::after(60s), 1 << 16, dir.path()));
   if (!run.exit.exited || run.exit.code != 0) return internal_error("g++ failed: " + run.output);
-  KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(dir.path() / "x.so"));
+  return read_file(dir.path() / "x.out");
+}
+
+Result<ElfSymbols> build_and_read(const std::string& source) {
+  KEVIN_ASSIGN_OR_RETURN(std::string image, build(source, "-shared"));
   return read_elf_symbols(image);
 }
 
@@ -46,6 +51,37 @@ TEST(Elf, ReadsImportsExportsAndStorage) {
   ASSERT_TRUE(rej.has_value());
   EXPECT_EQ(rej->rule, "import_not_allowed");
   EXPECT_NE(rej->detail.find("getenv"), std::string::npos);
+}
+
+TEST(Elf, ListsWhatARelocatableObjectDefinesGlobally) {
+  auto image = build(
+      "int strong_data = 1;\n"
+      "int strong_function(int x) { return x + strong_data; }\n"
+      "template <typename T> T weak_template(T x) { return x * 2; }\n"
+      "inline int& unique_counter() { static int c = 0; return ++c, c; }\n"
+      "static int local_function(int x) { return weak_template(x) + unique_counter(); }\n"
+      "extern int undefined_data;\n"
+      "int use(int x) { return local_function(x) + undefined_data; }\n"
+      "int (*keep_template)(int) = &weak_template<int>;\n"  // emitted, not only inlined
+      "int& (*keep_counter)() = &unique_counter;\n",
+      "-c");
+  ASSERT_TRUE(image.is_ok()) << image.status().to_string();
+  auto syms = read_elf_relocatable_symbols(*image);
+  ASSERT_TRUE(syms.is_ok()) << syms.status().to_string();
+  // Strong, weak (a template's instance) and STB_GNU_UNIQUE (an inline function's static).
+  for (const char* name : {"strong_data", "_Z15strong_functioni", "_Z13weak_templateIiET_S0_",
+                           "_Z14unique_counterv", "_ZZ14unique_countervE1c", "_Z3usei"}) {
+    EXPECT_TRUE(contains(syms->globals, name)) << name;
+  }
+  EXPECT_FALSE(contains(syms->globals, "undefined_data")) << "undefined, not defined";
+  EXPECT_TRUE(contains(syms->functions, "_Z3usei"));
+  EXPECT_FALSE(contains(syms->functions, "strong_data"));
+  // A shared object is not a relocatable object.
+  auto shared = build("int f() { return 1; }\n", "-shared");
+  ASSERT_TRUE(shared.is_ok()) << shared.status().to_string();
+  const Status refused = read_elf_relocatable_symbols(*shared).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("not an x86-64 relocatable object"), std::string::npos);
 }
 
 TEST(Elf, MalformedInputIsAnErrorNotACrash) {

@@ -234,10 +234,11 @@ class Evaluation {
   // The object's writable data symbols (offsets from its load base): the runner resets those
   // that turn out to be device variables before every call.
   void set_data_symbols(std::vector<uint64_t> offsets) { data_symbols_ = std::move(offsets); }
-  // Runs a KernelBench answer (its text; the extension the object is) in the Python runner.
-  void set_kernelbench(std::string_view answer, std::string extension) {
+  // Runs a KernelBench answer (its text; the names of the extensions the object holds) in the
+  // Python runner.
+  void set_kernelbench(std::string_view answer, std::vector<std::string> extensions) {
     answer_ = std::string(answer);
-    extension_ = std::move(extension);
+    extensions_ = std::move(extensions);
   }
   // What the candidate printed; then lets the runner exit (or kills it).
   std::string finish() {
@@ -294,7 +295,9 @@ class Evaluation {
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
   double overhead_ms_ = 0;             // harness time per timed call, measured before loading
   std::vector<uint64_t> data_symbols_;
-  std::string answer_, extension_;  // a KernelBench answer (empty: kevin's ABI)
+  bool kernelbench() const { return !extensions_.empty(); }
+  std::string answer_;                   // a KernelBench answer
+  std::vector<std::string> extensions_;  // its extensions (none: kevin's ABI)
   const char* phase_ = "load";
   std::unique_ptr<Runner> session_;
   std::unique_ptr<MemoryWatch> watch_;  // stopped before the session ends (declared after it)
@@ -312,7 +315,7 @@ void Evaluation::watch_memory() {
   // A KernelBench answer allocates its outputs (and PyTorch caches what it frees): it may hold
   // a few output and input sets beyond the harness's slack.
   const uint64_t answer_allocations =
-      extension_.empty() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
+      !kernelbench() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
   watch_ = std::make_unique<MemoryWatch>(
       runner, *base + config_.device_memory_slack_bytes + answer_allocations);
 }
@@ -387,7 +390,7 @@ Status Evaluation::start(const fs::path& object) {
   how.device = config_.device;
   how.sandbox = config_.sandbox;
   how.pid_namespace = pid_namespace;
-  if (!extension_.empty()) {
+  if (kernelbench()) {
     how.python = config_.kernelbench->python;
     how.python_runner = config_.kernelbench->runner_script;
     how.support_library = config_.kernelbench->support_library;
@@ -491,11 +494,11 @@ Result<std::optional<Decision>> Evaluation::load() {
   SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
   ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
   Json cmd = {{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}};
-  if (!extension_.empty()) {
+  if (kernelbench()) {
     Json args = Json::array();
     for (const auto& a : ref_.inputs)
       args.push_back({{"name", a.tensor.name}, {"role", arg_role_name(a.role)}});
-    cmd.update({{"extension", extension_},
+    cmd.update({{"extensions", extensions_},
                 {"args", args},
                 {"forward_args", ref_.forward_args},
                 {"scalar_kinds", ref_.scalar_kinds},
@@ -522,7 +525,7 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
   if (!reply.body.value("ok", false)) {
     const std::string error = reply.body.value("error", "unknown failure");
     constexpr std::string_view kComputed = "pytorch_compute: ";
-    if (!extension_.empty() && error.rfind(kComputed, 0) == 0) {
+    if (kernelbench() && error.rfind(kComputed, 0) == 0) {
       return std::optional<Decision>(
           rejected_when_run({"pytorch_compute", error.substr(kComputed.size())}));
     }
@@ -537,7 +540,7 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
   if (reply.body.value("input_hashes", std::vector<uint64_t>{}) != view_.input_hashes) {
     return std::optional<Decision>(wrong_answer(
         "inputs modified",
-        extension_.empty()
+        !kernelbench()
             ? "Your kernel modified its input tensors, which are read-only; outputs must be "
               "written "
               "only to args->outputs."
@@ -909,7 +912,7 @@ struct Judge::Prepared {
   std::optional<Decision> decided;  // set: the candidate ends here (rejected, compile error)
   BuildResult build;
   std::vector<uint64_t> data_symbols;
-  std::string extension;  // a KernelBench answer's extension name
+  std::vector<std::string> extensions;  // a KernelBench answer's extensions' names
 };
 
 Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult* result) const {
@@ -946,30 +949,34 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
     p.decided = refused_answer(check.findings);
     return p;
   }
-  if (check.extensions.size() != 1) {
-    p.decided = rejected(
-        {"one_extension", "kevin builds one load_inline extension per answer; this one has " +
-                              std::to_string(check.extensions.size())});
+  if (check.extensions.empty() || check.extensions.size() > kMaxExtensions) {
+    p.decided =
+        rejected({"extension_count", "an answer builds 1 to " + std::to_string(kMaxExtensions) +
+                                         " load_inline extensions; this one builds " +
+                                         std::to_string(check.extensions.size())});
     return p;
   }
-  const ExtensionSpec& ext = check.extensions.front();
-  if (config_.backend == Backend::kCpu && !ext.cuda_sources.empty()) {
-    p.decided = Decision{VerdictKind::kCompileError, "cuda sources on the cpu backend",
-                         "Your answer has cuda_sources, and this evaluation runs on the CPU: only "
-                         "cpp_sources are built."};
-    return p;
-  }
-  const ExtensionUnits units = extension_units(ext);
-  for (const std::string* unit : {&units.host, &units.device}) {
-    if (unit->empty()) continue;
-    if (auto r = check_source(*unit, config_.backend, Profile::kTorchExtension)) {
-      p.decided = rejected(*r);
+  std::vector<ExtensionUnits> extensions;
+  for (const ExtensionSpec& ext : check.extensions) {
+    if (config_.backend == Backend::kCpu && !ext.cuda_sources.empty()) {
+      p.decided = Decision{VerdictKind::kCompileError, "cuda sources on the cpu backend",
+                           "Your answer has cuda_sources, and this evaluation runs on the CPU: "
+                           "only cpp_sources are built."};
       return p;
     }
+    ExtensionUnits units = extension_units(ext);
+    for (const std::string* unit : {&units.host, &units.device}) {
+      if (unit->empty()) continue;
+      if (auto r = check_source(*unit, config_.backend, Profile::kTorchExtension)) {
+        p.decided = rejected(*r);
+        return p;
+      }
+    }
+    p.extensions.push_back(ext.name);
+    extensions.push_back(std::move(units));
   }
-  KEVIN_ASSIGN_OR_RETURN(p.build, kb.build(units));
+  KEVIN_ASSIGN_OR_RETURN(p.build, kb.build(extensions));
   p.decided = build_outcome(p.build, result);
-  p.extension = ext.name;
   return p;
 }
 
@@ -1010,7 +1017,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
                           &result);
     evaluation.set_data_symbols(prepared.data_symbols);
     if (format == CandidateFormat::kKernelBench)
-      evaluation.set_kernelbench(source, prepared.extension);
+      evaluation.set_kernelbench(source, prepared.extensions);
     decided = evaluation.run(prepared.build.object);
     result.runner_output = evaluation.finish();
     if (!decided.is_ok() || exclusive || config_.gate == nullptr ||

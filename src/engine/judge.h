@@ -38,9 +38,10 @@ namespace kevin::engine {
 
 // What judging KernelBench answers needs (docs/kernelbench.md).
 struct KernelBenchSupport {
-  // Builds an answer's extension: a compile driver's build_extension (torch-extension profile,
-  // CompilerConfig::torch), which outlives the judge. Results and errors as that.
-  std::function<Result<BuildResult>(const ExtensionUnits&)> build;
+  // Builds an answer's extensions into one object: a compile driver's build_extensions
+  // (torch-extension profile, CompilerConfig::torch), which outlives the judge. Results and
+  // errors as that.
+  std::function<Result<BuildResult>(const std::vector<ExtensionUnits>&)> build;
   std::string python;                     // the interpreter with PyTorch that runs answers
   std::filesystem::path runner_script;    // kernelbench_runner.py
   std::filesystem::path support_library;  // libkevin-runner-support.so

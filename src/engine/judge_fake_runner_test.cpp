@@ -136,7 +136,10 @@ class JudgeWithFakeRunner : public ::testing::Test {
     source_ = "class ModelNew(torch.nn.Module): pass\n";
     ref_.init_inputs = Json::array();
     KernelBenchSupport kb;
-    kb.build = [](const ExtensionUnits&) -> Result<BuildResult> { return fake_build(); };
+    kb.build = [this](const std::vector<ExtensionUnits>& extensions) -> Result<BuildResult> {
+      built_.push_back(extensions);
+      return fake_build();
+    };
     kb.python = "python3";
     kb.runner_script = "kernelbench_runner.py";
     kb.support_library = "libkevin-runner-support.so";
@@ -151,6 +154,7 @@ class JudgeWithFakeRunner : public ::testing::Test {
     return check;
   }
 
+  std::vector<std::vector<ExtensionUnits>> built_;  // what each KernelBench build was given
   static inline std::optional<sys::TempDir> suite_dir_;
   static inline ReferenceSet suite_ref_;
   sys::TempDir data_;
@@ -263,13 +267,33 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerTheCheckerRefusesIsRejectedWithTheF
   EXPECT_TRUE(log_.starts.empty());
 }
 
-TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithTwoExtensionsIsRejectedAsOneExtension) {
+TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithSeveralExtensionsBuildsThemAllAndLoadsEach) {
   AnswerCheck check = one_extension();
-  check.extensions.push_back(check.extensions.front());
+  check.extensions.push_back({"scale_ext", "int seven() { return 7; }", "", {"seven"}});
+  judge_kernelbench(check);
+  const EvalResult r = judged();
+  EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  ASSERT_EQ(built_.size(), 1u) << "one build of every extension";
+  ASSERT_EQ(built_[0].size(), 2u);
+  EXPECT_EQ(built_[0][0].name, "sum_ext");
+  EXPECT_EQ(built_[0][1].name, "scale_ext");
+  EXPECT_TRUE(contains(built_[0][1].host, "int seven()"));
+  const auto loads = log_.of_step("load");
+  ASSERT_EQ(loads.size(), 1u);
+  EXPECT_EQ(loads[0].cmd.at("extensions"), Json::parse(R"(["sum_ext","scale_ext"])"));
+}
+
+TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithMoreExtensionsThanTheCapIsRejected) {
+  AnswerCheck check;
+  for (size_t i = 0; i <= kMaxExtensions; ++i)
+    check.extensions.push_back({"e" + std::to_string(i), "int f();", "", {"f"}});
   judge_kernelbench(check);
   const EvalResult r = judged();
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
-  EXPECT_EQ(r.reason, "one_extension");
+  EXPECT_EQ(r.reason, "extension_count");
+  EXPECT_TRUE(contains(r.feedback, "this one builds 9")) << r.feedback;
+  EXPECT_TRUE(built_.empty());
+  EXPECT_TRUE(log_.starts.empty());
 }
 
 TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithCudaSourcesOnTheCpuIsACompileError) {
@@ -300,7 +324,7 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerRunsInThePythonRunnerWithItsExtensi
   const auto loads = log_.of_step("load");
   ASSERT_EQ(loads.size(), 1u);
   const Json& load = loads[0].cmd;
-  EXPECT_EQ(load.value("extension", ""), "sum_ext");
+  EXPECT_EQ(load.at("extensions"), Json::parse(R"(["sum_ext"])"));
   EXPECT_EQ(load.at("args"),
             Json::parse(R"([{"name":"a","role":"input"},{"name":"b","role":"input"}])"));
   EXPECT_EQ(load.at("init_inputs"), Json::array());

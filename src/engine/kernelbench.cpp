@@ -110,7 +110,9 @@ ExtensionUnits extension_units(const ExtensionSpec& ext) {
   // load_inline's own preambles (less <cuda.h>: the driver API is not for answers); the
   // answer's sources keep their own lines so compiler messages point at what the model wrote.
   ExtensionUnits units;
-  units.host = "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
+  units.name = ext.name;
+  const std::string name_macro = "#define TORCH_EXTENSION_NAME " + ext.name + "\n";
+  units.host = name_macro + "#include <torch/extension.h>\n" + ext.cpp_sources + "\n";
   if (!ext.functions.empty()) {
     units.host += "PYBIND11_MODULE(" + ext.name + ", m) {\n";
     for (const auto& f : ext.functions)
@@ -118,8 +120,8 @@ ExtensionUnits extension_units(const ExtensionSpec& ext) {
     units.host += "}\n";
   }
   if (!ext.cuda_sources.empty()) {
-    units.device =
-        "#include <torch/types.h>\n#include <cuda_runtime.h>\n" + ext.cuda_sources + "\n";
+    units.device = name_macro + "#include <torch/types.h>\n#include <cuda_runtime.h>\n" +
+                   ext.cuda_sources + "\n";
   }
   return units;
 }

@@ -44,8 +44,15 @@ struct AnswerCheck {
 // Parses kernelbench_check.py --extract's JSON. kInvalidArgument naming what is malformed.
 Result<AnswerCheck> answer_check_from_json(const Json& j);
 
+// The most load_inline extensions one answer may build (each is two compiler processes, run
+// at the same time).
+inline constexpr size_t kMaxExtensions = 8;
+
 // The two translation units kevin builds for `ext`, laid out as load_inline lays out its files.
+// Each starts with `#define TORCH_EXTENSION_NAME <name>`, the macro load_inline passes with -D
+// (sources that bind themselves name their module with it).
 struct ExtensionUnits {
+  std::string name;    // the module: its entry point is PyInit_<name>
   std::string host;    // main.cpp: <torch/extension.h>, the C++ sources, a PYBIND11_MODULE binding
                        // `functions` when the answer named them; built with g++
   std::string device;  // cuda.cu: <torch/types.h>, <cuda_runtime.h> and the CUDA sources;

@@ -55,13 +55,19 @@ TEST(KernelBenchFormat, TheCheckersJsonIsReadAndMalformedJsonNamesTheField) {
 TEST(KernelBenchFormat, TheUnitsAreLaidOutAsLoadInlineLaysOutItsFiles) {
   const ExtensionUnits units = extension_units(
       {"my_ext", "int f(int);", "__global__ void k() {}\nint f(int x) { return x; }", {"f"}});
-  EXPECT_EQ(units.host.find("#include <torch/extension.h>\n"), 0u);
+  EXPECT_EQ(units.name, "my_ext");
+  // load_inline's -DTORCH_EXTENSION_NAME, for sources that name their own module with it.
+  EXPECT_EQ(units.host.find("#define TORCH_EXTENSION_NAME my_ext\n#include <torch/extension.h>\n"),
+            0u);
   EXPECT_NE(units.host.find("int f(int);"), std::string::npos);
   EXPECT_EQ(units.host.find("int f(int x)"), std::string::npos)
       << "the CUDA sources are their own unit";
   EXPECT_NE(units.host.find("PYBIND11_MODULE(my_ext, m)"), std::string::npos);
   EXPECT_NE(units.host.find("m.def(\"f\", &f, \"f\");"), std::string::npos);
-  EXPECT_EQ(units.device.find("#include <torch/types.h>\n#include <cuda_runtime.h>\n"), 0u);
+  EXPECT_EQ(
+      units.device.find("#define TORCH_EXTENSION_NAME my_ext\n#include <torch/types.h>\n#include "
+                        "<cuda_runtime.h>\n"),
+      0u);
   EXPECT_NE(units.device.find("__global__ void k() {}"), std::string::npos);
   // Without functions the sources bind themselves: no module block of ours; without CUDA
   // sources there is no device unit.

@@ -186,6 +186,33 @@ TEST(ObjectGate, LoadTimeCode) {
       << "crti/crtn with endbr64";
 }
 
+// Several extensions linked into one object: each one's load-time functions carry `.ext<i>`
+// (extension_load_time_name), in the torch profile only, and only on the names it renames.
+TEST(ObjectGate, ExtensionCopiesOfLoadTimeFunctionsPassInTheTorchProfileOnly) {
+  const auto with_init = [](const std::string& name, Backend backend, Profile profile) {
+    ElfObject o = honest();
+    o.load_time_calls.push_back(call(ElfCallKind::kInitArray, ".init_array[1]", {name}));
+    const auto r = check_object_structure(o, backend, profile);
+    return r ? r->rule : "";
+  };
+  const std::string registration = "_ZL24__sti____cudaRegisterAllv";
+  EXPECT_TRUE(is_load_time_function(registration));
+  EXPECT_TRUE(is_load_time_function("_GLOBAL__sub_I_main.cpp"));
+  EXPECT_FALSE(is_load_time_function("frame_dummy"));
+  EXPECT_EQ(extension_load_time_name(registration, 3), registration + ".ext3");
+  const auto torch = Profile::kTorchExtension;
+  EXPECT_EQ(with_init(registration + ".ext1", Backend::kCuda, torch), "");
+  EXPECT_EQ(with_init("_GLOBAL__sub_I_main.cpp.ext0", Backend::kCuda, torch), "");
+  EXPECT_EQ(with_init(registration + ".ext1", Backend::kCpu, torch), "load_time_code")
+      << "no kernels to register on the CPU";
+  EXPECT_EQ(with_init(registration + ".ext1", Backend::kCuda, Profile::kKevinAbi), "load_time_code")
+      << "kevin's ABI links one unit";
+  EXPECT_EQ(with_init(registration + ".extra", Backend::kCuda, torch), "load_time_code");
+  EXPECT_EQ(with_init(registration + ".ext", Backend::kCuda, torch), "load_time_code");
+  EXPECT_EQ(with_init("frame_dummy.ext1", Backend::kCuda, torch), "load_time_code")
+      << "only renamed load-time functions carry the suffix";
+}
+
 TEST(ObjectGate, StoredObjectAndItsTruncations) {
   auto image =
       read_file(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fuzz/corpus/elf/small_cpu.elf");

@@ -348,9 +348,22 @@ constexpr size_t kCrtFiniBytes = 9;
 constexpr std::string_view kEndbr64 = "\xf3\x0f\x1e\xfa";
 
 constexpr std::string_view kCudaRegistration = "_ZL24__sti____cudaRegisterAllv";
+constexpr std::string_view kDynamicInitialiserPrefix = "_GLOBAL__sub_I_";
+constexpr std::string_view kExtensionSuffix = ".ext";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+// `name` less a `.ext<digits>` suffix, if it has one.
+std::string_view without_extension_suffix(std::string_view name) {
+  const size_t at = name.rfind(kExtensionSuffix);
+  if (at == std::string_view::npos) return name;
+  const std::string_view digits = name.substr(at + kExtensionSuffix.size());
+  const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  return all_digits ? name.substr(0, at) : name;
 }
 
 template <size_t N>
@@ -473,9 +486,13 @@ bool expected_call(ElfCallKind kind, Backend backend, Profile profile, std::stri
       return name == "_init";
     case ElfCallKind::kDtFini:
       return name == "_fini";
-    case ElfCallKind::kInitArray:
-      if (profile == Profile::kTorchExtension && starts_with(name, "_GLOBAL__sub_I_")) return true;
-      return name == "frame_dummy" || (backend == Backend::kCuda && name == kCudaRegistration);
+    case ElfCallKind::kInitArray: {
+      // An extension's own copies carry `.ext<i>` (extension_load_time_name).
+      const bool torch = profile == Profile::kTorchExtension;
+      const std::string_view base = torch ? without_extension_suffix(name) : name;
+      if (torch && starts_with(base, kDynamicInitialiserPrefix)) return true;
+      return name == "frame_dummy" || (backend == Backend::kCuda && base == kCudaRegistration);
+    }
     case ElfCallKind::kFiniArray:
       return name == "__do_global_dtors_aux";
     case ElfCallKind::kPreinitArray:
@@ -543,6 +560,14 @@ std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend b
 }
 
 }  // namespace
+
+bool is_load_time_function(std::string_view name) {
+  return name == kCudaRegistration || starts_with(name, kDynamicInitialiserPrefix);
+}
+
+std::string extension_load_time_name(std::string_view name, size_t extension) {
+  return std::string(name) + std::string(kExtensionSuffix) + std::to_string(extension);
+}
 
 std::optional<Rejection> check_object_structure(const ElfObject& object, Backend backend,
                                                 Profile profile) {

@@ -53,6 +53,14 @@ inline constexpr uint64_t kMaxWritableStaticBytes = 64ull << 20;
 // enough for counters and flags, too small to cache outputs of realistic size.
 inline constexpr uint64_t kMaxDeviceGlobalBytes = 1ull << 20;
 
+// Several extensions of one answer linked into one object (CompileDriver::build_extensions):
+// each brings its own load-time functions (nvcc's registration of its kernels, g++'s dynamic
+// initialisers), under the same names. Before the link, extension `i`'s copies are renamed
+// extension_load_time_name(name, i): a suffix `.ext<i>` that C++ cannot spell, so each name
+// is still the name of one function, and the load-time check accepts them by that suffix.
+bool is_load_time_function(std::string_view name);
+std::string extension_load_time_name(std::string_view name, size_t extension);
+
 // True if a candidate for `backend` may import `symbol` (version suffix already removed).
 bool import_allowed(const std::string& symbol, Backend backend,
                     Profile profile = Profile::kKevinAbi);

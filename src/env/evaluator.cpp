@@ -145,9 +145,10 @@ Result<engine::KernelBenchSupport> EngineEvaluator::kernelbench_support() {
   KEVIN_ASSIGN_OR_RETURN(auto driver, engine::CompileDriver::create(c));
   extension_compiler_ = std::make_unique<engine::CompileDriver>(std::move(driver));
   engine::KernelBenchSupport kb;
-  kb.build = [driver = extension_compiler_.get()](const engine::ExtensionUnits& units) {
-    return driver->build_extension(units);
-  };
+  kb.build =
+      [driver = extension_compiler_.get()](const std::vector<engine::ExtensionUnits>& extensions) {
+        return driver->build_extensions(extensions);
+      };
   kb.python = torch.python;
   kb.runner_script = options_.share_dir / "kernelbench_runner.py";
   kb.support_library = options_.runner_path.parent_path() / "libkevin-runner-support.so";

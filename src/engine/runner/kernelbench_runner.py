@@ -252,12 +252,12 @@ class Runner:
         self.warm_up()
         if self.sandboxed:
             # No address-space cap: PyTorch builds with CUDA reserve address space by the
-            # terabyte even on the CPU (the GPU runner has none either). On the CPU the answer's
-            # memory is capped instead as private writable memory, which those reservations
-            # are not: what the runner holds now, the judge's sets and outputs, and the room
-            # kevin-runner gives a CPU candidate.
-            data = self.held_bytes() + (self.sets + 2) * self.set_bytes + 3 * self.out_bytes + (3 << 30) \
-                if not self.cuda else 0
+            # terabyte, even on the CPU. The answer's host memory is capped instead as private
+            # writable memory, which those reservations (and the driver's shared mappings) are
+            # not: what the runner holds now, the judge's sets and outputs, and the room
+            # kevin-runner gives a CPU candidate. On the GPU the same cap leaves the answer
+            # that room for host tensors of its own.
+            data = self.held_bytes() + (self.sets + 2) * self.set_bytes + 3 * self.out_bytes + (3 << 30)
             self.enforced += self.support.close_doors(int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0, data)
         self.poison(cmd)
         skipped = [] if self.sandboxed else ["all confinement (--no-sandbox)"]
@@ -327,16 +327,18 @@ class Runner:
         self.scalar_kinds = cmd["scalar_kinds"]
         self.params = [(a["name"], i) for i, a in enumerate(cmd["args"]) if a["role"] != "input"]
         self.tensor_inputs = [i for i, a in enumerate(cmd["args"]) if a["role"] == "input"]
-        extension = cmd["extension"]
+        extensions = cmd["extensions"]
         object_path = ("/" if self.sandboxed else "./") + OBJECT
         answer_path = ("/" if self.sandboxed else "./") + ANSWER
         with open(answer_path, encoding="utf-8", errors="surrogateescape") as f:
             source = f.read()
         loaded = {}
 
+        # The one object holds every extension, each its own module (PyInit_<name>).
         def load_inline(name, *args, **kwargs):
-            if name != extension:
-                raise RuntimeError("load_inline(%r): kevin built the answer's extension %r" % (name, extension))
+            if name not in extensions:
+                raise RuntimeError("load_inline(%r): kevin built the answer's extensions %s" %
+                                   (name, ", ".join(map(repr, extensions))))
             if name not in loaded:
                 spec = importlib.util.spec_from_file_location(
                     name, object_path, loader=importlib.machinery.ExtensionFileLoader(name, object_path))
