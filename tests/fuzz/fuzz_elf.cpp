@@ -1,5 +1,6 @@
-// fuzz_elf.cpp — fuzz target: the ELF readers and the whole object gate on arbitrary bytes
-// (built objects are untrusted), both backends, kevin's ABI and the torch-extension profile.
+// fuzz_elf.cpp — fuzz target: the ELF readers (shared and relocatable objects) and the whole
+// object gate on arbitrary bytes (built objects are untrusted), both backends, kevin's ABI
+// and the torch-extension profile.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -12,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view image(reinterpret_cast<const char*>(data), size);
   (void)kevin::engine::read_elf_symbols(image);
   (void)kevin::engine::read_elf_object(image);
+  (void)kevin::engine::read_elf_relocatable_symbols(image);
   (void)kevin::engine::check_object(image, Backend::kCpu, 0);
   (void)kevin::engine::check_object(image, Backend::kCuda, 4096);
   (void)kevin::engine::check_object(image, Backend::kCpu, 0,
