@@ -315,7 +315,7 @@ void Evaluation::watch_memory() {
   // A KernelBench answer allocates its outputs (and PyTorch caches what it frees): it may hold
   // a few output and input sets beyond the harness's slack.
   const uint64_t answer_allocations =
-      !kernelbench() ? 0 : 4 * view_.out.set_bytes + 2 * view_.in.set_bytes;
+      kernelbench() ? 4 * view_.out.set_bytes + 2 * view_.in.set_bytes : 0;
   watch_ = std::make_unique<MemoryWatch>(
       runner, *base + config_.device_memory_slack_bytes + answer_allocations);
 }

@@ -129,6 +129,17 @@ TEST(Reference, RefusesProtocol1AndDataWithoutTimingSets) {
       << untimed.to_string();
 }
 
+TEST(Reference, ADamagedMetaJsonIsNamedInTheError) {
+  auto dir = sys::TempDir::create("kevin-ref-test-");
+  ASSERT_TRUE(dir.is_ok());
+  write_files(small_set(dir->path()));
+  ASSERT_TRUE(write_file_atomic(dir->path() / "meta.json", "{\"protocol\": 3, \"task\"").is_ok());
+  const Status damaged = load_reference(dir->path()).status();
+  EXPECT_EQ(damaged.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(damaged.message().rfind((dir->path() / "meta.json").string() + ": ", 0), 0u)
+      << damaged.to_string();
+}
+
 TEST(TimingStats, MeasuredAtOnlyInBaselineJson) {
   TimingStats t = timing_stats({1.0});
   EXPECT_FALSE(to_json(t).contains("measured_at")) << "candidate timings carry no time stamp";

@@ -48,16 +48,20 @@ Result<RunStore> RunStore::open(const std::filesystem::path& file) {
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) return sqlite_error(store.db_, "cannot open " + file.string());
   sqlite3_busy_timeout(store.db_, 10000);
-  KEVIN_RETURN_IF_ERROR(store.exec("PRAGMA journal_mode=WAL"));
-  KEVIN_RETURN_IF_ERROR(store.exec("PRAGMA synchronous=NORMAL"));
-  KEVIN_RETURN_IF_ERROR(
-      store.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
-  KEVIN_RETURN_IF_ERROR(
-      store.exec("CREATE TABLE IF NOT EXISTS turns (allocation TEXT NOT NULL, task TEXT NOT NULL, "
-                 "trajectory INTEGER NOT NULL, "
-                 "turn INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (allocation, task, "
-                 "trajectory, turn))"));
+  // SQLite reads the file only now: a damaged one is named, so it can be found.
+  if (Status ready = store.prepare(); !ready.is_ok()) return ready.with_context(file.string());
   return store;
+}
+
+Status RunStore::prepare() const {
+  KEVIN_RETURN_IF_ERROR(exec("PRAGMA journal_mode=WAL"));
+  KEVIN_RETURN_IF_ERROR(exec("PRAGMA synchronous=NORMAL"));
+  KEVIN_RETURN_IF_ERROR(
+      exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+  return exec(
+      "CREATE TABLE IF NOT EXISTS turns (allocation TEXT NOT NULL, task TEXT NOT NULL, "
+      "trajectory INTEGER NOT NULL, turn INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY "
+      "(allocation, task, trajectory, turn))");
 }
 
 RunStore::RunStore(RunStore&& o) noexcept : db_(o.db_), mu_(std::move(o.mu_)) { o.db_ = nullptr; }

@@ -54,6 +54,8 @@ class RunStore {
   RunStore() = default;
   // Runs `sql` while opening, before the store is shared.
   Status exec(const char* sql) const;
+  // The journal mode and the tables, while opening.
+  Status prepare() const;
   // The connection, used by one thread at a time: only with the mutex held.
   sqlite3* db() const REQUIRES(*mu_) { return db_; }
 

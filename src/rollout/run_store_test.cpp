@@ -50,8 +50,8 @@ TEST(RunStore, NotADatabaseIsAnError) {
   auto store = RunStore::open(file);
   ASSERT_FALSE(store.is_ok());
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(store.status().message().find("run store: file is not a database"), std::string::npos)
-      << store.status().to_string();
+  EXPECT_EQ(store.status().message(), file.string() + ": run store: file is not a database")
+      << "names the file";
 }
 
 }  // namespace
