@@ -791,6 +791,17 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
   return Status::ok();
 }
 
+bool CompileDriver::record_runs(const std::vector<Run>& runs, BuildResult* result,
+                                std::string* log) {
+  bool all_ok = true;
+  for (const auto& run : runs) {
+    *log += run.notes + run.output;
+    result->timed_out = result->timed_out || run.timed_out;
+    all_ok = all_ok && run.ok;
+  }
+  return all_ok;
+}
+
 Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     const fs::path& work, const std::vector<ExtensionUnits>& extensions,
     const std::vector<ExtensionUnit>& units, sys::Deadline deadline, BuildResult* result,
@@ -811,13 +822,7 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     jobs.push_back({std::move(argv), 0});
   }
   KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
-  bool all_ok = true;
-  for (const auto& run : runs) {
-    *log += run.notes + run.output;
-    result->timed_out = result->timed_out || run.timed_out;
-    all_ok = all_ok && run.ok;
-  }
-  if (!all_ok) return std::vector<std::string>{};
+  if (!record_runs(runs, result, log)) return std::vector<std::string>{};
   // Then every name each defines made local but its module's entry point, and its load-time
   // functions renamed to be its own (symbol_gate.h).
   jobs.clear();
@@ -850,11 +855,7 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
                     0});
   }
   KEVIN_ASSIGN_OR_RETURN(runs, run_compilers(jobs, work, deadline));
-  for (const auto& run : runs) {
-    *log += run.notes + run.output;
-    result->timed_out = result->timed_out || run.timed_out;
-    if (!run.ok) return std::vector<std::string>{};
-  }
+  if (!record_runs(runs, result, log)) return std::vector<std::string>{};
   return parts;
 }
 

@@ -172,6 +172,8 @@ class CompileDriver {
   // Writes `text` as `unit`'s source (a device unit's kept folder emptied first).
   Status write_unit(const std::filesystem::path& work, const ExtensionUnit& unit,
                     const std::string& text) const;
+  // Adds `runs`' output to `log` and their timeouts to `result`; true when every run succeeded.
+  static bool record_runs(const std::vector<Run>& runs, BuildResult* result, std::string* log);
   // Several extensions' compiled units → one relocatable object per extension (ext<i>/part.o)
   // with only PyInit_<name> global and its load-time functions renamed its own: their paths,
   // or none when a step failed (its output in `log`) or the object was unreadable (a
