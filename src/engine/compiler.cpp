@@ -43,6 +43,14 @@ constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed u
 // weak rather than STB_GNU_UNIQUE, which objcopy cannot make local (isolate_extensions).
 constexpr const char* kNoGnuUnique = "-fno-gnu-unique";
 constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
+// Precompiled headers of host units, under the cache folder: a few hundred MiB each.
+constexpr const char* kHeadersDir = "headers";
+constexpr const char* kHostHeaderName = "kevin_torch_host.h";
+constexpr const char* kLiteDir = "torch_lite";  // under the ABI folder
+constexpr const char* kLiteBridgeSource = "kevin_torch_lite_bridge.cpp";
+constexpr const char* kLiteBridgeObject = "kevin_torch_lite_bridge.o";
+constexpr const char* kFailedSuffix = ".failed";  // beside an extra that could not be made: why
+constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 30;
 constexpr int kRescanEvery =
     32;  // stores between full scans of the cache (other processes store too)
 
@@ -217,6 +225,12 @@ struct CompileDriver::Accounting {
   int stores_since_scan GUARDED_BY(mu) = 0;
 };
 
+struct CompileDriver::ExtrasCache {
+  Mutex mu;
+  bool looked_up GUARDED_BY(mu) = false;
+  Extras extras GUARDED_BY(mu);
+};
+
 uint64_t parse_ptxas_gmem(std::string_view log) {
   // Only ptxas's own lines count (candidate text can reach the log through #warning), and
   // the sum saturates instead of overflowing.
@@ -277,7 +291,8 @@ CompileDriver::CompileDriver(CompilerConfig config, std::string version,
     : config_(std::move(config)),
       compiler_version_(std::move(version)),
       toolchain_(std::move(toolchain)),
-      accounting_(std::make_shared<Accounting>()) {}
+      accounting_(std::make_shared<Accounting>()),
+      extras_(std::make_shared<ExtrasCache>()) {}
 
 Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   const bool cuda = config.backend == Backend::kCuda;
@@ -317,6 +332,14 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
     // Several extensions of one answer are linked into one object with its help.
     KEVIN_ASSIGN_OR_RETURN(objcopy, resolve("objcopy", {"/usr/bin/objcopy"}));
     config.extra_read_only.push_back(objcopy.parent_path());
+    // Host units read the precompiled torch header from here, and the lite bridge is linked
+    // from here (toolchain_extras).
+    std::error_code ec;
+    fs::create_directories(config.cache_dir / kHeadersDir, ec);
+    if (ec)
+      return internal_error("cannot create " + (config.cache_dir / kHeadersDir).string() + ": " +
+                            ec.message());
+    config.extra_read_only.push_back(config.cache_dir / kHeadersDir);
   }
   std::vector<fs::path> toolchain = toolchain_paths(compiler, config.extra_read_only);
   CompileDriver driver(std::move(config), "", std::move(toolchain));
@@ -336,6 +359,8 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   }
   KEVIN_RETURN_IF_ERROR(driver.find_include_roots());
   if (!cuda_include.empty()) driver.include_roots_.push_back(cuda_include);
+  if (driver.config_.torch)
+    driver.include_roots_.push_back((driver.config_.cache_dir / kHeadersDir).string());
   return driver;
 }
 
@@ -362,25 +387,7 @@ Status CompileDriver::find_include_roots() {
 std::vector<std::string> CompileDriver::flags() const {
   const bool cuda = config_.backend == Backend::kCuda;
   if (config_.torch && !cuda) return host_flags();
-  if (config_.torch) {
-    // One device code (no PTX for other GPUs: only this one runs it), so nvcc runs the device
-    // front end once; -t 2 runs it beside the host front end.
-    const std::string& arch = config_.cuda_arch;
-    const std::string virtual_arch = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
-    std::vector<std::string> flags = {"-O3",
-                                      "-std=c++17",
-                                      "-gencode",
-                                      "arch=" + virtual_arch + ",code=" + arch,
-                                      "-Xcompiler",
-                                      "-fPIC",
-                                      "--expt-relaxed-constexpr",
-                                      "-Xptxas",
-                                      "-v",
-                                      "-t",
-                                      "2"};
-    for (auto& f : torch_unit_flags(true)) flags.push_back(std::move(f));
-    return flags;
-  }
+  if (config_.torch) return device_flags(false);
   return cuda ? std::vector<std::string>{"-O3",
                                          "-std=c++17",
                                          "-arch=" + config_.cuda_arch,
@@ -398,7 +405,27 @@ std::vector<std::string> CompileDriver::flags() const {
                                          "-fPIC", "-fno-fast-math", "-Wl,-z,relro,-z,now"};
 }
 
-std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit) const {
+std::vector<std::string> CompileDriver::device_flags(bool lite) const {
+  // One device code (no PTX for other GPUs: only this one runs it), so nvcc runs the device
+  // front end once; -t 2 runs it beside the host front end.
+  const std::string& arch = config_.cuda_arch;
+  const std::string virtual_arch = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
+  std::vector<std::string> flags = {"-O3",
+                                    "-std=c++17",
+                                    "-gencode",
+                                    "arch=" + virtual_arch + ",code=" + arch,
+                                    "-Xcompiler",
+                                    "-fPIC",
+                                    "--expt-relaxed-constexpr",
+                                    "-Xptxas",
+                                    "-v",
+                                    "-t",
+                                    "2"};
+  for (auto& f : torch_unit_flags(true, lite)) flags.push_back(std::move(f));
+  return flags;
+}
+
+std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit, bool lite) const {
   // What torch.utils.cpp_extension passes, fixed: the answer's extra_cflags are not used.
   std::vector<std::string> flags = {"-DTORCH_API_INCLUDE_EXTENSION_H"};
   for (const auto& d : config_.torch->defines) flags.push_back("-D" + d);
@@ -408,7 +435,12 @@ std::vector<std::string> CompileDriver::torch_unit_flags(bool device_unit) const
       flags.push_back(std::string("-D") + d);
     }
   }
-  for (const auto& dir : config_.torch->include_dirs) flags.insert(flags.end(), {"-isystem", dir});
+  if (lite) {
+    flags.insert(flags.end(), {"-isystem", (config_.abi_include_dir / kLiteDir).string()});
+  } else {
+    for (const auto& dir : config_.torch->include_dirs)
+      flags.insert(flags.end(), {"-isystem", dir});
+  }
   if (!device_unit && !cuda_include_dir_.empty())
     flags.insert(flags.end(), {"-isystem", cuda_include_dir_});
   return flags;
@@ -418,7 +450,7 @@ std::vector<std::string> CompileDriver::host_flags() const {
   if (!config_.torch) return {};
   std::vector<std::string> flags = {"-O3", "-std=c++17", "-march=x86-64-v2", "-fPIC",
                                     "-fno-fast-math"};
-  for (auto& f : torch_unit_flags(false)) flags.push_back(std::move(f));
+  for (auto& f : torch_unit_flags(false, false)) flags.push_back(std::move(f));
   return flags;
 }
 
@@ -472,19 +504,21 @@ std::vector<std::string> CompileDriver::compiler_argv(const fs::path& source, St
   return argv;
 }
 
-std::vector<std::string> CompileDriver::host_argv(Step step, const std::string& dir,
-                                                  bool several) const {
+std::vector<std::string> CompileDriver::host_argv(Step step, const std::string& dir, bool several,
+                                                  const std::string& header) const {
   std::vector<std::string> argv = {config_.gxx.string()};
   for (auto& f : host_flags()) argv.push_back(std::move(f));
   if (several) argv.push_back(kNoGnuUnique);
+  if (!header.empty()) argv.insert(argv.end(), {"-include", header});
   argv.insert(argv.end(), {step == Step::kPreprocess ? "-E" : "-c", dir + kHostSource, "-o",
                            dir + (step == Step::kPreprocess ? "main.ii" : "main.o")});
   return argv;
 }
 
-std::vector<std::string> CompileDriver::device_argv(const std::string& dir, bool several) const {
+std::vector<std::string> CompileDriver::device_argv(const std::string& dir, bool several,
+                                                    bool lite) const {
   std::vector<std::string> argv = {config_.nvcc.string()};
-  for (auto& f : flags()) argv.push_back(std::move(f));
+  for (auto& f : device_flags(lite)) argv.push_back(std::move(f));
   if (several) argv.push_back(std::string("-Xcompiler=") + kNoGnuUnique);
   argv.insert(argv.end(), {"--keep", "--keep-dir", dir + kKeptDir, "-c", dir + kDeviceSource, "-o",
                            dir + "cuda.o"});
@@ -693,15 +727,22 @@ std::string extension_dir(size_t i, size_t count) {
 
 }  // namespace
 
-// One translation unit of an extension build: its folder, its text as written and in its
-// light form, and its compile among the build's jobs (a host unit's preprocessing is the job
-// before it).
+// One translation unit of an extension build: its folder, the forms it may be built in
+// (fastest first; the last is the unit as written with PyTorch's headers), the one built last,
+// and its compile among the build's jobs (a host unit's preprocessing is the job before it).
 struct CompileDriver::ExtensionUnit {
+  struct Form {
+    std::string text;
+    bool precompiled = false;  // host: g++ reads the precompiled light header first
+    bool lite = false;         // device: kevin_torch_lite.h for PyTorch's headers
+  };
   std::string dir;
   bool device = false;
-  std::string text, light;
+  std::vector<Form> forms;
+  size_t form = 0;
   size_t compile_job = 0;
 
+  const Form& current() const { return forms[form]; }
   std::string source() const { return dir + (device ? kDeviceSource : kHostSource); }
   std::string object() const { return dir + (device ? "cuda.o" : "main.o"); }
   // Where its preprocessed units lie (nvcc keeps its own in --keep-dir).
@@ -718,41 +759,87 @@ Status CompileDriver::write_unit(const fs::path& work, const ExtensionUnit& unit
   return write_file_atomic(work / unit.source(), text);
 }
 
+std::vector<CompileDriver::Job> CompileDriver::unit_jobs(const ExtensionUnit& unit, bool several,
+                                                         const Extras& extras) const {
+  if (unit.device) return {{device_argv(unit.dir, several, unit.current().lite), 0}};
+  // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
+  // the compile's own flags); nothing built runs before every gate has passed.
+  const std::string header = unit.current().precompiled ? extras.host_header : "";
+  return {{host_argv(Step::kPreprocess, unit.dir, several, header), kMaxPreprocessedBytes + 1},
+          {host_argv(Step::kCompile, unit.dir, several, header), 0}};
+}
+
+std::vector<CompileDriver::ExtensionUnit> CompileDriver::extension_units_of(
+    const std::vector<ExtensionUnits>& extensions, const Extras& extras) {
+  std::vector<ExtensionUnit> units;
+  for (size_t i = 0; i < extensions.size(); ++i) {
+    const ExtensionUnits& ext = extensions[i];
+    ExtensionUnit host{extension_dir(i, extensions.size()), false, {}, 0, 0};
+    host.forms.push_back(
+        {with_light_torch_header(ext.host, UnitKind::kHost), !extras.host_header.empty(), false});
+    host.forms.push_back({ext.host, false, false});
+    units.push_back(host);
+    if (ext.device.empty()) continue;
+    ExtensionUnit device{host.dir, true, {}, 0, 0};
+    if (!extras.lite_bridge.empty() && lite_torch_header_applies(ext.device))
+      device.forms.push_back({ext.device, false, true});
+    device.forms.push_back({with_light_torch_header(ext.device, UnitKind::kDevice), false, false});
+    device.forms.push_back({ext.device, false, false});
+    units.push_back(std::move(device));
+  }
+  // A plain form followed by the same text would only repeat its build.
+  for (auto& unit : units) {
+    std::vector<ExtensionUnit::Form> distinct;
+    for (auto& form : unit.forms) {
+      const bool repeats = !distinct.empty() && distinct.back().text == form.text &&
+                           !distinct.back().precompiled && !distinct.back().lite;
+      if (repeats) distinct.pop_back();
+      distinct.push_back(std::move(form));
+    }
+    unit.forms = std::move(distinct);
+  }
+  return units;
+}
+
+std::vector<std::string> CompileDriver::link_inputs(const ExtensionUnit& unit,
+                                                    const Extras& extras) {
+  std::vector<std::string> inputs = {unit.object()};
+  if (unit.current().lite) inputs.push_back(extras.lite_bridge);
+  return inputs;
+}
+
 Status CompileDriver::run_extension_pipeline(const fs::path& work,
                                              const std::vector<ExtensionUnits>& extensions,
                                              BuildResult* result, std::string* log) const {
+  const Extras extras = toolchain_extras();
   const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
   const bool several = extensions.size() > 1;
-  std::vector<ExtensionUnit> units;
+  std::vector<ExtensionUnit> units = extension_units_of(extensions, extras);
   std::vector<Job> jobs;
-  for (size_t i = 0; i < extensions.size(); ++i) {
-    const ExtensionUnits& ext = extensions[i];
-    const std::string dir = extension_dir(i, extensions.size());
-    if (!dir.empty()) fs::create_directories(work / dir);
-    // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
-    // the compile's own flags); nothing built runs before every gate has passed.
-    jobs.push_back({host_argv(Step::kPreprocess, dir, several), kMaxPreprocessedBytes + 1});
-    units.push_back(
-        {dir, false, ext.host, with_light_torch_header(ext.host, UnitKind::kHost), jobs.size()});
-    jobs.push_back({host_argv(Step::kCompile, dir, several), 0});
-    if (ext.device.empty()) continue;
-    units.push_back({dir, true, ext.device, with_light_torch_header(ext.device, UnitKind::kDevice),
-                     jobs.size()});
-    jobs.push_back({device_argv(dir, several), 0});
+  for (auto& unit : units) {
+    if (!unit.dir.empty()) fs::create_directories(work / unit.dir);
+    for (auto& job : unit_jobs(unit, several, extras)) jobs.push_back(std::move(job));
+    unit.compile_job = jobs.size() - 1;
+    KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.current().text));
   }
-  for (const auto& unit : units) KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.light));
   KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
-  // A light unit that did not compile is built as written: that build decides, and its
-  // diagnostics are the ones the model sees.
-  std::vector<size_t> again;
-  for (const auto& unit : units) {
-    const Run& run = runs[unit.compile_job];
-    if (run.ok || run.timed_out || unit.light == unit.text) continue;
-    KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.text));
-    if (!unit.device) again.push_back(unit.compile_job - 1);
-    again.push_back(unit.compile_job);
-  }
-  if (!again.empty()) {
+  // A unit that did not compile in one form is built in the next: the last (as written, with
+  // PyTorch's headers) decides, and its diagnostics are the ones the model sees.
+  for (;;) {
+    std::vector<size_t> again;
+    for (auto& unit : units) {
+      const Run& run = runs[unit.compile_job];
+      if (run.ok || run.timed_out || unit.form + 1 == unit.forms.size()) continue;
+      ++unit.form;
+      KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.current().text));
+      std::vector<Job> unit_runs = unit_jobs(unit, several, extras);
+      const size_t first = unit.compile_job + 1 - unit_runs.size();
+      for (size_t k = 0; k < unit_runs.size(); ++k) {
+        jobs[first + k] = std::move(unit_runs[k]);
+        again.push_back(first + k);
+      }
+    }
+    if (again.empty()) break;
     std::vector<Job> retry;
     for (size_t i : again) retry.push_back(jobs[i]);
     KEVIN_ASSIGN_OR_RETURN(std::vector<Run> reruns, run_compilers(retry, work, deadline));
@@ -776,10 +863,12 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
     if (result->rejection) return Status::ok();
   }
   std::vector<std::string> objects;
-  for (const auto& unit : units) objects.push_back(unit.object());
+  for (const auto& unit : units) {
+    for (auto& input : link_inputs(unit, extras)) objects.push_back(std::move(input));
+  }
   if (several) {
-    KEVIN_ASSIGN_OR_RETURN(objects,
-                           isolate_extensions(work, extensions, units, deadline, result, log));
+    KEVIN_ASSIGN_OR_RETURN(
+        objects, isolate_extensions(work, extensions, units, extras, deadline, result, log));
     if (objects.empty()) return Status::ok();  // the log or the rejection says why
   }
   KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(objects), work, 0, deadline));
@@ -804,8 +893,8 @@ bool CompileDriver::record_runs(const std::vector<Run>& runs, BuildResult* resul
 
 Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     const fs::path& work, const std::vector<ExtensionUnits>& extensions,
-    const std::vector<ExtensionUnit>& units, sys::Deadline deadline, BuildResult* result,
-    std::string* log) const {
+    const std::vector<ExtensionUnit>& units, const Extras& extras, sys::Deadline deadline,
+    BuildResult* result, std::string* log) const {
   // Each extension's objects partially linked into one, with its section groups (inline
   // functions, template instances) resolved inside it rather than across extensions.
   std::vector<Job> jobs;
@@ -815,7 +904,8 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     std::vector<std::string> argv = {config_.gxx.string(), "-r", "-nostdlib",
                                      "-Wl,--force-group-allocation"};
     for (const auto& unit : units) {
-      if (unit.dir == dir) argv.push_back(unit.object());
+      if (unit.dir != dir) continue;
+      for (auto& input : link_inputs(unit, extras)) argv.push_back(std::move(input));
     }
     parts.push_back(dir + "part.o");
     argv.insert(argv.end(), {"-o", parts.back()});
@@ -859,16 +949,131 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
   return parts;
 }
 
-Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs::path& entry,
-                                               const Pipeline& pipeline) const {
-  const auto start = std::chrono::steady_clock::now();
+CompileDriver::Extras CompileDriver::toolchain_extras() const {
+  MutexLock lock(extras_->mu);
+  if (extras_->looked_up) return extras_->extras;
+  extras_->looked_up = true;
+  // Everything that makes them what they are names their folder.
+  const fs::path lite = config_.abi_include_dir / kLiteDir;
+  Sha256 h;
+  h.update_field("kevin-toolchain-extras-v1").update_field(compiler_version_);
+  for (const auto& f : host_flags()) h.update_field(f);
+  h.update_field(light_torch_includes(UnitKind::kHost));
+  const bool want_lite =
+      config_.backend == Backend::kCuda && regular_file(lite / kLiteBridgeSource);
+  if (want_lite) {
+    for (const char* name : {kLiteBridgeSource, "kevin_torch_lite.h"}) {
+      auto text = read_file(lite / name);
+      h.update_field(text.is_ok() ? *text : std::string());
+    }
+  }
+  auto extras = find_or_build_extras(config_.cache_dir / kHeadersDir / h.hex_digest(), want_lite);
+  if (!extras.is_ok()) {
+    KEVIN_LOG(warn) << "extensions are built without kevin's precompiled header and lite bridge: "
+                    << extras.status().message();
+    return extras_->extras;
+  }
+  extras_->extras = std::move(extras).value();
+  return extras_->extras;
+}
+
+namespace {
+
+// An extra of a published folder: its path, or empty with the reason it was not made logged.
+std::string published_extra(const fs::path& dir, const std::string& name, const char* what) {
+  if (regular_file(dir / name)) return (dir / name).string();
+  auto why = read_file(dir / (name + kFailedSuffix), 4096);
+  if (why.is_ok()) {
+    KEVIN_LOG(warn) << "extensions are built without " << what << ": "
+                    << why->substr(0, why->find('\n'));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CompileDriver::Extras> CompileDriver::find_or_build_extras(const fs::path& dir,
+                                                                  bool want_lite) const {
+  const std::string precompiled = std::string(kHostHeaderName) + ".gch";
+  if (!fs::exists(dir)) KEVIN_RETURN_IF_ERROR(build_extras(dir, want_lite));
+  Extras extras;
+  extras.host_header = published_extra(dir, precompiled, "a precompiled torch header");
+  if (!extras.host_header.empty()) extras.host_header = (dir / kHostHeaderName).string();
+  if (want_lite) extras.lite_bridge = published_extra(dir, kLiteBridgeObject, "the lite header");
+  return extras;
+}
+
+Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
+  KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, staging_folder("extras-"));
+  const std::string precompiled = std::string(kHostHeaderName) + ".gch";
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(
+      work.path() / kHostHeaderName, std::string(light_torch_includes(UnitKind::kHost)) + "\n"));
+  KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "check.cpp", ""));
+  const auto deadline = sys::Deadline::after(config_.timeout);
+  std::vector<std::string> host = {config_.gxx.string()};
+  for (auto& f : host_flags()) host.push_back(std::move(f));
+  std::vector<Job> jobs = {{host, kMaxHeaderBytes}};
+  jobs[0].argv.insert(jobs[0].argv.end(), {"-x", "c++-header", kHostHeaderName, "-o", precompiled});
+  if (want_lite) {
+    jobs.push_back({host, 0});
+    jobs[1].argv.insert(jobs[1].argv.end(),
+                        {"-DKEVIN_LITE_CUDA=1", "-c",
+                         (config_.abi_include_dir / kLiteDir / kLiteBridgeSource).string(), "-o",
+                         kLiteBridgeObject});
+  }
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work.path(), deadline));
+  const auto failed = [&](const std::string& name, const std::string& why) {
+    std::error_code ec;
+    fs::remove(work.path() / name, ec);
+    return write_file_atomic(work.path() / (name + kFailedSuffix), why.substr(0, 4096));
+  };
+  if (runs[0].ok) {
+    // g++ reads the header itself, silently, when it finds its precompiled form unusable: only
+    // -Winvalid-pch tells, so a unit with the host flags must compile with that made an error.
+    std::vector<std::string> check = host;
+    check.insert(check.end(), {"-Winvalid-pch", "-Werror=invalid-pch", "-include", kHostHeaderName,
+                               "-fsyntax-only", "check.cpp"});
+    KEVIN_ASSIGN_OR_RETURN(Run checked, run_compiler(check, work.path(), 0, deadline));
+    if (!checked.ok)
+      KEVIN_RETURN_IF_ERROR(failed(precompiled, "g++ does not use it: " + checked.output));
+  } else {
+    KEVIN_RETURN_IF_ERROR(
+        failed(precompiled, "g++ could not precompile it: " + runs[0].notes + runs[0].output));
+  }
+  if (want_lite && !runs[1].ok) {
+    KEVIN_RETURN_IF_ERROR(failed(kLiteBridgeObject,
+                                 "its bridge does not build against this "
+                                 "PyTorch: " +
+                                     runs[1].notes + runs[1].output));
+  }
+  // Readable by nobody (the sandboxed compiler); published whole, or another process's is.
+  ::chmod(work.path().c_str(), 0755);
+  for (const auto& e : fs::directory_iterator(work.path())) ::chmod(e.path().c_str(), 0644);
+  const fs::path staged = work.release();
+  std::error_code ec;
+  fs::rename(staged, dir, ec);
+  if (ec) {
+    fs::remove_all(staged, ec);
+    if (!fs::exists(dir)) return internal_error("cannot publish " + dir.string());
+  }
+  return Status::ok();
+}
+
+Result<sys::TempDir> CompileDriver::staging_folder(const std::string& prefix) const {
   std::error_code ec;
   const fs::path staging_root = config_.cache_dir / "staging";
   fs::create_directories(staging_root, ec);
   // Work folders are lent to nobody during a compile; no other process of nobody's (a
   // candidate runner) needs to reach them. The sandbox binds them directly.
   ::chmod(staging_root.c_str(), 0700);
-  KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, sys::TempDir::create("build-", staging_root));
+  return sys::TempDir::create(prefix, staging_root);
+}
+
+Result<BuildResult> CompileDriver::build_fresh(const std::string& key, const fs::path& entry,
+                                               const Pipeline& pipeline) const {
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, staging_folder("build-"));
 
   BuildResult result;
   result.key = key;

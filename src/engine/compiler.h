@@ -28,6 +28,7 @@
 #include "engine/kernelbench.h"
 #include "sys/file_lock.h"
 #include "sys/process.h"
+#include "sys/tempdir.h"
 
 namespace kevin::engine {
 
@@ -124,7 +125,14 @@ class CompileDriver {
   struct Accounting;     // what the cache holds, as far as this driver knows; shared by copies
   struct Run;            // one compiler run, classified
   struct ExtensionUnit;  // one translation unit of an extension build
-  struct Job {           // one compiler run to make
+  // What an extension builds faster with, made once per toolchain (toolchain_extras): each
+  // empty when not available.
+  struct Extras {
+    std::string host_header;  // the light host header, precompiled beside it (g++ -include)
+    std::string lite_bridge;  // kevin_torch_lite_bridge.o, linked where a device unit is lite
+  };
+  struct ExtrasCache;  // the Extras once looked up, shared by copies
+  struct Job {         // one compiler run to make
     std::vector<std::string> argv;
     uint64_t file_size_limit = 0;  // 0: the configured one
   };
@@ -138,11 +146,23 @@ class CompileDriver {
   std::string cache_key(const std::vector<std::string_view>& sources) const;
   std::filesystem::path compiler() const;
   std::vector<std::string> compiler_argv(const std::filesystem::path& source, Step step) const;
-  std::vector<std::string> torch_unit_flags(bool device_unit) const;
+  std::vector<std::string> torch_unit_flags(bool device_unit, bool lite) const;
   // An extension's units in folder `dir` of the work folder ("" or "ext<i>/"); `several`: one
-  // of several extensions linked into one object.
-  std::vector<std::string> host_argv(Step step, const std::string& dir, bool several) const;
-  std::vector<std::string> device_argv(const std::string& dir, bool several) const;
+  // of several extensions linked into one object; `header`: g++ reads it first (-include),
+  // none when empty.
+  std::vector<std::string> host_argv(Step step, const std::string& dir, bool several,
+                                     const std::string& header) const;
+  std::vector<std::string> device_argv(const std::string& dir, bool several, bool lite) const;
+  // nvcc's flags for a device unit, in its lite form (kevin_torch_lite.h for PyTorch's headers)
+  // or with PyTorch's headers.
+  std::vector<std::string> device_flags(bool lite) const;
+  // The compiler runs that build `unit` in its current form (a host unit: preprocess, compile).
+  std::vector<Job> unit_jobs(const ExtensionUnit& unit, bool several, const Extras& extras) const;
+  // The units of `extensions` with the forms each may be built in, fastest first.
+  static std::vector<ExtensionUnit> extension_units_of(
+      const std::vector<ExtensionUnits>& extensions, const Extras& extras);
+  // What the link takes from `unit` in its current form: its object (and the lite bridge).
+  static std::vector<std::string> link_inputs(const ExtensionUnit& unit, const Extras& extras);
   std::vector<std::string> link_argv(const std::vector<std::string>& objects) const;
   // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
   std::vector<std::string> sandboxed(const std::vector<std::string>& argv,
@@ -181,11 +201,21 @@ class CompileDriver {
   Result<std::vector<std::string>> isolate_extensions(const std::filesystem::path& work,
                                                       const std::vector<ExtensionUnits>& extensions,
                                                       const std::vector<ExtensionUnit>& units,
-                                                      sys::Deadline deadline, BuildResult* result,
-                                                      std::string* log) const;
+                                                      const Extras& extras, sys::Deadline deadline,
+                                                      BuildResult* result, std::string* log) const;
+  // The extras of this driver's toolchain, made once per compiler, flags, PyTorch and lite
+  // header under <cache_dir>/headers/<hash>/ and kept there for every process (built in a
+  // private folder and renamed into place; an extra that could not be made is recorded there
+  // with the reason, logged once per driver, and its builds go without it). Looked up once per
+  // driver and its copies; never an error: without them extensions build as before, slower.
+  Extras toolchain_extras() const;
+  Result<Extras> find_or_build_extras(const std::filesystem::path& dir, bool want_lite) const;
+  Status build_extras(const std::filesystem::path& dir, bool want_lite) const;
   Status find_include_roots();
   Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;
   Status gate_object(const std::filesystem::path& work, BuildResult* result) const;
+  // A new private folder under <cache_dir>/staging, removed unless released.
+  Result<sys::TempDir> staging_folder(const std::string& prefix) const;
   Result<BuildResult> cached_or_built(const std::string& key, const Pipeline& pipeline) const;
   Result<BuildResult> build_fresh(const std::string& key, const std::filesystem::path& entry,
                                   const Pipeline& pipeline) const;
@@ -198,6 +228,7 @@ class CompileDriver {
   std::string cuda_include_dir_;   // torch drivers on CUDA: the toolkit's headers, for g++
   std::filesystem::path objcopy_;  // torch drivers: binutils' objcopy (isolate_extensions)
   std::shared_ptr<Accounting> accounting_;
+  std::shared_ptr<ExtrasCache> extras_;
 };
 
 // Keeps the start of a compiler log (the first errors are the useful ones), at most

@@ -2,7 +2,11 @@
 // and the PyTorch facts a build needs.
 #include "engine/kernelbench.h"
 
+#include <cctype>
+#include <optional>
 #include <regex>
+
+#include "engine/gate.h"
 
 namespace kevin::engine {
 
@@ -126,12 +130,15 @@ ExtensionUnits extension_units(const ExtensionSpec& ext) {
   return units;
 }
 
+const char* light_torch_includes(UnitKind kind) {
+  return kind == UnitKind::kHost ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
+                                 : "#include <torch/types.h>";
+}
+
 std::string with_light_torch_header(std::string_view unit, UnitKind kind) {
   static const std::regex kExtensionInclude(
       R"(^[ \t]*#[ \t]*include[ \t]*(<torch/extension\.h>|"torch/extension\.h")[ \t\r]*$)");
-  const char* light = kind == UnitKind::kHost
-                          ? "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>"
-                          : "#include <torch/types.h>";
+  const char* light = light_torch_includes(kind);
   std::string out;
   size_t start = 0;
   while (start < unit.size()) {
@@ -143,6 +150,71 @@ std::string with_light_torch_header(std::string_view unit, UnitKind kind) {
     start = end + 1;
   }
   return out;
+}
+
+namespace {
+
+// The unit with every backslash-newline removed, as translation phase 2 does.
+std::string without_line_splices(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      size_t next = i + 1;
+      if (next < text.size() && text[next] == '\r') ++next;
+      if (next < text.size() && text[next] == '\n') {
+        i = next;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+// The directive a line of comment-free text starts (#name or %:name), or nullopt if none.
+std::optional<std::string_view> directive_name(std::string_view line) {
+  const auto skip_blanks = [&] {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+  };
+  skip_blanks();
+  if (line.substr(0, 1) == "#") {
+    line.remove_prefix(1);
+  } else if (line.substr(0, 2) == "%:") {
+    line.remove_prefix(2);
+  } else {
+    return std::nullopt;
+  }
+  skip_blanks();
+  size_t n = 0;
+  while (n < line.size() && (std::isalnum(static_cast<unsigned char>(line[n])) || line[n] == '_'))
+    ++n;
+  return line.substr(0, n);
+}
+
+}  // namespace
+
+bool lite_torch_header_applies(std::string_view unit) {
+  const std::string code = strip_comments_and_strings(without_line_splices(unit));
+  if (code.find("kevin_lite") != std::string::npos) return false;
+  bool macro_defined = false;
+  size_t start = 0;
+  while (start < code.size()) {
+    size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    const auto name = directive_name(std::string_view(code).substr(start, end - start));
+    start = end + 1;
+    if (!name) continue;
+    if (*name == "define" || *name == "undef") {
+      macro_defined = true;
+    } else if (*name == "include") {
+      if (macro_defined) return false;
+    } else if (*name != "pragma" && !name->empty()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Result<TorchToolchain> torch_toolchain_from_json(const Json& j) {

@@ -67,6 +67,19 @@ enum class UnitKind { kHost, kDevice };
 // do not use and the compilers spend most of their time parsing. The compile driver builds
 // the light units first and a unit as written when its light form does not compile.
 std::string with_light_torch_header(std::string_view unit, UnitKind kind);
+// The lines that replace the extension include in a unit of `kind`'s light form.
+const char* light_torch_includes(UnitKind kind);
+
+// Whether a device unit may be built in its lite form: as written, with PyTorch's headers
+// replaced by kevin_torch_lite.h (share/kevin/torch_lite, where PyTorch's header names lead to
+// it), which the compile driver tries first. The lite header declares a slice of PyTorch's
+// tensor API exactly; a unit that uses more fails to compile and is built with PyTorch's
+// headers. So the form is offered only where nothing could tell the two apart without failing
+// to compile: no conditional directive (#if and its kin could test PyTorch's macros), no #define
+// or #undef before the unit's last #include (it could reach into PyTorch's headers), no
+// directive but #include, #define, #undef and #pragma, and no mention of the lite header's own
+// names (kevin_lite). Line splices and comments are seen as the preprocessor sees them.
+bool lite_torch_header_applies(std::string_view unit);
 
 // What building a PyTorch extension needs of the Python installation that will load it.
 struct TorchToolchain {

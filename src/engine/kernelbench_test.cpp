@@ -90,6 +90,25 @@ TEST(KernelBenchFormat, TheLightHeaderReplacesOnlyPlainExtensionIncludes) {
   EXPECT_EQ(with_light_torch_header("", UnitKind::kDevice), "");
 }
 
+TEST(KernelBenchFormat, TheLiteFormIsOfferedOnlyWhereNothingCouldTellTheHeadersApart) {
+  const std::string includes = "#include <torch/types.h>\n#include <cuda_runtime.h>\n";
+  const std::string body = "__global__ void k(float* y) { y[0] = 1; }\n#pragma unroll\n";
+  EXPECT_TRUE(lite_torch_header_applies(includes + body));
+  EXPECT_TRUE(lite_torch_header_applies(includes + "#define CHECK(x) TORCH_CHECK(x)\n" + body));
+  EXPECT_TRUE(lite_torch_header_applies(includes + "// #if TORCH_VERSION_MAJOR\n" + body));
+  EXPECT_TRUE(lite_torch_header_applies(includes + "const char* s = \"#if\";\n" + body));
+  // Each of these could see PyTorch's macros or reach into its headers, or names ours.
+  for (const std::string hidden :
+       {"#if TORCH_VERSION_MAJOR >= 2\n#endif\n", "#ifdef C10_CUDA\n#endif\n",
+        "#ifndef AT_CUDA_ENABLED\n#endif\n", "  #  /* spaced */ if 1\n#endif\n",
+        "#\\\nif 1\n#endif\n", "%:if 1\n%:endif\n", "#error no\n", "#line 3\n",
+        "kevin_lite::Options o;\n"}) {
+    EXPECT_FALSE(lite_torch_header_applies(includes + hidden + body)) << hidden;
+  }
+  EXPECT_FALSE(lite_torch_header_applies("#define private public\n" + includes + body));
+  EXPECT_FALSE(lite_torch_header_applies(includes + "#undef TORCH_CHECK\n#include <vector>\n"));
+}
+
 TEST(KernelBenchFormat, TheToolchainNeedsAbsoluteFolders) {
   Json j = {{"torch_version", "2.11"},
             {"include_dirs", {"/opt/torch/include"}},

@@ -52,6 +52,41 @@ TEST_F(EvalCli, JsonHasTheDocumentedFields) {
   EXPECT_GT(j["timing"]["calls"].get<int>(), 0);
 }
 
+// A KernelBench answer's host unit reads PyTorch's headers precompiled once per cache folder;
+// a damaged precompiled header costs time, never a verdict.
+TEST_F(EvalCli, KernelBenchHostUnitsReadOnePrecompiledTorchHeader) {
+  const std::string cache = (dir_.path() / "cache").string();
+  const fs::path answer = source_dir() / "tests/fixtures/kernelbench/good_relu.py";
+  const auto judged_correct = [&](const std::string& candidate) {
+    const KevinRun run =
+        run_kevin({"eval", "--task", (source_dir() / "tasks/level1/026_relu.py").string(),
+                   "--candidate", candidate, "--backend", "cpu", "--json", "--cache-dir", cache});
+    const auto docs = json_lines(run.output);
+    if (run.code != 0 || docs.size() != 1) return ::testing::AssertionFailure() << run.output;
+    const Json& j = docs[0];
+    if (j["cache_hit"].get<bool>()) return ::testing::AssertionFailure() << "not built";
+    // The judge's clock check may refuse a sub-millisecond CPU call on a loaded machine; the
+    // build is this test's subject.
+    if (j["verdict"] == "correct" || j["reason"] == "off_stream_work")
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << j["verdict"] << ": " << j["feedback"];
+  };
+  ASSERT_TRUE(judged_correct(answer.string()));
+  std::vector<fs::path> precompiled;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(cache) / "headers")) {
+    if (e.path().filename() == "kevin_torch_host.h.gch") precompiled.push_back(e.path());
+  }
+  ASSERT_EQ(precompiled.size(), 1u);
+  EXPECT_GT(fs::file_size(precompiled[0]), uint64_t{1} << 20);
+
+  ASSERT_TRUE(write_file_atomic(precompiled[0], "damaged").is_ok());
+  std::string again = read_file(answer).value();
+  const std::string opening = "relu_source = r\"\"\"";
+  ASSERT_NE(again.find(opening), std::string::npos);
+  again.insert(again.find(opening) + opening.size(), "// built again\n");
+  EXPECT_TRUE(judged_correct(write("relu_again.py", again)));
+}
+
 TEST_F(EvalCli, BadCandidatesGetVerdictsWithExitZero) {
   struct Case {
     std::string body, verdict, reason;
