@@ -1015,9 +1015,10 @@ Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
   std::vector<Job> jobs = {{host, kMaxHeaderBytes}};
   jobs[0].argv.insert(jobs[0].argv.end(), {"-x", "c++-header", kHostHeaderName, "-o", precompiled});
   if (want_lite) {
+    // Without unique statics: each of several extensions links its own copy, made local.
     jobs.push_back({host, 0});
     jobs[1].argv.insert(jobs[1].argv.end(),
-                        {"-DKEVIN_LITE_CUDA=1", "-c",
+                        {"-DKEVIN_LITE_CUDA=1", kNoGnuUnique, "-c",
                          (config_.abi_include_dir / kLiteDir / kLiteBridgeSource).string(), "-o",
                          kLiteBridgeObject});
   }

@@ -172,8 +172,18 @@ std::string without_line_splices(std::string_view text) {
   return out;
 }
 
-// The directive a line of comment-free text starts (#name or %:name), or nullopt if none.
-std::optional<std::string_view> directive_name(std::string_view line) {
+// The identifier `text` starts with, after blanks.
+std::string_view leading_identifier(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  size_t n = 0;
+  while (n < text.size() && (std::isalnum(static_cast<unsigned char>(text[n])) || text[n] == '_'))
+    ++n;
+  return text.substr(0, n);
+}
+
+// The directive a line of comment-free text starts (#name or %:name) and the rest of the line,
+// or nullopt if none.
+std::optional<std::pair<std::string_view, std::string_view>> directive(std::string_view line) {
   const auto skip_blanks = [&] {
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
       line.remove_prefix(1);
@@ -187,10 +197,8 @@ std::optional<std::string_view> directive_name(std::string_view line) {
     return std::nullopt;
   }
   skip_blanks();
-  size_t n = 0;
-  while (n < line.size() && (std::isalnum(static_cast<unsigned char>(line[n])) || line[n] == '_'))
-    ++n;
-  return line.substr(0, n);
+  const std::string_view name = leading_identifier(line);
+  return std::make_pair(name, line.substr(name.size()));
 }
 
 }  // namespace
@@ -203,14 +211,17 @@ bool lite_torch_header_applies(std::string_view unit) {
   while (start < code.size()) {
     size_t end = code.find('\n', start);
     if (end == std::string::npos) end = code.size();
-    const auto name = directive_name(std::string_view(code).substr(start, end - start));
+    const auto found = directive(std::string_view(code).substr(start, end - start));
     start = end + 1;
-    if (!name) continue;
-    if (*name == "define" || *name == "undef") {
-      macro_defined = true;
-    } else if (*name == "include") {
+    if (!found) continue;
+    const auto& [name, rest] = *found;
+    if (name == "define" || name == "undef") {
+      // The extension's name, which every unit defines first (as load_inline does), is not
+      // read by PyTorch's headers.
+      macro_defined = macro_defined || leading_identifier(rest) != "TORCH_EXTENSION_NAME";
+    } else if (name == "include") {
       if (macro_defined) return false;
-    } else if (*name != "pragma" && !name->empty()) {
+    } else if (name != "pragma" && !name.empty()) {
       return false;
     }
   }

@@ -106,6 +106,9 @@ TEST(KernelBenchFormat, TheLiteFormIsOfferedOnlyWhereNothingCouldTellTheHeadersA
     EXPECT_FALSE(lite_torch_header_applies(includes + hidden + body)) << hidden;
   }
   EXPECT_FALSE(lite_torch_header_applies("#define private public\n" + includes + body));
+  // The extension's own name, defined first in every unit as load_inline does, is no such macro.
+  const ExtensionSpec spec{"ext", "", includes + body, {"f"}};
+  EXPECT_TRUE(lite_torch_header_applies(extension_units(spec).device));
   EXPECT_FALSE(lite_torch_header_applies(includes + "#undef TORCH_CHECK\n#include <vector>\n"));
 }
 
