@@ -43,7 +43,8 @@ constexpr const char* kKeptDir = "kept";  // nvcc --keep-dir: its preprocessed u
 // weak rather than STB_GNU_UNIQUE, which objcopy cannot make local (isolate_extensions).
 constexpr const char* kNoGnuUnique = "-fno-gnu-unique";
 constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
-// Precompiled headers of host units, under the cache folder: a few hundred MiB each.
+// The toolchain's extras (a precompiled host header of a few hundred MiB, the lite bridge),
+// one folder per toolchain under the cache folder.
 constexpr const char* kHeadersDir = "headers";
 constexpr const char* kHostHeaderName = "kevin_torch_host.h";
 constexpr const char* kLiteDir = "torch_lite";  // under the ABI folder
@@ -482,9 +483,12 @@ std::string CompileDriver::cache_key(const std::vector<std::string_view>& source
     for (const auto& f : list) h.update_field(f);
   }
   h.update_field(config_.backend == Backend::kCuda ? config_.cuda_arch : "host");
-  // How an extension is built (two units, the light header first) is part of what it is.
-  if (config_.torch)
-    h.update_field("torch " + config_.torch->torch_version + ", two units, light header first");
+  // How an extension is built (two units, each in its forms, with these extras) is part of
+  // what it is.
+  if (config_.torch) {
+    h.update_field("torch " + config_.torch->torch_version + ", two units in forms, extras " +
+                   extras_digest());
+  }
   return h.hex_digest();
 }
 
@@ -949,25 +953,31 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
   return parts;
 }
 
-CompileDriver::Extras CompileDriver::toolchain_extras() const {
-  MutexLock lock(extras_->mu);
-  if (extras_->looked_up) return extras_->extras;
-  extras_->looked_up = true;
-  // Everything that makes them what they are names their folder.
-  const fs::path lite = config_.abi_include_dir / kLiteDir;
+bool CompileDriver::wants_lite() const {
+  return config_.backend == Backend::kCuda &&
+         regular_file(config_.abi_include_dir / kLiteDir / kLiteBridgeSource);
+}
+
+std::string CompileDriver::extras_digest() const {
   Sha256 h;
   h.update_field("kevin-toolchain-extras-v1").update_field(compiler_version_);
   for (const auto& f : host_flags()) h.update_field(f);
   h.update_field(light_torch_includes(UnitKind::kHost));
-  const bool want_lite =
-      config_.backend == Backend::kCuda && regular_file(lite / kLiteBridgeSource);
-  if (want_lite) {
+  if (wants_lite()) {
     for (const char* name : {kLiteBridgeSource, "kevin_torch_lite.h"}) {
-      auto text = read_file(lite / name);
+      auto text = read_file(config_.abi_include_dir / kLiteDir / name);
       h.update_field(text.is_ok() ? *text : std::string());
     }
   }
-  auto extras = find_or_build_extras(config_.cache_dir / kHeadersDir / h.hex_digest(), want_lite);
+  return h.hex_digest();
+}
+
+CompileDriver::Extras CompileDriver::toolchain_extras() const {
+  MutexLock lock(extras_->mu);
+  if (extras_->looked_up) return extras_->extras;
+  extras_->looked_up = true;
+  auto extras =
+      find_or_build_extras(config_.cache_dir / kHeadersDir / extras_digest(), wants_lite());
   if (!extras.is_ok()) {
     KEVIN_LOG(warn) << "extensions are built without kevin's precompiled header and lite bridge: "
                     << extras.status().message();

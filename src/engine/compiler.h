@@ -2,7 +2,8 @@
 // extension) into a shared object with harness-fixed flags (nvcc for CUDA, g++ for CPU)
 // behind a content-addressed cache.
 // The compiler runs inside kevin-sandbox (sys/jail.h): it sees the toolchain, the ABI header
-// and its own work folder only, as nobody, with memory, CPU, file-size and output limits.
+// and its own work folder only (extensions: also PyTorch's folders and <cache_dir>/headers,
+// read-only), as nobody, with memory, CPU, file-size and output limits.
 // Every preprocessed translation unit it compiled goes through the translation-unit gate and
 // the object through the object gate before the build counts as ok.
 // The cache key hashes (format, sources, ABI version, compiler version, flags, arch); entries
@@ -95,8 +96,10 @@ class CompileDriver {
 
   // Builds a KernelBench answer's extensions (one per load_inline call) as load_inline builds
   // each, into one shared object: every host unit with g++ and every device unit with nvcc, all
-  // at the same time, each preprocessed unit through the translation-unit gate, then the link
-  // and the object gate. Several extensions are first partially linked one by one, each with
+  // at the same time, each in the fastest of its forms that compiles (host: the light header
+  // precompiled; device: kevin_torch_lite.h where lite_torch_header_applies; last, as written),
+  // each preprocessed unit through the translation-unit gate, then the link and the object
+  // gate. Several extensions are first partially linked one by one, each with
   // every name it defines made local but its module's entry point (PyInit_<name>), so one
   // extension's names never meet another's (isolate_extensions); the runner loads each module
   // from the one object by its name. Results, caching and errors as build().
@@ -209,7 +212,15 @@ class CompileDriver {
   // with the reason, logged once per driver, and its builds go without it). Looked up once per
   // driver and its copies; never an error: without them extensions build as before, slower.
   Extras toolchain_extras() const;
+  // What names the extras: compiler, host flags, the light header, and (wants_lite) the lite
+  // header's and its bridge's text.
+  std::string extras_digest() const;
+  // The lite form is for CUDA drivers whose ABI folder ships the lite header's bridge.
+  bool wants_lite() const;
+  // The extras published in `dir`, made first (build_extras) when it is not there yet.
   Result<Extras> find_or_build_extras(const std::filesystem::path& dir, bool want_lite) const;
+  // Makes the precompiled header (and with `want_lite` the bridge) in a private folder, each
+  // or its `.failed` reason, and renames the folder to `dir` (another process's may win).
   Status build_extras(const std::filesystem::path& dir, bool want_lite) const;
   Status find_include_roots();
   Status gate_translation_units(const std::filesystem::path& dir, BuildResult* result) const;

@@ -50,9 +50,10 @@ class KernelBenchCudaBuild : public ::testing::Test {
             .is_ok());
     ASSERT_TRUE(write_file_atomic(stub / "lib/empty.c", "").is_ok());
     for (const char* lib : {"libc10_cuda.so", "libtorch_cuda.so"}) {
-      auto made = sys::run_command({sys::find_program("gcc").value_or("gcc"), "-shared", (stub / "lib/empty.c").string(), "-o",
-                                    (stub / "lib" / lib).string()},
-                                   sys::Deadline::after(std::chrono::seconds(60)));
+      auto made =
+          sys::run_command({sys::find_program("gcc").value_or("gcc"), "-shared",
+                            (stub / "lib/empty.c").string(), "-o", (stub / "lib" / lib).string()},
+                           sys::Deadline::after(std::chrono::seconds(60)));
       ASSERT_TRUE(made.is_ok() && made->exit.exited && made->exit.code == 0);
     }
     engine::CompilerConfig c;
@@ -71,8 +72,8 @@ class KernelBenchCudaBuild : public ::testing::Test {
   // Builds one extension whose CUDA sources are `cuda`: whether it built (its log otherwise)
   // and whether the object carries the lite header's bridge.
   std::pair<bool, bool> build(const std::string& cuda, std::string* log) {
-    const engine::ExtensionSpec spec{"ext", "torch::Tensor scaled(torch::Tensor x);", cuda,
-                                     {"scaled"}};
+    const engine::ExtensionSpec spec{
+        "ext", "torch::Tensor scaled(torch::Tensor x);", cuda, {"scaled"}};
     auto built = driver_->build_extensions({engine::extension_units(spec)});
     if (!built.is_ok()) {
       *log = built.status().to_string();
@@ -95,8 +96,7 @@ TEST_F(KernelBenchCudaBuild, ADeviceUnitBuildsLiteWhereItMayAndWithPyTorchsHeade
   std::string log;
   // Lite: compiled against kevin_torch_lite.h, linked with its bridge, through both gates.
   EXPECT_EQ(build(kLauncher, &log), std::make_pair(true, true)) << log;
-  EXPECT_EQ(build(std::string(kLauncher) + "// another answer\n", &log),
-            std::make_pair(true, true))
+  EXPECT_EQ(build(std::string(kLauncher) + "// another answer\n", &log), std::make_pair(true, true))
       << log;
   // A conditional directive could see PyTorch's macros: not offered the lite form.
   EXPECT_EQ(build(std::string(kLauncher) + "#if 1\n#endif\n", &log), std::make_pair(true, false))
@@ -106,8 +106,7 @@ TEST_F(KernelBenchCudaBuild, ADeviceUnitBuildsLiteWhereItMayAndWithPyTorchsHeade
   more.insert(more.find("  return y;"), "  TORCH_CHECK(x.element_size() == 4);\n");
   EXPECT_EQ(build(more, &log), std::make_pair(true, false)) << log;
   // A unit that fails in every form gets the diagnostics of its own text.
-  EXPECT_EQ(build(std::string(kLauncher) + "int broken = ;\n", &log),
-            std::make_pair(false, false));
+  EXPECT_EQ(build(std::string(kLauncher) + "int broken = ;\n", &log), std::make_pair(false, false));
   EXPECT_NE(log.find("cuda.cu"), std::string::npos) << log;
   EXPECT_EQ(log.find("kevin_torch_lite"), std::string::npos) << log;
 }
