@@ -15,26 +15,6 @@ namespace kevin::tasks {
 namespace {
 namespace fs = std::filesystem;
 
-// A launcher in the usual shape, within kevin_torch_lite.h's slice of PyTorch.
-constexpr const char* kLauncher = R"(#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-
-__global__ void scale(const float* x, float* y, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 2 * x[i];
-}
-
-torch::Tensor scaled(torch::Tensor x) {
-  TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
-  auto y = torch::empty_like(x);
-  const int64_t n = x.numel();
-  scale<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(),
-                                                                      y.data_ptr<float>(), n);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return y;
-}
-)";
-
 class KernelBenchCudaBuild : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -93,20 +73,22 @@ class KernelBenchCudaBuild : public ::testing::Test {
 };
 
 TEST_F(KernelBenchCudaBuild, ADeviceUnitBuildsLiteWhereItMayAndWithPyTorchsHeadersOtherwise) {
+  // A launcher in the usual shape, within kevin_torch_lite.h's slice of PyTorch.
+  const std::string launcher =
+      read_file(fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/torch_lite/scaled_launcher.cu")
+          .value();
   std::string log;
   // Lite: compiled against kevin_torch_lite.h, linked with its bridge, through both gates.
-  EXPECT_EQ(build(kLauncher, &log), std::make_pair(true, true)) << log;
-  EXPECT_EQ(build(std::string(kLauncher) + "// another answer\n", &log), std::make_pair(true, true))
-      << log;
+  EXPECT_EQ(build(launcher, &log), std::make_pair(true, true)) << log;
+  EXPECT_EQ(build(launcher + "// another answer\n", &log), std::make_pair(true, true)) << log;
   // A conditional directive could see PyTorch's macros: not offered the lite form.
-  EXPECT_EQ(build(std::string(kLauncher) + "#if 1\n#endif\n", &log), std::make_pair(true, false))
-      << log;
+  EXPECT_EQ(build(launcher + "#if 1\n#endif\n", &log), std::make_pair(true, false)) << log;
   // A call the lite header lacks: its lite form fails, PyTorch's headers build it.
-  std::string more(kLauncher);
+  std::string more = launcher;
   more.insert(more.find("  return y;"), "  TORCH_CHECK(x.element_size() == 4);\n");
   EXPECT_EQ(build(more, &log), std::make_pair(true, false)) << log;
   // A unit that fails in every form gets the diagnostics of its own text.
-  EXPECT_EQ(build(std::string(kLauncher) + "int broken = ;\n", &log), std::make_pair(false, false));
+  EXPECT_EQ(build(launcher + "int broken = ;\n", &log), std::make_pair(false, false));
   EXPECT_NE(log.find("cuda.cu"), std::string::npos) << log;
   EXPECT_EQ(log.find("kevin_torch_lite"), std::string::npos) << log;
 }

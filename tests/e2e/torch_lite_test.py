@@ -54,30 +54,6 @@ int64_t size_of(torch::Tensor x, int64_t dim) { return x.size(dim); }
 int64_t long_data(torch::Tensor x) { return x.data_ptr<int64_t>()[0]; }
 """
 
-# What only a CUDA build can run, for nvcc to compile against the lite header.
-CUDA_UNIT = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-
-__global__ void scale(const float* x, float* y, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 2 * x[i];
-}
-
-torch::Tensor scaled(torch::Tensor x) {
-  TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
-  auto y = torch::empty_like(x);
-  const int64_t n = x.numel();
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  scale<<<(n + 255) / 256, 256, 0, c10::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(),
-                                                                       y.data_ptr<float>(), n);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  C10_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return y;
-}
-"""
-
 FUNCTIONS = ["relu", "made", "described", "dispatched", "size_of", "long_data"]
 DECLARATIONS = """
 torch::Tensor relu(torch::Tensor x);
@@ -117,8 +93,9 @@ def main():
     flags = ["-O2", "-std=c++17", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
     with open(os.path.join(work, "unit.cpp"), "w") as f:
         f.write(UNIT)
-    with open(os.path.join(work, "cuda.cu"), "w") as f:
-        f.write(CUDA_UNIT)
+    # What only a CUDA build can run, for nvcc to compile against the lite header.
+    shutil.copy(os.path.join(source_dir, "tests/fixtures/torch_lite/scaled_launcher.cu"),
+                os.path.join(work, "cuda.cu"))
     for name in ("lite", "real"):
         with open(os.path.join(work, f"main_{name}.cpp"), "w") as f:
             f.write(f"#include <torch/extension.h>\n{DECLARATIONS}\nPYBIND11_MODULE(unit_{name}, m) {{\n")

@@ -212,30 +212,22 @@ class CurrentStream {
   cudaStream_t stream_;
 };
 
+// The scalar type data_ptr<T>() expects, or -1 for a T it does not take.
 template <typename T>
 constexpr int8_t scalar_type_of() {
-  if constexpr (std::is_same_v<T, float>)
-    return 6;
-  else if constexpr (std::is_same_v<T, double>)
-    return 7;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return 3;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return 4;
-  else if constexpr (std::is_same_v<T, int16_t>)
-    return 2;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return 1;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return 0;
-  else if constexpr (std::is_same_v<T, bool>)
-    return 11;
-  else if constexpr (std::is_same_v<T, c10::Half>)
-    return 5;
-  else if constexpr (std::is_same_v<T, c10::BFloat16>)
-    return 15;
-  else
-    return -1;
+  using c10::ScalarType;
+  const auto code = [](ScalarType type) { return static_cast<int8_t>(type); };
+  if constexpr (std::is_same_v<T, uint8_t>) return code(ScalarType::Byte);
+  if constexpr (std::is_same_v<T, int8_t>) return code(ScalarType::Char);
+  if constexpr (std::is_same_v<T, int16_t>) return code(ScalarType::Short);
+  if constexpr (std::is_same_v<T, int32_t>) return code(ScalarType::Int);
+  if constexpr (std::is_same_v<T, int64_t>) return code(ScalarType::Long);
+  if constexpr (std::is_same_v<T, c10::Half>) return code(ScalarType::Half);
+  if constexpr (std::is_same_v<T, float>) return code(ScalarType::Float);
+  if constexpr (std::is_same_v<T, double>) return code(ScalarType::Double);
+  if constexpr (std::is_same_v<T, bool>) return code(ScalarType::Bool);
+  if constexpr (std::is_same_v<T, c10::BFloat16>) return code(ScalarType::BFloat16);
+  return -1;
 }
 
 // TORCH_CHECK's message as PyTorch makes it: its text when it has none, else c10::str of
