@@ -360,8 +360,13 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   }
   KEVIN_RETURN_IF_ERROR(driver.find_include_roots());
   if (!cuda_include.empty()) driver.include_roots_.push_back(cuda_include);
-  if (driver.config_.torch)
+  if (driver.config_.torch) {
     driver.include_roots_.push_back((driver.config_.cache_dir / kHeadersDir).string());
+    // Read once here, not at every build's cache key.
+    driver.wants_lite_ =
+        cuda && regular_file(driver.config_.abi_include_dir / kLiteDir / kLiteBridgeSource);
+    driver.extras_digest_ = driver.compute_extras_digest();
+  }
   return driver;
 }
 
@@ -487,7 +492,7 @@ std::string CompileDriver::cache_key(const std::vector<std::string_view>& source
   // what it is.
   if (config_.torch) {
     h.update_field("torch " + config_.torch->torch_version + ", two units in forms, extras " +
-                   extras_digest());
+                   extras_digest_);
   }
   return h.hex_digest();
 }
@@ -953,17 +958,12 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
   return parts;
 }
 
-bool CompileDriver::wants_lite() const {
-  return config_.backend == Backend::kCuda &&
-         regular_file(config_.abi_include_dir / kLiteDir / kLiteBridgeSource);
-}
-
-std::string CompileDriver::extras_digest() const {
+std::string CompileDriver::compute_extras_digest() const {
   Sha256 h;
   h.update_field("kevin-toolchain-extras-v1").update_field(compiler_version_);
   for (const auto& f : host_flags()) h.update_field(f);
   h.update_field(light_torch_includes(UnitKind::kHost));
-  if (wants_lite()) {
+  if (wants_lite_) {
     for (const char* name : {kLiteBridgeSource, "kevin_torch_lite.h"}) {
       auto text = read_file(config_.abi_include_dir / kLiteDir / name);
       h.update_field(text.is_ok() ? *text : std::string());
@@ -976,8 +976,7 @@ CompileDriver::Extras CompileDriver::toolchain_extras() const {
   MutexLock lock(extras_->mu);
   if (extras_->looked_up) return extras_->extras;
   extras_->looked_up = true;
-  auto extras =
-      find_or_build_extras(config_.cache_dir / kHeadersDir / extras_digest(), wants_lite());
+  auto extras = find_or_build_extras(config_.cache_dir / kHeadersDir / extras_digest_, wants_lite_);
   if (!extras.is_ok()) {
     KEVIN_LOG(warn) << "extensions are built without kevin's precompiled header and lite bridge: "
                     << extras.status().message();

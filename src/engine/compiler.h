@@ -212,11 +212,9 @@ class CompileDriver {
   // with the reason, logged once per driver, and its builds go without it). Looked up once per
   // driver and its copies; never an error: without them extensions build as before, slower.
   Extras toolchain_extras() const;
-  // What names the extras: compiler, host flags, the light header, and (wants_lite) the lite
-  // header's and its bridge's text.
-  std::string extras_digest() const;
-  // The lite form is for CUDA drivers whose ABI folder ships the lite header's bridge.
-  bool wants_lite() const;
+  // What names the extras: compiler, host flags, the light header, and (wants_lite_) the lite
+  // header's and its bridge's text. Computed once, by create().
+  std::string compute_extras_digest() const;
   // The extras published in `dir`, made first (build_extras) when it is not there yet.
   Result<Extras> find_or_build_extras(const std::filesystem::path& dir, bool want_lite) const;
   // Makes the precompiled header (and with `want_lite` the bridge) in a private folder, each
@@ -240,6 +238,10 @@ class CompileDriver {
   std::filesystem::path objcopy_;  // torch drivers: binutils' objcopy (isolate_extensions)
   std::shared_ptr<Accounting> accounting_;
   std::shared_ptr<ExtrasCache> extras_;
+  // Torch drivers: the lite form is for CUDA drivers whose ABI folder ships the lite header's
+  // bridge; the extras' digest (compute_extras_digest), part of every extension's cache key.
+  bool wants_lite_ = false;
+  std::string extras_digest_;
 };
 
 // Keeps the start of a compiler log (the first errors are the useful ones), at most
