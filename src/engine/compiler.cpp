@@ -324,9 +324,9 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   if (cuda && config.torch) {
     // A torch extension's host unit is built with g++, which needs the toolkit's headers.
     KEVIN_ASSIGN_OR_RETURN(config.gxx, resolve(config.gxx, {}));
-    std::error_code ec;
-    const fs::path include = fs::canonical(compiler.parent_path().parent_path() / "include", ec);
-    if (!ec) cuda_include = include.string();
+    cuda_include = toolkit_include_dir(compiler);
+    // nvcc may be a script that runs the toolkit's from elsewhere: the jail needs its headers.
+    if (!cuda_include.empty()) config.extra_read_only.push_back(cuda_include);
   }
   fs::path objcopy;
   if (config.torch) {
@@ -993,8 +993,12 @@ std::string published_extra(const fs::path& dir, const std::string& name, const 
   if (regular_file(dir / name)) return (dir / name).string();
   auto why = read_file(dir / (name + kFailedSuffix), 4096);
   if (why.is_ok()) {
-    KEVIN_LOG(warn) << "extensions are built without " << what << ": "
-                    << why->substr(0, why->find('\n'));
+    // The reason's first line, and the compiler's first error where that is only the trail
+    // of includes leading to it.
+    const std::string first = why->substr(0, why->find('\n'));
+    const std::string error = first_nonempty_line_with(*why, "error");
+    KEVIN_LOG(warn) << "extensions are built without " << what << ": " << first
+                    << (error == first ? "" : " ... " + error);
   }
   return {};
 }
@@ -1198,6 +1202,51 @@ Status CompileDriver::enforce_cache_cap(uint64_t max_bytes) const {
                      << stats.bytes_after << " bytes left (" << stats.in_use << " in use)";
   }
   return Status::ok();
+}
+
+std::vector<std::string> nvcc_include_dirs(std::string_view dryrun) {
+  constexpr std::string_view kLine = "#$ INCLUDES=";
+  std::vector<std::string> dirs;
+  while (!dryrun.empty()) {
+    const size_t end = std::min(dryrun.find('\n'), dryrun.size());
+    std::string_view line = dryrun.substr(0, end);
+    dryrun.remove_prefix(std::min(end + 1, dryrun.size()));
+    if (!line.starts_with(kLine)) continue;
+    line.remove_prefix(kLine.size());
+    // Words split at spaces, the shell's quotes dropped: "-I/a"  "-I/b c" gives /a and /b c.
+    std::string word;
+    bool quoted = false;
+    const auto flush = [&] {
+      if (word.starts_with("-I") && word.size() > 2) dirs.push_back(word.substr(2));
+      word.clear();
+    };
+    for (const char c : line) {
+      if (c == '"') {
+        quoted = !quoted;
+      } else if ((c == ' ' || c == '\t' || c == '\r') && !quoted) {
+        flush();
+      } else {
+        word += c;
+      }
+    }
+    flush();
+  }
+  return dirs;
+}
+
+std::string toolkit_include_dir(const fs::path& nvcc) {
+  // nvcc knows where its toolkit is, wherever it was reached from (a link or a wrapper script
+  // in /usr/local/bin): its dry run prints the include folders it passes to its own steps.
+  auto run = sys::run_command(
+      {nvcc.string(), "--dryrun", "-x", "cu", "-c", "/dev/null", "-o", "/dev/null"},
+      sys::Deadline::after(std::chrono::seconds(30)));
+  if (!run.is_ok() || !run->exit.exited || run->exit.code != 0) return {};
+  for (const auto& dir : nvcc_include_dirs(run->output)) {
+    std::error_code ec;
+    const fs::path include = fs::canonical(dir, ec);
+    if (!ec && fs::exists(include / "cuda_runtime_api.h", ec)) return include.string();
+  }
+  return {};
 }
 
 }  // namespace kevin::engine

@@ -252,4 +252,13 @@ std::string truncate_compiler_log(std::string log, const std::string& build_dir,
 // The "N bytes gmem" figure from ptxas -v output (sum over kernels' module lines).
 uint64_t parse_ptxas_gmem(std::string_view log);
 
+// The include folders in `nvcc --dryrun`'s output (its INCLUDES line: -I words, quotes
+// dropped), in order; none where it has no such line. Never fails.
+std::vector<std::string> nvcc_include_dirs(std::string_view dryrun);
+
+// The CUDA toolkit's header folder (the first of nvcc_include_dirs with cuda_runtime_api.h,
+// canonical) of the nvcc at `nvcc`, which may be a link or a wrapper script in another folder
+// (/usr/local/bin/nvcc). Runs nvcc once; empty when it fails or names no such folder.
+std::string toolkit_include_dir(const std::filesystem::path& nvcc);
+
 }  // namespace kevin::engine

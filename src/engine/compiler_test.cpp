@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
@@ -295,6 +296,60 @@ TEST(CompilerLog, TruncatesAtLineBoundaryAndDropsPtxasNoise) {
   EXPECT_LT(t.size(), 300u);
   EXPECT_EQ(parse_ptxas_gmem("ptxas info    : 4 bytes gmem\nptxas info : 1024 bytes gmem\n"),
             1028u);
+}
+
+TEST(ToolkitIncludeDir, ParsesTheIncludesOfNvccsDryRun) {
+  EXPECT_EQ(nvcc_include_dirs("#$ _TARGET_DIR_=targets/x86_64-linux\n"
+                              "#$ INCLUDES=\"-I/cuda/bin/../targets/x86_64-linux/include\"  \n"
+                              "#$ SYSTEM_INCLUDES=\"-isystem\" \"/cuda/include/cccl\"\n"),
+            std::vector<std::string>{"/cuda/bin/../targets/x86_64-linux/include"});
+  EXPECT_EQ(nvcc_include_dirs("#$ INCLUDES=\"-I/a\" \"-I/b c\" -I/d -isystem /e\r\n"),
+            (std::vector<std::string>{"/a", "/b c", "/d"}));
+  EXPECT_TRUE(nvcc_include_dirs("").empty());
+  EXPECT_TRUE(nvcc_include_dirs("#$ INCLUDES=\"\nINCLUDES=\"-I/x\"\n#$ INCLUDES=-I").empty());
+}
+
+TEST(ToolkitIncludeDir, AsksNvccWhereverItWasReachedFrom) {
+  auto dir = sys::TempDir::create("kevin-toolkit-test-");
+  ASSERT_TRUE(dir.is_ok());
+  const fs::path root = fs::canonical(dir->path());
+  // A toolkit whose headers live under targets/, run through a wrapper script in a folder of
+  // programs whose include/ holds none of them (as /usr/local/bin/nvcc on our machines).
+  const fs::path toolkit = root / "cuda-13.0";
+  const fs::path headers = toolkit / "targets/x86_64-linux/include";
+  fs::create_directories(toolkit / "bin");
+  fs::create_directories(headers);
+  fs::create_directories(root / "local/bin");
+  fs::create_directories(root / "local/include");
+  const auto script = [](const fs::path& path, const std::string& body) {
+    ASSERT_TRUE(write_file_atomic(path, "#!/bin/sh\n" + body + "\n").is_ok());
+    fs::permissions(path, fs::perms::owner_all);
+  };
+  script(toolkit / "bin/nvcc",
+         "echo '#$ INCLUDES=\"-I" + (toolkit / "bin/../include").string() + "\" \"-I" +
+             (toolkit / "bin/../targets/x86_64-linux/include").string() + "\"' >&2");
+  script(root / "local/bin/nvcc", "exec " + (toolkit / "bin/nvcc").string() + " \"$@\"");
+  // Without the headers anywhere: no folder, rather than one without them.
+  EXPECT_EQ(toolkit_include_dir(root / "local/bin/nvcc"), "");
+  ASSERT_TRUE(write_file_atomic(headers / "cuda_runtime_api.h", "").is_ok());
+  EXPECT_EQ(toolkit_include_dir(root / "local/bin/nvcc"), headers.string());
+  EXPECT_EQ(toolkit_include_dir(toolkit / "bin/nvcc"), headers.string());
+  // A failing nvcc, or none: no folder.
+  script(root / "local/bin/nvcc", "exit 1");
+  EXPECT_EQ(toolkit_include_dir(root / "local/bin/nvcc"), "");
+  EXPECT_EQ(toolkit_include_dir(root / "local/bin/missing"), "");
+}
+
+TEST(ToolkitIncludeDir, FindsTheInstalledToolkitsHeaders) {
+  // Guards the dry run's format across CUDA releases, on every machine with nvcc.
+  int found = 0;
+  for (const char* nvcc : {"/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"}) {
+    if (::access(nvcc, X_OK) != 0) continue;
+    ++found;
+    const std::string include = toolkit_include_dir(nvcc);
+    EXPECT_TRUE(fs::exists(fs::path(include) / "cuda.h")) << nvcc << ": '" << include << "'";
+  }
+  if (found == 0) GTEST_SKIP() << "no nvcc";
 }
 
 }  // namespace

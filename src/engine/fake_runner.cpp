@@ -30,7 +30,8 @@ class FakeRunner final : public Runner {
  public:
   FakeRunner(std::string inputs, const Start& how, FakeRunnerLog* log, FakeScript script,
              FakeTimes times)
-      : inputs_(std::move(inputs)),
+      : number_(static_cast<int>(log->starts.size()) - 1),
+        inputs_(std::move(inputs)),
         staging_(how.staging_bytes),
         slot_(how.slot_bytes),
         log_(log),
@@ -76,6 +77,7 @@ class FakeRunner final : public Runner {
     x.cmd = &cmd;
     x.step = step;
     x.index = answered_[step]++;
+    x.runner = number_;
     x.body = {{"ok", true}};
     if (step == "setup") {
       set_bytes_ = cmd.at("set_bytes").get<uint64_t>();
@@ -157,6 +159,7 @@ class FakeRunner final : public Runner {
     return r;
   }
 
+  int number_;          // FakeExchange::runner
   std::string inputs_;  // the correctness input sets (inputs.bin)
   std::vector<uint8_t> staging_, slot_;
   FakeRunnerLog* log_;

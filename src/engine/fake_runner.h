@@ -39,6 +39,7 @@ struct FakeExchange {
   const Json* cmd = nullptr;  // the judge's command
   std::string step;           // its protocol step (fake_step)
   int index = 0;              // commands of that step this fake answered before this one
+  int runner = 0;             // which fake of the factory answers (0: the first started)
   // The reply. It reaches the judge as a frame would: as text, through parse_runner_reply.
   Json body;
   std::optional<std::string> frame;   // set: this text is the reply instead of `body`

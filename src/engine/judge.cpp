@@ -243,8 +243,8 @@ class Evaluation {
   // What the candidate printed; then lets the runner exit (or kills it).
   std::string finish() {
     watch_.reset();
-    if (!session_) return "";
-    std::string printed = session_->captured_output(kPrintedBytes);
+    if (!session_) return stopped_output_.value_or("");
+    std::string printed = stopped_output_.value_or(session_->captured_output(kPrintedBytes));
     session_->finish();
     return printed;
   }
@@ -256,7 +256,26 @@ class Evaluation {
   Result<std::optional<Decision>> load();
   Result<std::optional<Decision>> check_call(size_t set, const char* stage, OutputCopy* got);
   Result<std::optional<Decision>> check_correctness();
+  // What the timing phase measured (with the device held alone), or the answer's fate there.
+  struct Measured {
+    std::optional<Decision> decided;
+    std::vector<TimedCall> calls;
+    std::optional<TimingStats> interleaved;  // the baseline re-timed around the calls
+  };
+  Result<Measured> measure_times();
   Result<Decision> time();
+  // Stops the answer's runner and calibrates a fresh one; overhead_ms_ becomes the larger
+  // measure. Errors: the fresh runner's failures (the harness's, not the answer's).
+  Status recalibrate();
+  // The clock allowance A (EvalConfig::clock_slack_ms).
+  double clock_allowance() const;
+  // The calls' median time beyond their event windows, their median window, and whether the
+  // first exceeds max(4 A, half the second): work outside the window.
+  struct WindowExcess {
+    double median_ms, events_ms;
+    bool refused;
+  };
+  WindowExcess window_excess(const std::vector<TimedCall>& calls) const;
   // One timed call on timing set `j` (or, with `warmup`, on correctness set `j`).
   Result<CallOutcome> timed_call(size_t j, bool warmup, sys::Deadline phase_end);
   Result<std::vector<TimedCall>> timed_block(const std::vector<size_t>& sets,
@@ -294,6 +313,9 @@ class Evaluation {
   ReferenceView view_;
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
   double overhead_ms_ = 0;             // harness time per timed call, measured before loading
+  std::filesystem::path object_;       // the candidate's build (run)
+  // What the answer printed, kept when its runner was stopped before the end (recalibrate).
+  std::optional<std::string> stopped_output_;
   std::vector<uint64_t> data_symbols_;
   bool kernelbench() const { return !extensions_.empty(); }
   std::string answer_;                   // a KernelBench answer
@@ -648,7 +670,7 @@ bool noisy(const TimingStats& candidate, const std::optional<TimingStats>& basel
   return close_call || shaky;
 }
 
-Result<Decision> Evaluation::time() {
+Result<Evaluation::Measured> Evaluation::measure_times() {
   const double per_call = std::max(0.001, median_of(call_judge_ms_) - overhead_ms_);
   const int by_budget = std::clamp(static_cast<int>(config_.timing_budget_ms / per_call),
                                    config_.min_timed_calls, config_.max_timed_calls);
@@ -666,12 +688,12 @@ Result<Decision> Evaluation::time() {
   for (int w = 0; w < config_.warmup_calls; ++w) {
     KEVIN_ASSIGN_OR_RETURN(auto call,
                            timed_call(static_cast<size_t>(w) % ref_.num_sets, true, phase_end));
-    if (auto* d = std::get_if<Decision>(&call)) return *d;
+    if (auto* d = std::get_if<Decision>(&call)) return Measured{*d, {}, std::nullopt};
   }
   std::optional<Decision> decided;
   const auto block_start = Clock::now();
   KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> timed, timed_block(first, phase_end, &decided));
-  if (decided) return *decided;
+  if (decided) return Measured{decided, {}, std::nullopt};
   // The judge's own work per call (uploads, copies, full comparisons) grows with the data:
   // the second block is cut so the phase stays near its budget, keeping at least the minimum.
   const double per_exchange =
@@ -693,7 +715,7 @@ Result<Decision> Evaluation::time() {
     baselines.push_back(b.median_ms);
   }
   KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> rest, timed_block(second, phase_end, &decided));
-  if (decided) return *decided;
+  if (decided) return Measured{decided, {}, std::nullopt};
   timed.insert(timed.end(), rest.begin(), rest.end());
   if (interleave) {
     KEVIN_ASSIGN_OR_RETURN(TimingStats b, hooks_.retime_baseline());
@@ -702,7 +724,49 @@ Result<Decision> Evaluation::time() {
     combined.median_ms = 0.5 * (baselines[0] + baselines[1]);
     interleaved = combined;
   }
-  return judge_times(timed, interleaved);
+  return Measured{std::nullopt, std::move(timed), interleaved};
+}
+
+Result<Decision> Evaluation::time() {
+  KEVIN_ASSIGN_OR_RETURN(Measured m, measure_times());
+  if (m.decided) return *m.decided;
+  // The overhead was calibrated before the answer loaded, under that moment's load; a machine
+  // busier since (a neighbour's compile) makes an honest answer's calls look longer than their
+  // windows. Before refusing the answer for that, the overhead is measured again, now, where
+  // the answer cannot touch it (recalibrate), and the larger of the two is the harness's.
+  if (window_excess(m.calls).refused) KEVIN_RETURN_IF_ERROR(recalibrate());
+  return judge_times(m.calls, m.interleaved);
+}
+
+Status Evaluation::recalibrate() {
+  // The answer's runner is stopped first, and what it printed kept: none of its code runs while
+  // a fresh runner, which never loads it, times the harness alone.
+  watch_.reset();
+  stopped_output_ = session_->captured_output(kPrintedBytes);
+  session_->finish();
+  session_.reset();
+  KEVIN_RETURN_IF_ERROR(start_on_a_healthy_device(object_));
+  KEVIN_ASSIGN_OR_RETURN(const double now, calibrate());
+  result_->recalibrated_overhead_ms = now;
+  overhead_ms_ = std::max(overhead_ms_, now);
+  return Status::ok();
+}
+
+double Evaluation::clock_allowance() const {
+  // The judge's clock resolves no better than the spread of the harness's own work per
+  // call (uploads, copies, flushes): allow that much before charging or rejecting.
+  return std::max(config_.clock_slack_ms, 0.25 * overhead_ms_);
+}
+
+Evaluation::WindowExcess Evaluation::window_excess(const std::vector<TimedCall>& calls) const {
+  std::vector<double> unaccounted, events;
+  for (const TimedCall& c : calls) {
+    unaccounted.push_back(c.work_ms - overhead_ms_ - c.event_ms);
+    events.push_back(c.event_ms);
+  }
+  WindowExcess w{median_of(unaccounted), median_of(events), false};
+  w.refused = !calls.empty() && w.median_ms > std::max(4 * clock_allowance(), 0.5 * w.events_ms);
+  return w;
 }
 
 Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
@@ -712,10 +776,8 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
   // the judge waited beyond the harness's calibrated overhead was spent by the candidate
   // somewhere — on other streams, after the window, in the harness's own code paths — and is
   // charged to it.
-  // The judge's clock resolves no better than the spread of the harness's own work per
-  // call (uploads, copies, flushes): allow that much before charging or rejecting.
-  const double allowance = std::max(config_.clock_slack_ms, 0.25 * overhead_ms_);
-  std::vector<double> charged, unaccounted, events;
+  const double allowance = clock_allowance();
+  std::vector<double> charged;
   for (size_t i = 0; i < calls.size(); ++i) {
     const TimedCall& c = calls[i];
     if (c.event_ms > c.judge_ms + 0.05) {
@@ -724,21 +786,17 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
                                   fmt_g(c.event_ms, 4) + " ms, longer than the " +
                                   fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
     }
-    const double judged = c.work_ms - overhead_ms_;
-    unaccounted.push_back(judged - c.event_ms);
-    charged.push_back(std::max(c.event_ms, judged - allowance));
-    events.push_back(c.event_ms);
+    charged.push_back(std::max(c.event_ms, c.work_ms - overhead_ms_ - allowance));
   }
   const TimingStats t = timing_stats(charged);
-  const double events_median = median_of(events);
-  const double hidden = median_of(unaccounted);
+  const WindowExcess excess = window_excess(calls);
   result_->harness_overhead_ms = overhead_ms_;
-  result_->unaccounted_ms = hidden;
-  if (hidden > std::max(4 * allowance, 0.5 * events_median)) {
+  result_->unaccounted_ms = excess.median_ms;
+  if (excess.refused) {
     return rejected_when_timed(
         {"off_stream_work",
-         "each timed run took the judge " + fmt_f(hidden, 4) +
-             " ms longer than the harness's overhead plus the " + fmt_f(events_median, 4) +
+         "each timed run took the judge " + fmt_f(excess.median_ms, 4) +
+             " ms longer than the harness's overhead plus the " + fmt_f(excess.events_ms, 4) +
              " ms measured on the harness stream: all work must be enqueued on args->stream "
              "and finish inside the call"});
   }
@@ -766,6 +824,7 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
 }
 
 Result<Decision> Evaluation::run(const fs::path& object) {
+  object_ = object;
   const auto load_start = Clock::now();
   KEVIN_ASSIGN_OR_RETURN(view_, map_reference(ref_));
   KEVIN_RETURN_IF_ERROR(start_on_a_healthy_device(object));
@@ -829,6 +888,8 @@ Json to_json(const EvalResult& r) {
   if (r.harness_overhead_ms) {
     j["clock_check"] = {{"harness_overhead_ms", *r.harness_overhead_ms},
                         {"unaccounted_ms", opt(r.unaccounted_ms)}};
+    if (r.recalibrated_overhead_ms)
+      j["clock_check"]["recalibrated_overhead_ms"] = *r.recalibrated_overhead_ms;
   }
   if (!r.mismatch.empty()) j["mismatch"] = r.mismatch;
   if (!r.runner_output.empty()) j["printed"] = r.runner_output;
@@ -871,6 +932,8 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   if (j.contains("clock_check")) {
     KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "harness_overhead_ms", &r.harness_overhead_ms));
     KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "unaccounted_ms", &r.unaccounted_ms));
+    KEVIN_RETURN_IF_ERROR(
+        opt(j["clock_check"], "recalibrated_overhead_ms", &r.recalibrated_overhead_ms));
   }
   if (j.contains("phases_ms")) {
     const Json& p = j["phases_ms"];

@@ -106,6 +106,9 @@ struct EvalResult {
   // The judge's clock against the runner's: harness overhead per timed call (measured before
   // the candidate loaded) and the median time per call the judge saw beyond overhead + event.
   std::optional<double> harness_overhead_ms, unaccounted_ms;
+  // Set where the calls looked longer than their windows: the overhead measured again after
+  // them, in a fresh runner (harness_overhead_ms is then the larger of the two).
+  std::optional<double> recalibrated_overhead_ms;
   std::string mismatch;       // details of a wrong answer
   std::string runner_output;  // what the candidate printed (capped)
   std::vector<std::string> sandbox_enforced, sandbox_skipped;

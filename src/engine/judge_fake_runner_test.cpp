@@ -894,6 +894,62 @@ TEST_F(JudgeWithFakeRunner, TimeTheJudgeSawBeyondTheEventWindowIsOffStreamWork) 
       r.feedback, "took the judge 2.0000 ms longer than the harness's overhead plus the 1.0000 ms"))
       << r.feedback;
   EXPECT_NEAR(*r.unaccounted_ms, 2.0, 1e-9);
+  // Refused only once the overhead, measured again in a fresh runner, was no larger.
+  EXPECT_NEAR(r.recalibrated_overhead_ms.value_or(-1), 0.1, 1e-9);
+  EXPECT_EQ(log_.starts.size(), 2u);
+}
+
+TEST_F(JudgeWithFakeRunner, AMachineBusierSinceCalibrationIsMeasuredAgainBeforeARefusal) {
+  // The harness costs 0.1 ms a call at calibration, then 2.1 ms once the machine is busy: an
+  // honest 1 ms call takes 3.1 ms. A fresh runner, started after the answer's is stopped,
+  // measures the harness at 2.1 ms; the answer is judged against that.
+  const EvalResult r = judged(both(at("timed", kEvery,
+                                      [](FakeExchange& x) {
+                                        x.body["event_ms"] = 1.0;
+                                        took(x, 3.1);
+                                        x.printed = x.index == 0 ? "from the answer\n" : "";
+                                      }),
+                                   at("calibration", kEvery, [](FakeExchange& x) {
+                                     if (x.runner == 1) took(x, 0.2 + 2.1);
+                                   })));
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_NEAR(*r.recalibrated_overhead_ms, 2.1, 1e-9);
+  EXPECT_NEAR(*r.harness_overhead_ms, 2.1, 1e-9);
+  EXPECT_NEAR(*r.candidate_ms, 1.0, 1e-9);
+  // The fresh runner was set up and calibrated, never given the answer; both were finished,
+  // and what the answer printed is still its output.
+  ASSERT_EQ(log_.starts.size(), 2u);
+  EXPECT_EQ(log_.of_step("load").size(), 1u);
+  EXPECT_EQ(log_.of_step("setup").size(), 2u);
+  EXPECT_EQ(log_.finished, 2);
+  EXPECT_EQ(r.runner_output, "from the answer\n");
+}
+
+TEST_F(JudgeWithFakeRunner, AQuieterMachineSinceCalibrationKeepsTheFirstOverhead) {
+  // The larger measure stands: a fresh runner that finds the harness cheaper changes nothing.
+  const EvalResult r = judged(
+      both(at("timed", kEvery, timed_at(1.0, 3.1)), at("calibration", kEvery, [](FakeExchange& x) {
+             if (x.runner == 1) took(x, 0.2 + 0.01);
+           })));
+  EXPECT_EQ(r.reason, "off_stream_work");
+  EXPECT_NEAR(*r.recalibrated_overhead_ms, 0.01, 1e-9);
+  EXPECT_NEAR(*r.harness_overhead_ms, 0.1, 1e-9);
+}
+
+TEST_F(JudgeWithFakeRunner, AFreshRunnerThatCannotCalibrateIsTheHarnessError) {
+  const Status s = failed(
+      both(at("timed", kEvery, timed_at(1.0, 3.1)), at("calibration", 0, [](FakeExchange& x) {
+             if (x.runner > 0) x.dies = exited_with(1);
+           })));
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(contains(s.message(), "the runner failed while calibrating")) << s.message();
+}
+
+TEST_F(JudgeWithFakeRunner, CallsWithinTheirWindowsAreNotMeasuredAgain) {
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_FALSE(r.recalibrated_overhead_ms.has_value());
+  EXPECT_EQ(log_.starts.size(), 1u);
 }
 
 TEST_F(JudgeWithFakeRunner, OffStreamWorkOnShortCallsIsJudgedAgainstFourClockAllowances) {

@@ -158,8 +158,10 @@ class Distributed(unittest.TestCase):
         lines, err = results_of(producer(self.redis, batch))  # kevin eval's --format auto: ModelNew files
         self.check_one_result_per_job(lines, 2)
         got = {os.path.basename(l["candidate"]): (l["verdict"], l["reason"]) for l in lines}
-        self.assertEqual(got["good_relu.py"], ("correct", ""), err)
-        self.assertEqual(got["try_except_fallback.py"], ("rejected", "try_except_fallback"), err)
+        # The judge's own words last, where a log cut to its end still shows them.
+        said = err + "\n" + "\n".join(f"{l['candidate']}: {l.get('feedback')} {l.get('clock_check')}" for l in lines)
+        self.assertEqual(got["good_relu.py"], ("correct", ""), said)
+        self.assertEqual(got["try_except_fallback.py"], ("rejected", "try_except_fallback"), said)
 
     def test_kevin_workers_lists_the_live_workers_and_the_streams(self):
         names = {w.name for w in self.workers if w.proc.poll() is None}
