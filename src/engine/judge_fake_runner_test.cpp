@@ -1107,7 +1107,8 @@ TEST_F(JudgeWithFakeRunner, SlowerCandidateIsToldToLookForAFasterApproach) {
 
 TEST_F(JudgeWithFakeRunner, ResultReadsBackFromItsJsonForm) {
   for (const EvalResult& r :
-       {judged(), judged(at("call", 1, [](FakeExchange& x) { outputs_of(x)[5] += 1.0f; }))}) {
+       {judged(), judged(at("call", 1, [](FakeExchange& x) { outputs_of(x)[5] += 1.0f; })),
+        judged(at("timed", kEvery, timed_at(1.0, 3.1)))}) {  // with a recalibrated overhead
     SCOPED_TRACE(verdict_name(r.verdict));
     auto back = eval_result_from_json(to_json(r));
     ASSERT_TRUE(back.is_ok()) << back.status().to_string();
