@@ -10,7 +10,7 @@
 # `kbbuild`: bench/kernelbench_build.sh (extension build times against load_inline).
 # `agreement`, `kbproblems`: bench/kernelbench_agreement.py and bench/kernelbench_problems.sh on
 # a KernelBench checkout at $KB_ROOT (default .deps/kernelbench, never committed).
-# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild agreement kbproblems cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."]
+# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild agreement kbproblems cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."] [WITH_TORCH=1]
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +24,15 @@ left() { echo $(( ${BUDGET_S:-570} - ($(date +%s) - started) )); }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 configure_and_build() {  # SOURCE BUILD TARGETS...
   local src="$1" dir="$2"; shift 2
-  cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DKEVIN_TORCH=OFF -DCMAKE_C_COMPILER=/usr/bin/gcc \
+  # With WITH_TORCH=1 the tree (not the one before) is built against this machine's PyTorch:
+  # the KernelBench runner's operator log (libkevin-op-log.so) and the trainer need it.
+  local torch=(-DKEVIN_TORCH=OFF "-DCMAKE_PREFIX_PATH=$PWD/.deps/usr")
+  if [ "${WITH_TORCH:-0}" = 1 ] && [ "$dir" = build ]; then
+    torch=("-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)');$PWD/.deps/usr")
+  fi
+  cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release "${torch[@]}" -DCMAKE_C_COMPILER=/usr/bin/gcc \
         -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++ \
-        "-DCMAKE_PREFIX_PATH=$PWD/.deps/usr" > "$OUT/configure-$(basename "$dir").log" 2>&1 || { tail -20 "$OUT/configure-$(basename "$dir").log"; return 1; }
+        > "$OUT/configure-$(basename "$dir").log" 2>&1 || { tail -20 "$OUT/configure-$(basename "$dir").log"; return 1; }
   cmake --build "$dir" -j "$(nproc)" ${1:+--target "$@"} > "$OUT/build-$(basename "$dir").log" 2>&1 || { grep -E "error" -A3 "$OUT/build-$(basename "$dir").log" | head -30; return 1; }
 }
 {

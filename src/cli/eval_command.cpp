@@ -109,10 +109,10 @@ std::string age(int64_t unix_seconds, int64_t now) {
   return o.str();
 }
 
-// Where the baseline time comes from: re-timed around the candidate, or a cached measurement
+// Where the baseline time comes from: re-timed after the candidate, or a cached measurement
 // of that age (with how to re-measure it).
 std::string baseline_origin(const engine::EvalResult& r) {
-  if (r.baseline_source == "interleaved") return "re-timed around the candidate";
+  if (r.baseline_source == "retimed") return "re-timed once the candidate was gone";
   if (r.baseline->measured_at <= 0) return "cached";
   const std::string when = age(r.baseline->measured_at, static_cast<int64_t>(std::time(nullptr)));
   return when == "just now" ? "measured just now"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -34,6 +35,12 @@ size_t parallel_chunks(uint64_t count, const std::function<void(uint64_t, uint64
   const size_t parts = chunk_parts(count);
   run_workers(parts, [&](size_t p) { fn(count * p / parts, count * (p + 1) / parts, p); });
   return parts;
+}
+
+void copy_parallel(const uint8_t* from, uint64_t bytes, uint8_t* to) {
+  parallel_chunks(bytes, [&](uint64_t begin, uint64_t end, size_t) {
+    std::memcpy(to + begin, from + begin, end - begin);
+  });
 }
 
 unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }

@@ -23,6 +23,9 @@ void for_each_index(size_t count, size_t width, const std::function<void(size_t 
 // per slice (one slice, inline, for small counts); returns the number of parts used. fn must only
 // touch state owned by its part.
 size_t parallel_chunks(uint64_t count, const std::function<void(uint64_t, uint64_t, size_t)>& fn);
+// Copies `bytes` from `from` to `to` (which must not overlap) over parallel_chunks(): buffers of
+// gigabytes are copied, and first touched, on all cores rather than one.
+void copy_parallel(const uint8_t* from, uint64_t bytes, uint8_t* to);
 // How many parts parallel_chunks() uses for `count` elements: one per 2^20 elements, at most one
 // per hardware thread.
 size_t chunk_parts(uint64_t count);

@@ -3,6 +3,7 @@
 // script, then the reply delivered as RunnerSession delivers a frame.
 #include "engine/fake_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <map>
@@ -38,14 +39,16 @@ class FakeRunner final : public Runner {
         script_(std::move(script)),
         times_(times) {}
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
-                        bool measure_cpu) override {
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu,
+                        std::span<const uint8_t> slot_set) override {
     const std::string step = fake_step(cmd, loaded_);
     const double deadline_ms =
         std::chrono::duration<double, std::milli>(deadline.at() - sys::Clock::now()).count();
+    if (!slot_set.empty()) std::copy(slot_set.begin(), slot_set.end(), slot_.begin());
     const bool on_slot = step == "calibration" || step == "timed";
     log_->requests.push_back({cmd, step, spin, measure_cpu, deadline_ms,
-                              on_slot ? runner::host_hash(slot_.data(), slot_.size()) : 0});
+                              on_slot ? runner::host_hash(slot_.data(), slot_.size()) : 0,
+                              slot_set.size()});
     if (ended_) {
       Reply gone;
       gone.died = true;
@@ -59,7 +62,6 @@ class FakeRunner final : public Runner {
     return deliver(x, measure_cpu);
   }
   const uint8_t* staging() const override { return staging_.data(); }
-  uint8_t* slot() override { return slot_.data(); }
   pid_t pid() const override { return -1; }
   std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline) override {
     if (!cpu_known_) return std::nullopt;

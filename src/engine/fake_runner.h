@@ -67,8 +67,9 @@ struct FakeRunnerLog {
     Json cmd;
     std::string step;  // fake_step
     bool spin = false, measure_cpu = false;
-    double deadline_ms = 0;  // how far off the request's deadline was when it was made
-    uint64_t slot_hash = 0;  // runner::host_hash of the timing-set slot (calibration, timed)
+    double deadline_ms = 0;     // how far off the request's deadline was when it was made
+    uint64_t slot_hash = 0;     // runner::host_hash of the timing-set slot (calibration, timed)
+    size_t slot_set_bytes = 0;  // the set the request handed over for the slot (0: none)
   };
   std::vector<Runner::Start> starts;  // each fake's start, in order
   std::vector<Request> requests;      // every fake's requests, in order

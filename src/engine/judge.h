@@ -45,6 +45,10 @@ struct KernelBenchSupport {
   std::string python;                     // the interpreter with PyTorch that runs answers
   std::filesystem::path runner_script;    // kernelbench_runner.py
   std::filesystem::path support_library;  // libkevin-runner-support.so
+  // libkevin-op-log.so and the PyTorch version it was built against (both empty when kevin was
+  // built without libtorch): the runner's operator log of every call (docs/kernelbench.md).
+  std::filesystem::path op_log_library;
+  std::string op_log_torch_version;
   // The static checker on one answer (tasks::check_kernelbench_answer); errors are ours.
   std::function<Result<AnswerCheck>(std::string_view)> check;
 };
@@ -69,6 +73,11 @@ struct EvalConfig {
   // judge's time − overhead − A), and a median excess of the judge's time over the event
   // time beyond max(4 A, half the event time) is rejected as work outside the window.
   double clock_slack_ms = 0.02;
+  // A close or noisy comparison re-times the baseline once the candidate is gone: a re-time
+  // more than this fraction slower than the cached baseline is noise, timed again up to
+  // `baseline_retimes` times in all, and never used (the cached baseline stands).
+  double baseline_drift = 0.1;
+  int baseline_retimes = 3;
   std::chrono::milliseconds init_timeout{120000};
   std::chrono::milliseconds call_timeout{20000};         // one correctness or timed call
   std::chrono::milliseconds timing_phase_limit{120000};  // all timed calls (the GPU is held)
@@ -87,8 +96,8 @@ struct EvalConfig {
 
 // What one evaluation may ask of the rest of the system.
 struct EvalHooks {
-  // Times the eager baseline now (the judge holds the GPU exclusively): used to interleave
-  // baseline and candidate blocks when the comparison is noisy. Empty: the cached baseline.
+  // Times the eager baseline now (the judge holds the device exclusively and the candidate's
+  // runner is gone): used when the comparison is close or noisy. Empty: the cached baseline.
   std::function<Result<TimingStats>()> retime_baseline;
 };
 
@@ -102,7 +111,10 @@ struct EvalResult {
   std::optional<double> max_abs_error, max_rel_error;
   std::optional<TimingStats> timing;  // candidate, when correct (judge-checked per call)
   std::optional<TimingStats> baseline;
-  std::string baseline_source;  // "cached" or "interleaved" (re-timed around the candidate)
+  std::string baseline_source;  // "cached" or "retimed" (once the candidate's runner was gone)
+  // Set where every re-time came out slower than baseline_drift allows (how many were made):
+  // the cached baseline was kept.
+  std::optional<int> baseline_retimes_refused;
   // The judge's clock against the runner's: harness overhead per timed call (measured before
   // the candidate loaded) and the median time per call the judge saw beyond overhead + event.
   std::optional<double> harness_overhead_ms, unaccounted_ms;

@@ -18,6 +18,7 @@
 #include "core/device_gate.h"
 #include "engine/fake_runner.h"
 #include "engine/judge_test_support.h"
+#include "engine/runner/exit_codes.h"
 #include "engine/runner/host_kernels.h"
 #include "sys/tempdir.h"
 
@@ -281,6 +282,48 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithSeveralExtensionsBuildsThemAllA
   const auto loads = log_.of_step("load");
   ASSERT_EQ(loads.size(), 1u);
   EXPECT_EQ(loads[0].cmd.at("extensions"), Json::parse(R"(["sum_ext","scale_ext"])"));
+}
+
+TEST_F(JudgeWithFakeRunner, KernelBenchRunnerEndedByItsAuditHookIsRejectedAsIntrospection) {
+  judge_kernelbench(one_extension());
+  const EvalResult r = judged(at("call", 0, [](FakeExchange& x) {
+    x.printed = "kevin-runner: the answer reached into the interpreter (sys._getframe)\n";
+    x.dies = exited_with(runner::kIntrospectionExit);
+  }));
+  EXPECT_EQ(r.verdict, VerdictKind::kRejected);
+  EXPECT_EQ(r.reason, "introspection");
+  EXPECT_TRUE(contains(r.feedback, "the answer reached into the interpreter (sys._getframe)"))
+      << r.feedback;
+}
+
+TEST_F(JudgeWithFakeRunner, KevinCandidateExitingWithTheAuditCodeIsARuntimeError) {
+  // Only the Python runner has the hook: a C candidate that exits so is an ordinary failure.
+  const EvalResult r = judged(
+      at("call", 0, [](FakeExchange& x) { x.dies = exited_with(runner::kIntrospectionExit); }));
+  EXPECT_EQ(r.verdict, VerdictKind::kRuntimeError);
+}
+
+TEST_F(JudgeWithFakeRunner, KernelBenchPyTorchComputingInATimedCallIsRejected) {
+  judge_kernelbench(one_extension());
+  const EvalResult r = judged(at("timed", 3, [](FakeExchange& x) {
+    x.body = {{"ok", false},
+              {"stage", "call"},
+              {"error", "pytorch_compute: PyTorch computed part of the answer (aten::index)"}};
+  }));
+  EXPECT_EQ(r.verdict, VerdictKind::kRejected);
+  EXPECT_EQ(r.reason, "pytorch_compute");
+  EXPECT_TRUE(contains(r.feedback, "aten::index")) << r.feedback;
+}
+
+TEST_F(JudgeWithFakeRunner, KernelBenchRunnerIsToldOfTheOperatorLog) {
+  judge_kernelbench(one_extension());
+  config_.kernelbench->op_log_library = "/opt/kevin/libkevin-op-log.so";
+  config_.kernelbench->op_log_torch_version = "2.11.0";
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  const auto setup = log_.of_step("setup").front().cmd;
+  EXPECT_EQ(setup.at("op_log_library"), "/opt/kevin/libkevin-op-log.so");
+  EXPECT_EQ(setup.at("op_log_torch"), "2.11.0");
 }
 
 TEST_F(JudgeWithFakeRunner, KernelBenchAnswerWithMoreExtensionsThanTheCapIsRejected) {
@@ -1013,6 +1056,21 @@ TEST_F(JudgeWithFakeRunner, OnTheCpuAnUnknownCpuTimeFallsBackToTheJudgesClock) {
   EXPECT_EQ(r.reason, "off_stream_work");
 }
 
+TEST_F(JudgeWithFakeRunner, ATimingSetTravelsWithItsOwnRequestOnly) {
+  // The runner session writes it into the slot after the previous call's ready frame, inside
+  // the judge's clock (runner_session_test.cpp); the judge never touches the slot itself.
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  const size_t set_bytes = log_.of_step("timed").front().slot_set_bytes;
+  EXPECT_GT(set_bytes, 0u);
+  for (const char* step : {"calibration", "timed"}) {
+    for (const auto& req : log_.of_step(step)) EXPECT_EQ(req.slot_set_bytes, set_bytes) << step;
+  }
+  for (const char* step : {"setup", "load", "call", "warmup"}) {
+    for (const auto& req : log_.of_step(step)) EXPECT_EQ(req.slot_set_bytes, 0u) << step;
+  }
+}
+
 TEST_F(JudgeWithFakeRunner, OnTheGpuTimedCallsAreSpunForAndTheJudgesWallClockMeasuresTheWork) {
   config_.backend = Backend::kCuda;
   const EvalResult r = judged(at("timed", kEvery, [](FakeExchange& x) { x.cpu_ms = 50; }));
@@ -1028,21 +1086,66 @@ TEST_F(JudgeWithFakeRunner, OnTheGpuTimedCallsAreSpunForAndTheJudgesWallClockMea
 
 // --- The baseline ---------------------------------------------------------------------------
 
-TEST_F(JudgeWithFakeRunner, CloseComparisonRetimesTheBaselineAfterEachTimedBlock) {
+TEST_F(JudgeWithFakeRunner, CloseComparisonRetimesTheBaselineOnceTheCandidateIsGone) {
   ref_.baseline = baseline_of(1.1);
-  std::vector<size_t> timed_before;
-  std::vector<double> medians = {1.0, 1.4};
+  std::vector<size_t> timed_before, finished_before;
   EvalHooks hooks;
   hooks.retime_baseline = [&]() -> Result<TimingStats> {
     timed_before.push_back(log_.of_step("timed").size());
-    return baseline_of(medians[timed_before.size() - 1]);
+    finished_before.push_back(static_cast<size_t>(log_.finished));
+    return baseline_of(1.05);
   };
   const EvalResult r = judged({}, hooks);
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
-  EXPECT_EQ(timed_before, (std::vector<size_t>{6, 12}));
-  EXPECT_EQ(r.baseline_source, "interleaved");
+  // After every timed call, with the candidate's runner already told to exit.
+  EXPECT_EQ(timed_before, (std::vector<size_t>{12}));
+  EXPECT_EQ(finished_before, (std::vector<size_t>{1}));
+  EXPECT_EQ(r.baseline_source, "retimed");
+  EXPECT_NEAR(*r.baseline_ms, 1.05, 1e-9);
+  EXPECT_NEAR(*r.speedup, 1.05, 1e-9);
+  EXPECT_FALSE(r.baseline_retimes_refused.has_value());
+}
+
+TEST_F(JudgeWithFakeRunner, ARetimeFasterThanTheCachedBaselineIsUsed) {
+  ref_.baseline = baseline_of(1.1);
+  EvalHooks hooks;
+  hooks.retime_baseline = [&]() -> Result<TimingStats> { return baseline_of(0.9); };
+  const EvalResult r = judged({}, hooks);
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(r.baseline_source, "retimed");
+  EXPECT_NEAR(*r.speedup, 0.9, 1e-9);
+}
+
+TEST_F(JudgeWithFakeRunner, ARetimeFarSlowerThanTheCachedBaselineIsTimedAgainThenRefused) {
+  // A machine made busy while the baseline is re-timed: 20x slower every time.
+  ref_.baseline = baseline_of(1.1);
+  int retimed = 0;
+  EvalHooks hooks;
+  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+    ++retimed;
+    return baseline_of(22);
+  };
+  const EvalResult r = judged({}, hooks);
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(retimed, 3);
+  EXPECT_EQ(r.baseline_source, "cached");
+  EXPECT_NEAR(*r.baseline_ms, 1.1, 1e-9);
+  EXPECT_NEAR(*r.speedup, 1.1, 1e-9);
+  EXPECT_EQ(r.baseline_retimes_refused, 3);
+  EXPECT_NE(dump_json(to_json(r)).find("\"baseline_retimes_refused\":3"), std::string::npos);
+}
+
+TEST_F(JudgeWithFakeRunner, ASlowRetimeIsNoiseAndTheNextOneWithinTheDriftIsUsed) {
+  ref_.baseline = baseline_of(1.1);
+  std::vector<double> medians = {30, 1.2};  // the second is within 10 % of 1.1
+  size_t retimed = 0;
+  EvalHooks hooks;
+  hooks.retime_baseline = [&]() -> Result<TimingStats> { return baseline_of(medians[retimed++]); };
+  const EvalResult r = judged({}, hooks);
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(retimed, 2u);
+  EXPECT_EQ(r.baseline_source, "retimed");
   EXPECT_NEAR(*r.baseline_ms, 1.2, 1e-9);
-  EXPECT_NEAR(*r.speedup, 1.2, 1e-9);
 }
 
 TEST_F(JudgeWithFakeRunner, ShakyComparisonRetimesTheBaseline) {
@@ -1057,7 +1160,7 @@ TEST_F(JudgeWithFakeRunner, ShakyComparisonRetimesTheBaseline) {
   const EvalResult r =
       judged(both(at("timed", 4, timed_at(2.0, 2.1)), at("timed", 5, timed_at(2.0, 2.1))), hooks);
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
-  EXPECT_EQ(retimed, 2);
+  EXPECT_EQ(retimed, 1);
 }
 
 TEST_F(JudgeWithFakeRunner, DistantComparisonKeepsTheCachedBaseline) {

@@ -96,7 +96,7 @@ TEST_F(JudgeTest, AnHonestKernelIsCorrectAndTimedOnFreshSetsAgainstTheJudgesCloc
   }
 }
 
-TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAroundTheCandidate) {
+TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAndRefusesAPoisonedRetime) {
   auto first = evaluate(kSlowSum, sums(std::nullopt));
   ASSERT_TRUE(first.is_ok() && first->correct())
       << (first.is_ok() ? first->feedback : first.status().to_string());
@@ -107,14 +107,15 @@ TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAroundTheCandidate) {
   hooks.retime_baseline = [&]() -> Result<TimingStats> {
     ++retimed;
     TimingStats now = baseline;
-    now.median_ms = 2 * baseline.median_ms;
+    now.median_ms = 2 * baseline.median_ms;  // a machine made busy while it is re-timed
     return now;
   };
   auto r = evaluate(kSlowSum, sums(baseline), hooks);
   ASSERT_TRUE(r.is_ok() && r->correct()) << (r.is_ok() ? r->feedback : r.status().to_string());
-  EXPECT_EQ(retimed, 2) << "one baseline block after each of the two candidate blocks";
-  EXPECT_EQ(r->baseline_source, "interleaved");
-  EXPECT_DOUBLE_EQ(*r->baseline_ms, 2 * baseline.median_ms);
+  EXPECT_EQ(retimed, 3) << "a re-time far slower than the cached baseline is timed again";
+  EXPECT_EQ(r->baseline_source, "cached");
+  EXPECT_EQ(r->baseline_retimes_refused, 3);
+  EXPECT_DOUBLE_EQ(*r->baseline_ms, baseline.median_ms);
 }
 
 TEST_F(JudgeTest, ADistantComparisonKeepsTheCachedBaseline) {

@@ -13,8 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "core/file.h"
+#include "core/mutex.h"
+#include "core/parallel.h"
 #include "sys/cuda_probe.h"
 #include "sys/gpu_memory.h"
 
@@ -75,6 +79,44 @@ bool fields_well_typed(const Json& body) {
   return true;
 }
 
+// The runners this process has started and not yet reaped, by device (StoppedRunners).
+class LiveRunners {
+ public:
+  void add(pid_t pid, int device) {
+    MutexLock lock(mu_);
+    devices_[pid] = device;
+  }
+  void remove(pid_t pid) {
+    MutexLock lock(mu_);
+    devices_.erase(pid);
+  }
+  // Stops every runner of `device` and what runs under it; returns what was stopped. Holding
+  // the lock meanwhile keeps a runner from being reaped (and its pid reused) mid-way.
+  std::vector<pid_t> stop(int device) {
+    MutexLock lock(mu_);
+    std::vector<pid_t> stopped;
+    for (const auto& [pid, d] : devices_) {
+      if (d == device) stop_tree(pid, &stopped);
+    }
+    return stopped;
+  }
+
+ private:
+  static void stop_tree(pid_t pid, std::vector<pid_t>* stopped) {
+    if (::kill(pid, SIGSTOP) != 0) return;
+    stopped->push_back(pid);
+    for (pid_t child : sys::child_processes(pid)) stop_tree(child, stopped);
+  }
+
+  Mutex mu_;
+  std::map<pid_t, int> devices_ GUARDED_BY(mu_);
+};
+
+LiveRunners& live_runners() {
+  static LiveRunners* runners = new LiveRunners;  // never destroyed: used until exit
+  return *runners;
+}
+
 // Waits for `fd` to become readable without sleeping, until `deadline`.
 void spin_until_readable(int fd, sys::Deadline deadline) {
   pollfd p{fd, POLLIN, 0};
@@ -83,6 +125,32 @@ void spin_until_readable(int fd, sys::Deadline deadline) {
 }
 
 }  // namespace
+
+StoppedRunners::StoppedRunners(int device) : stopped_(live_runners().stop(device)) {}
+
+StoppedRunners::~StoppedRunners() {
+  // Children first was not needed: a stopped parent does not reap, so every pid is still its
+  // process until it is continued.
+  for (pid_t pid : stopped_) ::kill(pid, SIGCONT);
+}
+
+RunnerSession::Listing::Listing(pid_t pid, int device) : pid_(pid) {
+  live_runners().add(pid, device);
+}
+
+RunnerSession::Listing::Listing(Listing&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+
+RunnerSession::Listing& RunnerSession::Listing::operator=(Listing&& other) noexcept {
+  if (this != &other) {
+    if (pid_ > 0) live_runners().remove(pid_);
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+RunnerSession::Listing::~Listing() {
+  if (pid_ > 0) live_runners().remove(pid_);
+}
 
 Leftovers clean_up_after_dead_judges() {
   Leftovers left;
@@ -162,6 +230,7 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
            {4, rep.write.get()}, {5, inputs_fd.get()}, {6, s.staging_.fd()}, {7, s.slot_.fd()}};
   o.cwd = s.scratch_.path();
   KEVIN_ASSIGN_OR_RETURN(s.child_, sys::spawn(o));
+  s.listing_ = Listing(s.child_.pid(), how.device);
   s.commands_ = std::move(cmd.write);
   s.replies_ = std::move(rep.read);
   return s;
@@ -210,11 +279,16 @@ Status RunnerSession::resume(sys::Deadline deadline) {
 }
 
 Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline,
-                                                    bool spin, bool measure_cpu) {
+                                                    bool spin, bool measure_cpu,
+                                                    std::span<const uint8_t> slot_set) {
+  if (!slot_set.empty() && slot_set.size() != slot_.size())
+    return invalid_argument("a timing set of " + std::to_string(slot_set.size()) +
+                            " bytes for a slot of " + std::to_string(slot_.size()));
   Reply reply;
   const auto end_with = [this, &reply](bool timed_out) {
     reply.timed_out = timed_out;
     reply.died = !timed_out;
+    listing_ = Listing();  // unlisted before it is reaped, so its pid is never another's
     if (!timed_out) {
       // It closed the channel: give it a moment to finish dying so we can say how.
       auto exit = child_.wait(sys::Deadline::after(std::chrono::seconds(5)));
@@ -228,6 +302,7 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
     // A runner that answers out of protocol cannot be trusted with another command.
     reply.malformed = true;
     reply.malformed_why = std::move(why);
+    listing_ = Listing();
     reply.exit = child_.kill_and_reap();
     return reply;
   };
@@ -244,8 +319,11 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
   }
   const std::string text = dump_json(cmd);
   const std::string op = cmd.value("cmd", "");
+  // The runner has said it is ready and, measured by CPU time, is asleep: only now may the
+  // set become visible to it, inside the exchange the judge's clocks charge.
   if (measure_cpu) reply.cpu_before_ns = cpu_time_asleep(deadline);
   const auto t0 = std::chrono::steady_clock::now();
+  if (!slot_set.empty()) copy_parallel(slot_set.data(), slot_set.size(), slot_.data());
   Status sent = sys::write_frame(commands_.get(), text, deadline);
   if (!sent.is_ok()) return end_with(sent.code() == StatusCode::kDeadlineExceeded);
   if (spin) spin_until_readable(replies_.get(), deadline);
@@ -275,6 +353,7 @@ std::string RunnerSession::captured_output(size_t max_bytes) const {
 
 void RunnerSession::finish() {
   if (!child_.running()) return;
+  listing_ = Listing();
   (void)sys::write_frame(commands_.get(), R"({"cmd":"exit"})",
                          sys::Deadline::after(std::chrono::milliseconds(200)));
   commands_.reset();

@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json.h"
 #include "sys/fd.h"
@@ -77,14 +79,17 @@ class Runner {
   // sleeping (for timed calls, whose judge-side time must not include its own wake-up).
   // After a "call" or "time_call" the runner cleans up and then sends a second, "ready"
   // frame; the next request first waits for it (within its own deadline, off its clock).
+  // `slot_set` (slot_bytes, or empty) is the input set a timed command runs on: it is written
+  // into the runner's slot only once that ready frame is read and, with `measure_cpu`, the
+  // runner's CPU time sampled asleep, and inside judge_ms. So no code of the runner's sees a
+  // set before the exchange that is charged for it begins (docs/sandbox.md, "the ready gap").
   // A runner that dies, stays silent or answers out of protocol is a Reply saying so (and is
-  // killed). Errors: only the judge's own failures (the command could not be encoded).
+  // killed). Errors: only the judge's own failures (the command could not be encoded, or
+  // `slot_set` is not one slot's size).
   virtual Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
-                                bool measure_cpu) = 0;
+                                bool measure_cpu, std::span<const uint8_t> slot_set) = 0;
   // The output set the runner copies a call's outputs to (staging_bytes, shared with it).
   virtual const uint8_t* staging() const = 0;
-  // The timing-set slot the runner uploads from on a timed call; the judge fills it.
-  virtual uint8_t* slot() = 0;
   // The runner's process (its GPU memory is watched from outside); -1 when there is none.
   virtual pid_t pid() const = 0;
   // The CPU time the candidate's process has spent since `before_ns` (a reply's
@@ -104,6 +109,25 @@ class Runner {
   Runner& operator=(Runner&&) = default;
 };
 
+// While one lives, every runner process this kevin started on CUDA device `device` (CPU
+// runners count as device 0), with the processes under it, is stopped (SIGSTOP); they are
+// continued (SIGCONT) when it ends. Baselines are timed under one, so no candidate code of any
+// evaluation runs while a baseline is measured. Make one only while holding the device's
+// exclusive gate: no exchange with a runner of that device is then in flight, whose clocks a
+// stopped runner would stretch. Not copyable; thread-safe.
+class StoppedRunners {
+ public:
+  explicit StoppedRunners(int device);
+  ~StoppedRunners();
+  StoppedRunners(const StoppedRunners&) = delete;
+  StoppedRunners& operator=(const StoppedRunners&) = delete;
+  // How many processes were stopped.
+  size_t count() const { return stopped_.size(); }
+
+ private:
+  std::vector<pid_t> stopped_;
+};
+
 class RunnerSession final : public Runner {
  public:
   // Replies are small (a timing record is a few hundred bytes): anything larger or deeper is
@@ -115,10 +139,9 @@ class RunnerSession final : public Runner {
   // pipes, a runner that cannot be spawned).
   static Result<RunnerSession> start(const Start& how);
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
-                        bool measure_cpu) override;
+  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu,
+                        std::span<const uint8_t> slot_set) override;
   const uint8_t* staging() const override { return staging_.data(); }
-  uint8_t* slot() override { return slot_.data(); }
   pid_t pid() const override { return child_.pid(); }
   // The process the candidate runs in: the runner, or its child in its own PID namespace.
   pid_t work_pid();
@@ -141,6 +164,19 @@ class RunnerSession final : public Runner {
   bool resume_owed_ = false;    // the runner waits for "resume" before cleaning up
   bool ready_pending_ = false;  // a "ready" frame is owed by the runner
   pid_t work_pid_ = -1;
+  // Lists the runner among the live runners of its device (StoppedRunners) while it lives.
+  class Listing {
+   public:
+    Listing() = default;
+    Listing(pid_t pid, int device);
+    Listing(Listing&& other) noexcept;
+    Listing& operator=(Listing&& other) noexcept;
+    ~Listing();
+
+   private:
+    pid_t pid_ = -1;
+  };
+  Listing listing_;  // after child_: unlisted before the child is reaped
 };
 
 }  // namespace kevin::engine

@@ -132,11 +132,25 @@ constexpr std::array<std::string_view, 14> kPythonDenied = {
     "PyImport_", "PyRun_",  "Py_Compile",    "PyEval_EvalCode", "PyEval_EvalFrame",
     "PyOS_",     "PySys_",  "Py_Exit",       "PyThread_start",  "PyMarshal_",
     "PyFile_",   "Py_Main", "Py_Initialize", "PyCode_New"};
+// ... and entries that read other frames' variables, or watch or trace the interpreter (the
+// runner's protocol lives in the same interpreter, docs/sandbox.md). pybind11's own code needs
+// the frame walk (PyThreadState_GetFrame, PyFrame_GetBack, PyFrame_GetCode,
+// PyFrame_FastToLocals, PyEval_GetLocals), which stays allowed: a known gap.
+constexpr std::array<std::string_view, 10> kPythonIntrospection = {"PyEval_GetFrame",
+                                                                   "PyFrame_GetLocals",
+                                                                   "PyFrame_GetGlobals",
+                                                                   "PyFrame_GetBuiltins",
+                                                                   "PyEval_SetProfile",
+                                                                   "PyEval_SetTrace",
+                                                                   "PyGen_",
+                                                                   "PyTraceBack_",
+                                                                   "PyGC_",
+                                                                   "PyCoro_"};
 
 // Families of PyTorch's and the C++ library's API a kernel has no business with (mangled
 // fragments): threads, clocks, files, side streams, vendor libraries, global numeric switches,
-// the JIT, ATen's native implementations.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kTorchDenied = {
+// the JIT, ATen's native implementations, and what would blind the runner's operator log.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 23> kTorchDenied = {
     {{"St6thread", "threads"},
      {"St6chrono", "timing_patch"},
      {"St13basic_filebuf", "io_not_allowed"},
@@ -153,6 +167,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kTorchDe
      {"cudnn", "library_not_allowed"},
      {"13globalContext", "global_state"},
      {"N5torch3jit", "torch_internals"},
+     // The runner's operator log is a RecordFunction callback; its fallback a dispatch mode.
+     {"_ZN2at14removeCallback", "torch_internals"},
+     {"_ZN2at15disableCallback", "torch_internals"},
+     {"_ZN2at14clearCallbacks", "torch_internals"},
+     {"_ZN2at20clearGlobalCallbacks", "torch_internals"},
+     {"_ZN2at20enableRecordFunction", "torch_internals"},
+     {"TorchDispatchModeTLS", "torch_internals"},
      {"N2at6native", "pytorch_compute"}}};
 
 // ATen operators (at::_ops::<name>) an extension may call: allocation, views, copies and
@@ -242,6 +263,7 @@ std::optional<std::string> torch_import_refusal(const std::string& symbol) {
     const std::string_view bare =
         symbol[0] == '_' ? std::string_view(symbol).substr(1) : std::string_view(symbol);
     if (starts_with_any(bare, kPythonDenied)) return "dynamic_code";
+    if (starts_with_any(bare, kPythonIntrospection)) return "introspection";
     return std::nullopt;
   }
   if (symbol.rfind("_Z", 0) != 0) return "import_not_allowed";

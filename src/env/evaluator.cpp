@@ -152,6 +152,14 @@ Result<engine::KernelBenchSupport> EngineEvaluator::kernelbench_support() {
   kb.python = torch.python;
   kb.runner_script = options_.share_dir / "kernelbench_runner.py";
   kb.support_library = options_.runner_path.parent_path() / "libkevin-runner-support.so";
+  // Built where kevin found libtorch; the file beside it names that libtorch's version.
+  if (const fs::path log = options_.runner_path.parent_path() / "libkevin-op-log.so";
+      fs::exists(log)) {
+    if (auto version = read_file(fs::path(log).replace_extension(".torch")); version.is_ok()) {
+      kb.op_log_library = log;
+      kb.op_log_torch_version = version->substr(0, version->find_first_of(" \r\n"));
+    }
+  }
   for (const auto& needed : {kb.runner_script, kb.support_library}) {
     if (!fs::exists(needed))
       return not_found("KernelBench answers need " + needed.string() + " (build kevin fully)");

@@ -58,11 +58,24 @@ MUTATORS = {"append", "extend", "insert", "pop", "update", "setdefault", "clear"
 SAFE_BUILTINS_EXTRA = {"print", "isinstance", "tuple", "list", "dict", "zip", "enumerate", "super",
                                    "reversed", "sorted", "any", "all", "hasattr", "id", "repr", "set", "map", "filter"}
 COMPILERS = ("compile", "jit", "_dynamo", "_inductor", "fx", "export", "onnx")
-INTERNALS = ("ops", "_C", "library", "classes", "_ops", "_refs", "_prims", "_decomp", "hub")
+INTERNALS = ("ops", "_C", "library", "classes", "_ops", "_refs", "_prims", "_decomp", "hub", "profiler", "overrides")
 # Builtins that reach outside the answer or rewrite it.
 DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals", "locals",
                     "vars", "breakpoint", "memoryview", "type", "object", "__builtins__", "__loader__", "__spec__"}
 IO_BUILTINS = {"open", "input"}
+# Names that reach the interpreter, its frames or the process from wherever they hang (torch.sys,
+# torch.os, a frame's f_locals...): the runner's protocol, clocks and checks live in the same
+# interpreter as the answer, so no path to them is allowed however it is spelled.
+INTROSPECTION_MODULES = {"sys", "os", "gc", "inspect", "builtins", "importlib", "ctypes", "subprocess",
+                         "traceback", "linecache", "threading", "_thread", "multiprocessing", "marshal", "pickle",
+                         "io", "pathlib", "shutil", "socket", "weakref"}
+INTROSPECTION_ATTRS = {"_getframe", "f_locals", "f_globals", "f_back", "f_code", "f_builtins", "f_trace", "gi_frame",
+                       "gi_code", "cr_frame", "cr_code", "ag_frame", "tb_frame", "tb_next", "co_code", "co_consts",
+                       "settrace", "setprofile", "addaudithook", "get_objects", "get_referrers", "get_referents",
+                       "exc_info", "_current_frames"}
+# Private torch helpers honest answers use (argument normalisation); any other private name of
+# torch's is its internals.
+TORCH_PRIVATE_ALLOWED = {"_pair", "_single", "_triple", "_quadruple", "_ntuple"}
 ALLOWED_DUNDERS = {"__init__", "__name__"}
 SCALAR_BUILTINS = {"len", "int", "float", "bool", "min", "max", "abs", "round", "sum", "range", "divmod", "str"}
 SAFE_BUILTINS = SCALAR_BUILTINS | SAFE_BUILTINS_EXTRA
@@ -88,7 +101,8 @@ SOURCE_MARKERS = {"cudaStreamCreate": "stream_injection", "getStreamFromPool": "
 RULE_ORDER = ["syntax_error", "source_too_large", "source_too_complex", "inherits_reference", "missing_model_new",
               "calls_reference", "timing_patch", "stream_injection", "threads", "lazy_evaluation",
               "try_except_fallback", "precision_downgrade", "torch_compile", "torch_internals", "io_not_allowed",
-              "dynamic_code", "import_not_allowed", "library_not_allowed", "build_option_not_allowed", "monkeypatch",
+              "dynamic_code", "import_not_allowed", "library_not_allowed", "introspection",
+              "build_option_not_allowed", "monkeypatch",
               "global_state", "state_across_calls", "output_buffer_reuse", "partial_fusion", "pytorch_compute",
               "no_custom_kernel", "build_arguments_not_static"]
 # An extension's name becomes its module's name (PyInit_<name>) and a C macro.
@@ -303,6 +317,9 @@ class Checker:
                     self.flag("monkeypatch", node, "assigns " + name)
 
     def check_attribute(self, node):
+        if node.attr in INTROSPECTION_MODULES or node.attr in INTROSPECTION_ATTRS:
+            self.flag("introspection", node, "reaches ." + node.attr)
+            return
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag("dynamic_code", node, "reaches " + node.attr)
             return
@@ -324,8 +341,9 @@ class Checker:
             self.flag("precision_downgrade", node, "uses torch." + rest)
         elif rest.split(".")[0] in COMPILERS:
             self.flag("torch_compile", node, "uses torch." + rest)
-        elif rest.split(".")[0] in INTERNALS or rest.split(".")[0].startswith("_") or \
-                rest == "utils.cpp_extension.load":
+        elif rest.split(".")[0] in INTERNALS or rest == "utils.cpp_extension.load" or \
+                rest.startswith("autograd.profiler") or \
+                any(p.startswith("_") and p not in TORCH_PRIVATE_ALLOWED for p in rest.split(".")):
             self.flag("torch_internals", node, "uses torch." + rest)
         elif rest.startswith("set_") or rest in ("manual_seed", "seed", "use_deterministic_algorithms") or \
                 rest.startswith("cuda.set_") or rest.startswith("cuda.manual_seed") or rest.startswith("random."):
@@ -334,7 +352,9 @@ class Checker:
             self.flag("threads", node, "uses torch." + rest)
 
     def check_name(self, node):
-        if node.id in DYNAMIC_BUILTINS and node.id not in self.answer.module_names:
+        if node.id in INTROSPECTION_MODULES | INTROSPECTION_ATTRS and node.id not in self.answer.module_names:
+            self.flag("introspection", node, "uses " + node.id)
+        elif node.id in DYNAMIC_BUILTINS and node.id not in self.answer.module_names:
             self.flag("dynamic_code", node, "uses " + node.id)
         elif node.id in IO_BUILTINS and node.id not in self.answer.module_names:
             self.flag("io_not_allowed", node, "uses " + node.id)
@@ -410,6 +430,12 @@ class Checker:
         for cls in self.answer.tree.body:
             if isinstance(cls, ast.ClassDef) and cls is not model:
                 hot += [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"]
+        # A function or class defined inside a constructor can be called on every forward
+        # (self.helper.contiguous(x)): what it does is judged, never what it is named.
+        for ctor in [init] + [f for c in self.answer.tree.body if isinstance(c, ast.ClassDef) and c is not model
+                               for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"]:
+            if ctor is not None:
+                hot += [n for n in ast.walk(ctor) if isinstance(n, ast.FunctionDef) and n is not ctor]
         for fn in hot:
             uses_kernel |= HotPath(self, members, fn, fn in model.body).check()
         if not self.answer.extensions and not members.extension_attrs:

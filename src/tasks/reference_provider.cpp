@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/sha256.h"
+#include "engine/runner_session.h"
 
 namespace kevin::tasks {
 namespace fs = std::filesystem;
@@ -212,6 +213,9 @@ Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(const fs::pa
   req.min_calls = options_.min_calls;
   KEVIN_LOG(info) << "timing the eager baseline of " << task.filename().string() << " on "
                   << w->device_name(backend, device);
+  // No candidate code runs while a baseline is timed: every runner of this device waits
+  // stopped (the caller holds the device's gate exclusively, so none is in an exchange).
+  const engine::StoppedRunners stopped(device);
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, w->baseline(req));
   b.measured_at = unix_now();
   return b;

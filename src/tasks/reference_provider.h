@@ -83,7 +83,8 @@ class ReferenceProvider {
   // The cached baseline for `ref`'s device and torch version while younger than
   // baseline_ttl, else one timed now (under the exclusive gate) and cached.
   Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
-  // Times with the worker; mu_ held by the caller.
+  // Times with the worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
+  // the caller holds the device's gate exclusively); mu_ held by the caller.
   Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task,
                                                    const std::string& backend, int device)
       REQUIRES(mu_);

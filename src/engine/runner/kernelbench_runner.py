@@ -12,6 +12,7 @@ import json
 import math  # noqa: F401  (imported before the root is emptied: answers may import it)
 import mmap
 import os
+import re
 import struct
 import sys
 import time
@@ -114,8 +115,16 @@ def device_hash(buffer):
     return total & MASK64
 
 
-class OpLog(TorchDispatchMode):
-    """Records the ATen operators run while it is active (correctness calls only)."""
+def release(version):
+    """A PyTorch version's release number, "2.11.0" of "2.11.0+cu130" or "1.13.0a0+git": builds
+    of one release share their C++ ABI."""
+    match = re.match(r"\d+\.\d+(\.\d+)?", version or "")
+    return match.group(0) if match else None
+
+
+class DispatchLog(TorchDispatchMode):
+    """Records the ATen operators run while it is active: the fallback of OpLog where
+    libkevin-op-log.so cannot be used (tens of microseconds an operator: correctness calls only)."""
 
     def __init__(self):
         super().__init__()
@@ -126,6 +135,67 @@ class OpLog(TorchDispatchMode):
         if name not in PLUMBING_OPS and name not in self.compute:
             self.compute.append(name)
         return func(*args, **(kwargs or {}))
+
+
+class OpLog:
+    """The ATen operators an answer's forward dispatches beyond allocation, views and copies.
+    Native (libkevin-op-log.so, a RecordFunction callback in C++) it watches every call, timed
+    ones included, out of the answer's reach and at a few hundred nanoseconds an operator; it
+    is loaded only into the PyTorch it was built against. Otherwise correctness calls are
+    watched through a dispatch mode, and the reply says timed calls were not."""
+
+    def __init__(self, library, torch_version):
+        self.native, self.why_not = None, None
+        if not library:
+            self.why_not = "kevin was built without libtorch"
+        elif release(torch_version) != release(torch.__version__):
+            self.why_not = "kevin's libtorch is %s, this PyTorch %s" % (torch_version or "unknown", torch.__version__)
+        else:
+            lib = ctypes.CDLL(library)
+            lib.kevin_op_log_end.restype = ctypes.c_size_t
+            lib.kevin_op_log_end.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+            if lib.kevin_op_log_start() == 0:
+                self.native = lib
+            else:
+                self.why_not = "PyTorch refused its callback"
+        self.names = ctypes.create_string_buffer(256)
+
+    def watches_timed_calls(self):
+        return self.native is not None
+
+    def watching(self, timed):
+        """A context that watches what runs inside (a timed call only natively) and raises
+        Fatal(pytorch_compute) as it closes when PyTorch computed."""
+        return _Watch(self, timed)
+
+
+class _Watch:
+    """OpLog.watching's context (a class, not a generator: the answer's code runs inside, and a
+    generator's frame is what the audit hook refuses to show)."""
+
+    def __init__(self, log, timed):
+        self.log, self.timed, self.mode = log, timed, None
+
+    def __enter__(self):
+        if self.log.native is not None:
+            self.log.native.kevin_op_log_begin()
+        elif not self.timed:
+            self.mode = DispatchLog()
+            self.mode.__enter__()
+        return self
+
+    def __exit__(self, kind, value, traceback_):
+        computed = []
+        if self.log.native is not None:
+            count = self.log.native.kevin_op_log_end(self.log.names, len(self.log.names))
+            computed = self.log.names.value.decode().split(",") if count else []
+        elif self.mode is not None:
+            self.mode.__exit__(kind, value, traceback_)
+            computed = self.mode.compute
+        if computed and kind is None:
+            raise Fatal("call", "pytorch_compute: PyTorch computed part of the answer (aten::%s); only the "
+                        "answer's own kernels may compute" % ", aten::".join(computed[:5]))
+        return False
 
 
 class Support:
@@ -141,6 +211,10 @@ class Support:
                                                       ctypes.c_size_t]
         self.lib.kevin_runner_allow_loading.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         self.lib.kevin_runner_seal.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        self.lib.kevin_runner_preload.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        # With the GIL held: it adds an audit hook to this interpreter.
+        self.guard = ctypes.PyDLL(path).kevin_runner_guard_interpreter
+        self.guard.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
         lifeline = int(os.environ.get("KEVIN_LIFELINE_FD", "-1"))
         self.lib.kevin_runner_adopt(int(os.environ.get("KEVIN_PARENT_PID", "0")), lifeline)
 
@@ -249,6 +323,8 @@ class Runner:
             small = torch.empty(1024, dtype=torch.uint8, device=self.device)
             del reserve, small
             torch.cuda.synchronize()
+        # Loaded while the filesystem is in view; it watches every call from C++.
+        self.op_log = OpLog(cmd.get("op_log_library", ""), cmd.get("op_log_torch", ""))
         self.warm_up()
         if self.sandboxed:
             # No address-space cap: PyTorch builds with CUDA reserve address space by the
@@ -261,6 +337,8 @@ class Runner:
             self.enforced += self.support.close_doors(int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0, data)
         self.poison(cmd)
         skipped = [] if self.sandboxed else ["all confinement (--no-sandbox)"]
+        if not self.op_log.watches_timed_calls():
+            skipped.append("the operator log of timed calls (%s)" % self.op_log.why_not)
         return {"ok": True, "device": torch.cuda.get_device_name(0) if self.cuda else "cpu",
                 "workspace_bytes": 0, "input_hashes": self.input_hashes(),
                 "sandbox": {"enforced": self.enforced, "skipped": skipped}}
@@ -286,7 +364,7 @@ class Runner:
         """Runs what a call runs (a module call, the operator log, the output copy) once, while
         the files PyTorch imports lazily are still in view."""
         probe = torch.zeros(4, device=self.device)
-        with torch.no_grad(), OpLog():
+        with torch.no_grad(), self.op_log.watching(timed=False):
             torch.nn.Identity()(probe).view(2, 2).contiguous().reshape(-1).view(torch.uint8)
         probe.copy_(probe)
         if self.cuda:
@@ -321,7 +399,10 @@ class Runner:
         at = tensor.data_ptr()
         return any(base.data_ptr() <= at < base.data_ptr() + self.set_bytes for base in self.set_base)
 
-    # load: the answer's module, with load_inline served by the object kevin built.
+    # load: the answer's module, with load_inline served by the object kevin built. Nothing of
+    # the answer runs before the strict allowlist is in force and the interpreter is guarded:
+    # the object is mapped first (the loader runs no code of the answer's: the object gate),
+    # then sealed, and only then are its modules initialised and the answer's text run.
     def load(self, cmd):
         self.forward_args = cmd["forward_args"]  # "tensor" / "scalar" in forward's order
         self.scalar_kinds = cmd["scalar_kinds"]
@@ -332,9 +413,21 @@ class Runner:
         answer_path = ("/" if self.sandboxed else "./") + ANSWER
         with open(answer_path, encoding="utf-8", errors="surrogateescape") as f:
             source = f.read()
+        try:
+            code = compile(source, ANSWER, "exec")  # parsing only: none of it runs yet
+        except (SyntaxError, ValueError):
+            raise Fatal("load", "the answer is not valid Python:\n" + short_traceback())
+        if self.sandboxed:
+            probe = os.open(object_path, os.O_RDONLY | os.O_CLOEXEC)
+            os.close(probe)
+            self.support.call(self.support.lib.kevin_runner_allow_loading, probe, int(self.cuda))
+        self.support.call(self.support.lib.kevin_runner_preload, object_path.encode())
+        if self.sandboxed:
+            self.support.call(self.support.lib.kevin_runner_seal, int(self.cuda))
         loaded = {}
 
-        # The one object holds every extension, each its own module (PyInit_<name>).
+        # The one object holds every extension, each its own module (PyInit_<name>); it is
+        # mapped already, so importing it opens nothing.
         def load_inline(name, *args, **kwargs):
             if name not in extensions:
                 raise RuntimeError("load_inline(%r): kevin built the answer's extensions %s" %
@@ -348,15 +441,12 @@ class Runner:
             return loaded[name]
 
         torch.utils.cpp_extension.load_inline = load_inline
-        if self.sandboxed:
-            probe = os.open(object_path, os.O_RDONLY | os.O_CLOEXEC)
-            os.close(probe)
-            self.support.call(self.support.lib.kevin_runner_allow_loading, probe, int(self.cuda))
         namespace = {"__name__": "answer"}
+        self.support.call(self.support.guard)
         try:
-            exec(compile(source, ANSWER, "exec"), namespace)  # noqa: S102  (the sandboxed answer)
+            exec(code, namespace)  # noqa: S102  (the sandboxed answer)
             model_class = namespace["ModelNew"]
-            torch.manual_seed(0)
+            self.seed_generators(0)
             model = model_class(*cmd["init_inputs"])
             if isinstance(model, torch.nn.Module):
                 model = model.to(self.device).eval()
@@ -364,10 +454,15 @@ class Runner:
             raise Fatal("load", "building ModelNew failed:\n" + short_traceback())
         self.model = model
         self.bindings = self.bind_parameters(model)
-        if self.sandboxed:
-            self.support.call(self.support.lib.kevin_runner_seal, int(self.cuda))
         self.poison(cmd)
         return {"ok": True, "static_bytes": 0}
+
+    def seed_generators(self, seed):
+        """torch.manual_seed(seed) without its lazy CUDA call, which on a machine without CUDA
+        records a stack trace (sys._getframe: the audit hook would end the runner)."""
+        torch.default_generator.manual_seed(seed)
+        if self.cuda:
+            torch.cuda.manual_seed_all(seed)
 
     def bind_parameters(self, model):
         """(ModelNew tensor, reference argument index) pairs: the reference's weights of each
@@ -406,14 +501,10 @@ class Runner:
                 args.append(bool(value) if scalar_kind == "bool" else int(value) if scalar_kind == "int" else value)
         return args
 
-    def forward(self, index, oplog=None):
+    def forward(self, index, timed):
         args = self.arguments(index)
-        with torch.no_grad():
-            if oplog is not None:
-                with oplog:
-                    result = self.model(*args)
-            else:
-                result = self.model(*args)
+        with torch.no_grad(), self.op_log.watching(timed):
+            result = self.model(*args)
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(outs) != len(self.outputs) or not all(isinstance(o, torch.Tensor) for o in outs):
             raise Fatal("call", "ModelNew.forward returned %s; the task returns %d tensor(s)" % (
@@ -426,11 +517,11 @@ class Runner:
             self.returned.append((got, got.dtype))
         self.pending = list(zip(outs, self.outputs))
 
-    def run_call(self, index, oplog, window_end=None):
+    def run_call(self, index, window_end=None):
         """forward, then `window_end` (a timed call's end mark: what the baseline's window
         holds, the answer's work and no copy of ours), then the device's errors."""
         try:
-            self.forward(index, oplog)
+            self.forward(index, timed=window_end is not None)
             if window_end is not None:
                 window_end()
             if self.cuda:
@@ -439,6 +530,12 @@ class Runner:
             raise
         except Exception:  # noqa: BLE001
             raise Fatal("call", "ModelNew.forward raised:\n" + short_traceback())
+
+    def watch_nothing(self):
+        """A calibration call's stand-in for the answer: the operator log's own work, which
+        every timed call of the answer's also does."""
+        with self.op_log.watching(timed=True):
+            pass
 
     def download(self):
         """The returned tensors (without a model: the poisoned output buffer, the same bytes,
@@ -455,11 +552,7 @@ class Runner:
         index = int(cmd["set"])
         if not 0 <= index < self.sets:
             raise Fatal("harness", "set out of range")
-        oplog = OpLog()
-        self.run_call(index, oplog)
-        if oplog.compute:
-            raise Fatal("call", "pytorch_compute: PyTorch computed part of the answer (aten::%s); only the "
-                        "answer's own kernels may compute" % ", aten::".join(oplog.compute[:5]))
+        self.run_call(index)
         self.download()
         return {"ok": True, "rc": 0, "input_hashes": self.input_hashes()}
 
@@ -475,8 +568,9 @@ class Runner:
             torch.cuda.synchronize()
             self.start_event.record()
             if self.model is not None:
-                self.run_call(index, None, self.end_event.record)
+                self.run_call(index, self.end_event.record)
             else:
+                self.watch_nothing()
                 self.end_event.record()
             self.end_event.synchronize()
             event_ms = self.start_event.elapsed_time(self.end_event)
@@ -485,7 +579,9 @@ class Runner:
             ends = []
             start = time.perf_counter()
             if self.model is not None:
-                self.run_call(index, None, lambda: ends.append(time.perf_counter()))
+                self.run_call(index, lambda: ends.append(time.perf_counter()))
+            else:
+                self.watch_nothing()
             event_ms = ((ends[0] if ends else time.perf_counter()) - start) * 1000
         self.download()
         return {"ok": True, "rc": 0, "event_ms": event_ms}

@@ -3,9 +3,9 @@
 // so no host-side state (caches, call counters) survives from one call to the next.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "core/status.h"
 
@@ -13,18 +13,33 @@ namespace kevin::runner {
 
 class StaticGuard {
  public:
-  // Snapshots the writable segments of the already-loaded object whose path is `path`.
+  // Snapshots the writable segments of the already-loaded object whose path is `path` into
+  // pages of their own that are then made read-only: a candidate that writes into the
+  // snapshot (to have a takeover restored after every call) faults, and once the runner is
+  // sealed it cannot make them writable again (no mprotect). Call it before seal(). Errors:
+  // the object is not loaded, or the pages cannot be mapped or protected.
   static Result<StaticGuard> snapshot(const std::string& path);
+  StaticGuard(StaticGuard&& other) noexcept;
+  StaticGuard& operator=(StaticGuard&&) = delete;
+  StaticGuard(const StaticGuard&) = delete;
+  ~StaticGuard();
+
   // Copies the snapshot back.
   void restore() const;
   uint64_t bytes() const;
 
  private:
+  StaticGuard() = default;
+  // One writable range of the object; the snapshot image starts with these, its bytes follow.
   struct Range {
     uint8_t* start;
-    std::vector<uint8_t> saved;
+    uint64_t bytes;
   };
-  std::vector<Range> ranges_;
+  const Range* ranges() const { return static_cast<const Range*>(image_); }
+
+  void* image_ = nullptr;  // the read-only snapshot: ranges, then their saved bytes
+  size_t image_bytes_ = 0;
+  size_t count_ = 0;
 };
 
 }  // namespace kevin::runner
