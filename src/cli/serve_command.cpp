@@ -21,7 +21,7 @@ struct ServeArgs {
   std::vector<std::string> tasks;
   int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
   std::string python, cache, tolerance = "default", queue, queue_model;
-  double call_timeout_s = 20, speedup_cap = 0, max_body_mb = 64;
+  double call_timeout_s = 20, speedup_cap = 0, max_body_mb = 64, max_buffered_body_mb = 0;
   bool no_sandbox = false, accept_reference_code = false;
 };
 
@@ -81,6 +81,7 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.token = *token;
   options.io_threads = a.io_threads;
   options.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));
+  options.max_buffered_body_bytes = static_cast<size_t>(a.max_buffered_body_mb * (1 << 20));
   auto srv = server::Server::create(&service, options);
   if (!srv.is_ok()) return fail(srv.status());
   out << "kevin serve: listening on http://" << a.host << ":" << (*srv)->port()
@@ -159,6 +160,11 @@ void add_serve_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   sub->add_option("--max-body-mb", a->max_body_mb, "largest HTTP request body (MiB)")
       ->check(CLI::Range(0.001, 4096.0))
+      ->capture_default_str();
+  sub->add_option("--max-buffered-body-mb", a->max_buffered_body_mb,
+                  "HTTP request bodies held at once, all connections together (MiB); more are "
+                  "refused with 503 (default 0: 4 x --max-body-mb)")
+      ->check(CLI::Range(0.0, 65536.0))
       ->capture_default_str();
   sub->add_flag("--accept-reference-code", a->accept_reference_code,
                 "evaluate against reference_code sent to /evaluate: it runs unsandboxed in the "

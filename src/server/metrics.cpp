@@ -64,7 +64,7 @@ void family(std::ostringstream& out, const char* name, const char* type, const c
 
 }  // namespace
 
-std::string ServerMetrics::prometheus(size_t queued) const {
+std::string ServerMetrics::prometheus(size_t queued, size_t body_bytes) const {
   MutexLock lock(mu_);
   std::ostringstream out;
   family(out, "kevin_sessions_active", "gauge",
@@ -79,6 +79,10 @@ std::string ServerMetrics::prometheus(size_t queued) const {
   out << "kevin_evaluations_running " << running_ << '\n';
   family(out, "kevin_queue_depth", "gauge", "Requests waiting for an evaluation thread.");
   out << "kevin_queue_depth " << queued << '\n';
+  family(out, "kevin_request_body_bytes_reserved", "gauge",
+         "Bytes of HTTP request bodies being received or handled now, out of the server's "
+         "budget (--max-buffered-body-mb).");
+  out << "kevin_request_body_bytes_reserved " << body_bytes << '\n';
   family(out, "kevin_evaluations_total", "counter",
          "Finished evaluations by verdict (harness_error: the engine failed).");
   for (const auto& [outcome, n] : by_outcome_)

@@ -1,6 +1,6 @@
 // metrics.h — the server's counters, rendered in Prometheus' text format for GET /metrics:
 // sessions (open, total, refused at capacity), evaluations by verdict, evaluations running
-// and queued, and a histogram of evaluation latency. Thread-safe.
+// and queued, request-body bytes reserved, and a histogram of evaluation latency. Thread-safe.
 #pragma once
 
 #include <array>
@@ -29,8 +29,9 @@ class ServerMetrics {
   int evaluations_running() const;
   uint64_t evaluations_total() const;
 
-  // The exposition text; `queued` is the number of jobs waiting for an evaluation thread.
-  std::string prometheus(size_t queued) const;
+  // The exposition text; `queued` is the number of jobs waiting for an evaluation thread,
+  // `body_bytes` the bytes of HTTP request bodies reserved now (BodyBudget::used).
+  std::string prometheus(size_t queued, size_t body_bytes) const;
 
  private:
   mutable Mutex mu_;

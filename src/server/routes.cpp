@@ -59,6 +59,11 @@ bool Routes::quick(std::string_view method, std::string_view path) {
          path == "/metrics" || starts_with(path, "/status/") || starts_with(path, "/results/");
 }
 
+bool Routes::takes_body(std::string_view method, std::string_view path) {
+  return method == "POST" &&
+         (path == "/reset" || path == "/step" || path == "/evaluate" || path == "/evaluate/batch");
+}
+
 Json Routes::health() const {
   const double uptime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -90,8 +95,10 @@ HttpReply Routes::handle(std::string_view method, std::string_view target,
   if (path == "/state") return only(get, [&] { return http_state(); });
   if (path == "/metrics") {
     return only(get, [&] {
-      return HttpReply{
-          200, service_->metrics().prometheus(queue_->queued()), "text/plain; version=0.0.4", {}};
+      return HttpReply{200,
+                       service_->metrics().prometheus(queue_->queued(), bodies_->used()),
+                       "text/plain; version=0.0.4",
+                       {}};
     });
   }
   if (path == "/reset") return only(post, [&] { return http_reset(*service_, body); });

@@ -1,7 +1,8 @@
 // server.cpp — Beast connections. Each connection runs on its own strand; a request that
-// evaluates is handed to the WorkQueue and its reply posted back to the strand. WebSocket
-// sessions keep a read outstanding at all times (Beast answers pings inside reads), queue
-// the frames that arrive while one is being handled, and write replies in order.
+// evaluates is handed to the WorkQueue and its reply posted back to the strand. An HTTP request
+// is authorised on its header, and its body read only within the server-wide BodyBudget.
+// WebSocket sessions keep a read outstanding at all times (Beast answers pings inside reads),
+// queue the frames that arrive while one is being handled, and write replies in order.
 #include "server/server.h"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -14,12 +15,14 @@
 #include <csignal>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <list>
 #include <vector>
 
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/parallel.h"
+#include "server/body_budget.h"
 #include "server/openenv.h"
 
 namespace kevin::server {
@@ -50,6 +53,7 @@ struct Shared {
   EnvService* service;
   Routes* routes;
   WorkQueue* queue;
+  BodyBudget* bodies;
   ServerOptions options;
   Mutex mu;
   CondVar all_closed;
@@ -72,6 +76,19 @@ struct Shared {
 };
 
 namespace {
+
+// The most one read of an HTTP connection brings in (its buffer's size): so a chunked body
+// grows by at most this much between two checks of its reservation, and a refused request
+// leaves at most this much of its body read.
+constexpr size_t kReadStep = size_t{64} << 10;
+
+std::string_view view(beast::string_view s) { return {s.data(), s.size()}; }
+
+// A request body and its share of the budget, freed together.
+struct HeldBody {
+  BodyReservation reservation;  // declared first: given back after the text is freed
+  std::string text;
+};
 
 http::response<http::string_body> to_response(const HttpReply& reply, unsigned version,
                                               bool keep_alive) {
@@ -224,7 +241,7 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
 class HttpConnection final : public Closable, public std::enable_shared_from_this<HttpConnection> {
  public:
   HttpConnection(tcp::socket&& socket, Shared* shared)
-      : stream_(std::move(socket)), shared_(shared) {}
+      : stream_(std::move(socket)), shared_(shared), reserved_(shared->bodies) {}
   ~HttpConnection() override {
     if (registered_) shared_->delist(entry_);
   }
@@ -246,33 +263,70 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
   void read() {
     if (stopping_) return close();
     parser_.emplace();
-    parser_->body_limit(shared_->options.max_body_bytes);
-    stream_.expires_after(std::chrono::seconds(60));  // idle keep-alive connections are closed
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&HttpConnection::on_read, shared_from_this()));
+    // No limit while the header is read: the token is checked before the declared size. (Not
+    // boost::none: Boost 1.74's parser takes that for a limit below every Content-Length.)
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    stream_.expires_after(shared_->options.request_timeout);  // idle or slow: closed
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&HttpConnection::on_header, shared_from_this()));
   }
 
-  void on_read(beast::error_code ec, size_t) {
-    if (ec == http::error::body_limit) {
-      return reply(
-          detail_reply(413, "request body over " + std::to_string(shared_->options.max_body_bytes) +
-                                " bytes"),
-          11, false);
-    }
+  // Everything here is decided on the header alone, so a client without the token never has
+  // a byte of its body buffered, and never holds any of the budget.
+  void on_header(beast::error_code ec, size_t) {
     if (ec) return close();
-    http::request<http::string_body> request = parser_->release();
-    const std::string path =
-        request_path(std::string_view(request.target().data(), request.target().size()));
-    const auto authorization = request[http::field::authorization];
-    if (!shared_->routes->authorized(
-            path, std::string_view(authorization.data(), authorization.size()))) {
+    const auto& header = parser_->get();
+    path_ = request_path(view(header.target()));
+    if (!shared_->routes->authorized(path_, view(header[http::field::authorization]))) {
       HttpReply denied =
           detail_reply(401, "missing or wrong bearer token (Authorization: Bearer <token>)");
       denied.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return reply(denied, request.version(), false);
+      return refuse(denied);
     }
+    if (parser_->is_done() || !Routes::takes_body(view(header.method_string()), path_))
+      return on_request();
+    if (parser_->content_length().value_or(0) > shared_->options.max_body_bytes)
+      return refuse(too_large());
+    parser_->body_limit(shared_->options.max_body_bytes);
+    // The budget is held at most this long: a client that stalls mid-body is closed.
+    stream_.expires_after(shared_->options.request_timeout);
+    read_body();
+  }
+
+  // A declared length is reserved whole before the first byte of the body is read; a chunked
+  // body one read ahead of what has arrived, and shrunk to its size once complete.
+  void read_body() {
+    const size_t arrived = parser_->get().body().size();
+    if (parser_->is_done()) {
+      reserved_.resize(arrived);
+      return on_request();
+    }
+    const size_t wanted = parser_->content_length().value_or(
+        std::min(shared_->options.max_body_bytes, arrived + kReadStep));
+    if (!reserved_.resize(wanted)) {
+      HttpReply full = detail_reply(
+          503, "the server is receiving as many request bodies as it holds at once (" +
+                   std::to_string(shared_->bodies->capacity()) + " bytes); retry later");
+      full.headers.emplace_back("Retry-After", "1");
+      return refuse(full);
+    }
+    http::async_read_some(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&HttpConnection::on_body_part, shared_from_this()));
+  }
+
+  void on_body_part(beast::error_code ec, size_t) {
+    if (ec == http::error::body_limit) return refuse(too_large());
+    if (ec) return close();  // closed, reset or timed out: the budget goes with the connection
+    read_body();
+  }
+
+  void on_request() {
+    const bool whole = parser_->is_done();  // a body left unread makes the connection unusable
+    http::request<http::string_body> request = parser_->release();
     if (websocket::is_upgrade(request)) {
-      if (path != "/ws")
+      if (path_ != "/ws")
         return reply(detail_reply(404, "WebSocket sessions are served at /ws"), request.version(),
                      false);
       stream_.expires_never();
@@ -280,19 +334,20 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
       return;
     }
     const std::string method(request.method_string());
-    if (Routes::quick(method, path)) {
-      return reply(shared_->routes->handle(method, path, ""), request.version(),
-                   request.keep_alive());
-    }
+    const unsigned version = request.version();
+    const bool keep_alive = request.keep_alive() && whole;
+    if (Routes::quick(method, path_))
+      return reply(shared_->routes->handle(method, path_, ""), version, keep_alive);
     busy_ = true;
     stream_.expires_never();
     auto self = shared_from_this();
-    const unsigned version = request.version();
-    const bool keep_alive = request.keep_alive();
     const bool queued =
         shared_->queue->submit([self, method, target = std::string(request.target()),
-                                body = std::move(request.body()), version, keep_alive] {
-          HttpReply answer = self->shared_->routes->handle(method, target, body);
+                                body = std::make_shared<HeldBody>(
+                                    HeldBody{std::move(reserved_), std::move(request.body())}),
+                                version, keep_alive]() mutable {
+          HttpReply answer = self->shared_->routes->handle(method, target, body->text);
+          body.reset();  // the budget is whole again before the client has its answer
           net::post(self->stream_.get_executor(),
                     [self, answer = std::move(answer), version, keep_alive] {
                       self->busy_ = false;
@@ -303,6 +358,20 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
       busy_ = false;
       reply(detail_reply(503, "the server is stopping"), version, false);
     }
+  }
+
+  HttpReply too_large() const {
+    return detail_reply(
+        413, "request body over " + std::to_string(shared_->options.max_body_bytes) + " bytes");
+  }
+
+  // Answers without reading the rest of the body, then closes. The parser (with any part of
+  // the body) and the reservation go first: a client slow to read the answer holds neither.
+  void refuse(const HttpReply& answer) {
+    const unsigned version = parser_->get().version();
+    parser_.reset();
+    reserved_.resize(0);
+    reply(answer, version, false);
   }
 
   void reply(const HttpReply& answer, unsigned version, bool keep_alive) {
@@ -326,8 +395,10 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
   Shared* shared_;
   std::list<std::weak_ptr<Closable>>::iterator entry_;
   bool registered_ = false;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{kReadStep};
+  BodyReservation reserved_;  // declared before the parser: given back after its body is freed
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::string path_;  // of the request being read or handled
   std::shared_ptr<http::response<http::string_body>> response_;
   bool busy_ = false, stopping_ = false;
 };
@@ -341,8 +412,10 @@ class Server::Impl {
         gym_(service),
         queue_(options.eval_threads > 0 ? options.eval_threads
                                         : service->options().max_sessions + 16),
-        routes_(service, &gym_, &queue_, options.token),
-        shared_{service, &routes_, &queue_, options, {}, {}, {}, 0},
+        bodies_(options.max_buffered_body_bytes > 0 ? options.max_buffered_body_bytes
+                                                    : 4 * options.max_body_bytes),
+        routes_(service, &gym_, &queue_, &bodies_, options.token),
+        shared_{service, &routes_, &queue_, &bodies_, options, {}, {}, {}, 0},
         acceptor_(ioc_) {}
 
   Status listen(const std::string& host, uint16_t port, uint16_t* bound) {
@@ -437,6 +510,7 @@ class Server::Impl {
   EnvService* service_;
   KernelGymApi gym_;
   WorkQueue queue_;
+  BodyBudget bodies_;  // before the connections (in ioc_), which give their shares back
   Routes routes_;
   Shared shared_;
   net::io_context ioc_;
@@ -450,6 +524,11 @@ Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOption
     return invalid_argument(
         "--host " + options.host +
         " is reachable from other machines: give --token-file with a bearer token");
+  }
+  if (options.max_buffered_body_bytes > 0 &&
+      options.max_buffered_body_bytes < options.max_body_bytes) {
+    return invalid_argument(
+        "--max-buffered-body-mb is below --max-body-mb: a body at the limit could never be read");
   }
   const std::string host = options.host;
   const uint16_t port = options.port;

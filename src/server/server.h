@@ -28,6 +28,12 @@ struct ServerOptions {
   size_t max_message_bytes = size_t{8} << 20;  // a WebSocket message (one model reply)
   int max_queued_messages = 8;                 // frames a session may send ahead of its replies
   std::chrono::seconds drain_timeout{5};       // wait for replies to be written at shutdown
+  // HTTP request bodies held at once, all connections together: at least max_body_bytes, or
+  // 0 for 4 × max_body_bytes.
+  size_t max_buffered_body_bytes = 0;
+  // For an HTTP request's header to arrive (idle keep-alive time included), then again for its
+  // body: a slow sender is closed and gives its share of the body budget back.
+  std::chrono::seconds request_timeout{60};
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".
@@ -36,7 +42,8 @@ bool is_loopback_host(const std::string& host);
 class Server {
  public:
   // Binds and listens. `service` is borrowed. Errors: kInvalidArgument (a host that is not
-  // an address, or a non-loopback host without a token), kUnavailable (the port is taken).
+  // an address, a non-loopback host without a token, or a body budget below the body limit),
+  // kUnavailable (the port is taken).
   static Result<std::unique_ptr<Server>> create(EnvService* service, ServerOptions options);
   ~Server();
 

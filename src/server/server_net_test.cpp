@@ -1,6 +1,7 @@
 // server_net_test.cpp — the server over real loopback sockets (Beast clients, fake
 // evaluator): pings answered during an evaluation, sessions not blocking each other,
-// capacity, bearer tokens, body limits, and a shutdown that answers what is in flight.
+// capacity, bearer tokens checked before any body is read, body limits and the server-wide
+// body budget, and a shutdown that answers what is in flight.
 #include <gtest/gtest.h>
 
 #include <boost/asio/connect.hpp>
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "env/fake_evaluator.h"
@@ -36,10 +38,45 @@ std::string step(const std::string& directive) {
 }
 constexpr const char* kReset =
     R"({"type":"reset","data":{"problem_id":"vector_add","max_turns":3}})";
+constexpr size_t kKiB = size_t{1} << 10, kMiB = size_t{1} << 20;
+
+// A request's head (request line and header, blank line included) with no body after it.
+std::string head(const std::string& target, const std::string& authorization,
+                 const std::string& length_field) {
+  return "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+         (authorization.empty() ? "" : "Authorization: " + authorization + "\r\n") +
+         "Content-Type: application/json\r\n" + length_field + "\r\n\r\n";
+}
+std::string post_head(const std::string& target, size_t length,
+                      const std::string& authorization = "") {
+  return head(target, authorization, "Content-Length: " + std::to_string(length));
+}
+std::string chunked_head(const std::string& target) {
+  return head(target, "", "Transfer-Encoding: chunked");
+}
+std::string chunk(const std::string& data) {
+  std::ostringstream size;
+  size << std::hex << data.size();
+  return size.str() + "\r\n" + data + "\r\n";
+}
+// An /evaluate request of exactly `size` bytes (JSON padded with spaces).
+std::string evaluation(const std::string& task_id, size_t size) {
+  std::string body = dump_json(
+      {{"task_id", task_id}, {"problem_id", "vector_add"}, {"kernel_code", "// fake: correct\n"}});
+  body.resize(size, ' ');
+  return body;
+}
 
 class NetTest : public ::testing::Test {
  protected:
   void start(int max_sessions = 8, std::string token = "", size_t max_body = size_t{1} << 20) {
+    ServerOptions so;
+    so.token = std::move(token);
+    so.max_body_bytes = max_body;
+    serve(so, max_sessions);
+  }
+  // A server on a free port with these options; the token is kept for the helpers below.
+  void serve(ServerOptions so, int max_sessions = 8) {
     ServiceOptions o;
     o.max_sessions = max_sessions;
     o.adhoc_dir = scratch_.path();
@@ -47,10 +84,8 @@ class NetTest : public ::testing::Test {
         tasks::discover_tasks(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fixtures/tasks");
     ASSERT_TRUE(tasks.is_ok());
     service_ = std::make_unique<EnvService>(&evaluator_, *tasks, o);
-    ServerOptions so;
     so.port = 0;
-    so.token = std::move(token);
-    so.max_body_bytes = max_body;
+    authorization_ = so.token.empty() ? "" : "Bearer " + so.token;
     auto s = Server::create(service_.get(), so);
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(s).value();
@@ -97,12 +132,51 @@ class NetTest : public ::testing::Test {
     return res;
   }
 
+  // A connection on which `text` (a request's head, maybe some of its body) has been sent.
+  std::unique_ptr<beast::tcp_stream> send_raw(const std::string& text) {
+    auto stream = std::make_unique<beast::tcp_stream>(ioc_);
+    tcp::resolver resolver(ioc_);
+    stream->connect(resolver.resolve("127.0.0.1", std::to_string(server_->port())));
+    net::write(*stream, net::buffer(text));
+    return stream;
+  }
+  // The next response on `stream`, or `ec` (end_of_stream once the server has closed it);
+  // waits at most 5 s, far less than the server's 60 s for a body.
+  http::response<http::string_body> read_response(beast::tcp_stream& stream,
+                                                  beast::error_code& ec) {
+    stream.expires_after(std::chrono::seconds(5));
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::async_read(stream, buffer, res, [&](beast::error_code e, size_t) { ec = e; });
+    ioc_.restart();
+    ioc_.run();
+    return res;
+  }
+  // The server's kevin_request_body_bytes_reserved gauge, from GET /metrics.
+  size_t reserved_body_bytes() {
+    const std::string text = request(http::verb::get, "/metrics", "", authorization_).body();
+    const std::string name = "\nkevin_request_body_bytes_reserved ";
+    const size_t at = text.find(name);
+    EXPECT_NE(at, std::string::npos) << text;
+    return at == std::string::npos ? 0 : std::stoull(text.substr(at + name.size()));
+  }
+  // The gauge once it reads `bytes`, or its last reading after 5 s.
+  size_t await_reserved(size_t bytes) {
+    size_t seen = reserved_body_bytes();
+    for (int i = 0; i < 250 && seen != bytes; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      seen = reserved_body_bytes();
+    }
+    return seen;
+  }
+
   sys::TempDir scratch_ = std::move(sys::TempDir::create("kevin-server-test-")).value();
   env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
   std::unique_ptr<EnvService> service_;
   std::unique_ptr<Server> server_;
   std::thread thread_;
   Status ran_;
+  std::string authorization_;  // for the helpers' own requests
   net::io_context ioc_;
 };
 
@@ -212,6 +286,153 @@ TEST_F(NetTest, AnOversizedBodyIs413AndTheServerGoesOn) {
       request(http::verb::post, "/evaluate",
               R"({"task_id":"n1","problem_id":"vector_add","kernel_code":"// fake: correct\n"})");
   EXPECT_EQ(evaluated.result_int(), 200u) << evaluated.body();
+}
+
+TEST_F(NetTest, AWrongOrMissingTokenIs401BeforeAnyOfTheBodyIsRead) {
+  ServerOptions so;
+  so.token = "tok-123";
+  so.max_body_bytes = 64 * kMiB;
+  serve(so);
+  // Each client sends only the head of a large upload: an answer that waited for the body
+  // would never come (read_response gives up after 5 s).
+  for (const std::string& authorization : {std::string("Bearer wrong"), std::string()}) {
+    auto client = send_raw(post_head("/evaluate", 50 * kMiB, authorization));
+    beast::error_code ec;
+    const auto denied = read_response(*client, ec);
+    ASSERT_FALSE(ec) << authorization << ": " << ec.message();
+    EXPECT_EQ(denied.result_int(), 401u);
+    EXPECT_NE(denied.body().find("missing or wrong bearer token"), std::string::npos)
+        << denied.body();
+    EXPECT_EQ(denied[http::field::www_authenticate], "Bearer");
+    EXPECT_FALSE(denied.keep_alive());
+    read_response(*client, ec);
+    EXPECT_EQ(ec, http::error::end_of_stream) << "the connection stayed open: " << ec.message();
+  }
+  // The token is checked before the size: a client without it learns nothing else.
+  auto oversized = send_raw(post_head("/evaluate", 100 * kMiB));
+  beast::error_code ec;
+  EXPECT_EQ(read_response(*oversized, ec).result_int(), 401u) << ec.message();
+  // /health is open without the token, so it never has a body read either.
+  auto open_route = send_raw(post_head("/health", 50 * kMiB));
+  const auto answered = read_response(*open_route, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(answered.result_int(), 405u);
+  EXPECT_FALSE(answered.keep_alive()) << "its unread body would be taken for the next request";
+  EXPECT_EQ(reserved_body_bytes(), 0u);
+  EXPECT_EQ(request(http::verb::get, "/metadata", "", "Bearer tok-123").result_int(), 200u);
+}
+
+TEST_F(NetTest, BodiesBeyondTheServerWideBudgetAre503UntilItIsFreeAgain) {
+  ServerOptions so;
+  so.token = "tok";
+  so.max_body_bytes = kMiB;
+  so.max_buffered_body_bytes = 2 * kMiB;
+  serve(so);
+  // Two uploads whose heads have arrived hold the whole budget before their bodies do.
+  auto first = send_raw(post_head("/evaluate", kMiB, "Bearer tok"));
+  ASSERT_EQ(await_reserved(kMiB), kMiB);
+  auto second = send_raw(post_head("/evaluate", kMiB, "Bearer tok"));
+  ASSERT_EQ(await_reserved(2 * kMiB), 2 * kMiB);
+  auto third = send_raw(post_head("/evaluate", kMiB, "Bearer tok"));
+  beast::error_code ec;
+  const auto refused = read_response(*third, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(refused.result_int(), 503u);
+  EXPECT_NE(refused.body().find("as many request bodies as it holds at once (2097152 bytes); "
+                                "retry later"),
+            std::string::npos)
+      << refused.body();
+  EXPECT_EQ(refused[http::field::retry_after], "1");
+  read_response(*third, ec);
+  EXPECT_EQ(ec, http::error::end_of_stream) << "the refused connection stayed open";
+  EXPECT_EQ(reserved_body_bytes(), 2 * kMiB) << "the refused upload reserved nothing";
+
+  net::write(*first, net::buffer(evaluation("budget-1", kMiB)));
+  net::write(*second, net::buffer(evaluation("budget-2", kMiB)));
+  for (auto* client : {first.get(), second.get()}) {
+    const auto evaluated = read_response(*client, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(evaluated.result_int(), 200u) << evaluated.body();
+    EXPECT_NE(evaluated.body().find("\"correctness\":true"), std::string::npos);
+  }
+  EXPECT_EQ(reserved_body_bytes(), 0u) << "a body's share is given back before its answer";
+  const auto again =
+      request(http::verb::post, "/evaluate", evaluation("budget-3", kMiB), "Bearer tok");
+  EXPECT_EQ(again.result_int(), 200u) << again.body();
+}
+
+TEST_F(NetTest, AClientThatDisconnectsMidBodyGivesItsBudgetBack) {
+  ServerOptions so;
+  so.max_body_bytes = kMiB;
+  so.max_buffered_body_bytes = kMiB;
+  serve(so);
+  auto client = send_raw(post_head("/evaluate", kMiB) + evaluation("gone", kMiB / 2));
+  ASSERT_EQ(await_reserved(kMiB), kMiB);
+  client->close();
+  EXPECT_EQ(await_reserved(0), 0u);
+  const auto next = request(http::verb::post, "/evaluate", evaluation("after-gone", kMiB));
+  EXPECT_EQ(next.result_int(), 200u) << next.body();
+}
+
+TEST_F(NetTest, ABodyStalledPastTheRequestTimeoutIsClosedAndItsBudgetFreed) {
+  ServerOptions so;
+  so.max_body_bytes = kMiB;
+  so.max_buffered_body_bytes = kMiB;
+  so.request_timeout = std::chrono::seconds(1);
+  serve(so);
+  auto stalled = send_raw(post_head("/evaluate", kMiB) + evaluation("stalled", kMiB / 2));
+  ASSERT_EQ(await_reserved(kMiB), kMiB);
+  const auto stalled_at = Clock::now();
+  EXPECT_EQ(await_reserved(0), 0u);
+  EXPECT_GE(seconds_since(stalled_at), 0.5) << "freed long before the timeout";
+  beast::error_code ec;
+  read_response(*stalled, ec);
+  EXPECT_EQ(ec, http::error::end_of_stream) << "the stalled connection was not closed";
+  const auto next = request(http::verb::post, "/evaluate", evaluation("after-stall", kMiB));
+  EXPECT_EQ(next.result_int(), 200u) << next.body();
+}
+
+TEST_F(NetTest, AChunkedBodyIsReservedAsItArrivesAndCappedAtTheBodyLimit) {
+  ServerOptions so;
+  so.max_body_bytes = kMiB;
+  so.max_buffered_body_bytes = kMiB;
+  serve(so);
+  auto chunked = send_raw(chunked_head("/evaluate") + chunk(evaluation("chunked", 256 * kKiB)));
+  // What has arrived plus one read's worth (64 KiB) ahead.
+  ASSERT_EQ(await_reserved(320 * kKiB), 320 * kKiB);
+  auto too_many = send_raw(post_head("/evaluate", 768 * kKiB));
+  beast::error_code ec;
+  EXPECT_EQ(read_response(*too_many, ec).result_int(), 503u) << ec.message();
+  net::write(*chunked, net::buffer(chunk(std::string(128 * kKiB, ' ')) + "0\r\n\r\n"));
+  const auto evaluated = read_response(*chunked, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(evaluated.result_int(), 200u) << evaluated.body();
+  EXPECT_EQ(reserved_body_bytes(), 0u);
+  // A chunk that would pass the limit is refused on its size line, before its data.
+  auto oversized =
+      send_raw(chunked_head("/evaluate") + chunk(std::string(kMiB / 2, ' ')) + "80001\r\n");
+  const auto refused = read_response(*oversized, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(refused.result_int(), 413u);
+  EXPECT_NE(refused.body().find("request body over 1048576 bytes"), std::string::npos)
+      << refused.body();
+  EXPECT_EQ(await_reserved(0), 0u);
+}
+
+TEST_F(NetTest, ABodyBudgetBelowTheBodyLimitIsRefusedAtStart) {
+  ServiceOptions o;
+  std::vector<tasks::TaskInfo> tasks = {{"t/x", "t", "unknown", "/dev/null"}};
+  EnvService service(&evaluator_, tasks, o);
+  ServerOptions so;
+  so.port = 0;
+  so.max_body_bytes = 2 * kMiB;
+  so.max_buffered_body_bytes = kMiB;
+  auto refused = Server::create(&service, so);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("--max-buffered-body-mb is below --max-body-mb"),
+            std::string::npos)
+      << refused.status().to_string();
 }
 
 TEST_F(NetTest, StoppingAnswersTheEvaluationInFlightThenCloses) {

@@ -3,11 +3,13 @@
 // input each protocol must answer with its own error.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
 #include "core/file.h"
 #include "env/fake_evaluator.h"
+#include "server/body_budget.h"
 #include "server/openenv.h"
 #include "server/routes.h"
 #include "sys/tempdir.h"
@@ -171,7 +173,7 @@ TEST_F(ServiceTest, AHarnessFailureIsAnExecutionErrorAndTheStepCanBeRetried) {
   EXPECT_EQ(error_code(c.handle(step("harness_error"))), kExecutionError);
   const Json retried = frame(c.handle(step("correct")));
   EXPECT_EQ(retried["data"]["observation"]["turn"], 1) << "the failed step recorded no turn";
-  EXPECT_NE(service_->metrics().prometheus(0).find("verdict=\"harness_error\"} 1"),
+  EXPECT_NE(service_->metrics().prometheus(0, 0).find("verdict=\"harness_error\"} 1"),
             std::string::npos);
 }
 
@@ -186,7 +188,7 @@ TEST_F(ServiceTest, SessionsBeyondTheLimitAreRefusedUntilOneCloses) {
   EXPECT_NE(c.status().message().find("capacity"), std::string::npos);
   a->reset();
   EXPECT_TRUE(service_->open_session().is_ok());
-  EXPECT_NE(service_->metrics().prometheus(0).find("kevin_sessions_refused_total 1"),
+  EXPECT_NE(service_->metrics().prometheus(0, 0).find("kevin_sessions_refused_total 1"),
             std::string::npos);
 }
 
@@ -416,9 +418,10 @@ TEST_F(GymTest, ABatchRunsItsEvaluationsConcurrently) {
 
 TEST_F(GymTest, RoutesDispatchAuthoriseAndRefuseWhatTheyDoNotServe) {
   WorkQueue queue(1);
-  Routes open(service_.get(), &gym_, &queue, "");
+  BodyBudget bodies(1000);
+  Routes open(service_.get(), &gym_, &queue, &bodies, "");
   EXPECT_TRUE(open.authorized("/evaluate", ""));
-  Routes locked(service_.get(), &gym_, &queue, "s3cret");
+  Routes locked(service_.get(), &gym_, &queue, &bodies, "s3cret");
   EXPECT_TRUE(locked.authorized("/health", ""));
   EXPECT_FALSE(locked.authorized("/metadata", ""));
   EXPECT_FALSE(locked.authorized("/metadata", "Bearer s3cre"));
@@ -441,11 +444,71 @@ TEST_F(GymTest, RoutesDispatchAuthoriseAndRefuseWhatTheyDoNotServe) {
   const HttpReply metrics = open.handle("GET", "/metrics", "");
   EXPECT_EQ(metrics.content_type.rfind("text/plain", 0), 0u);
   EXPECT_NE(metrics.body.find("# TYPE kevin_evaluation_seconds histogram"), std::string::npos);
+  BodyReservation held(&bodies);
+  ASSERT_TRUE(held.resize(600));
+  EXPECT_NE(
+      open.handle("GET", "/metrics", "").body.find("\nkevin_request_body_bytes_reserved 600\n"),
+      std::string::npos);
   EXPECT_EQ(open.handle("POST", "/evaluate", request("r1", "correct")).status, 200u);
   EXPECT_EQ(parse_json(open.handle("GET", "/status/r1", "").body)->at("status"), "completed");
   EXPECT_EQ(request_path("/status/a%2Fb?q=1"), "/status/a/b");
   EXPECT_TRUE(Routes::quick("GET", "/metrics"));
   EXPECT_FALSE(Routes::quick("POST", "/evaluate"));
+  for (const char* path : {"/reset", "/step", "/evaluate", "/evaluate/batch"}) {
+    EXPECT_TRUE(Routes::takes_body("POST", path)) << path;
+    EXPECT_FALSE(Routes::takes_body("GET", path)) << path;
+  }
+  EXPECT_FALSE(Routes::takes_body("POST", "/health")) << "open without the token: no body read";
+  EXPECT_FALSE(Routes::takes_body("POST", "/nowhere"));
+}
+
+// --- the request-body budget ----------------------------------------------------------------
+
+TEST(BodyBudgetTest, ReservationsTakeAndGiveBackExactly) {
+  BodyBudget budget(100);
+  BodyReservation a(&budget), b(&budget);
+  EXPECT_TRUE(a.resize(60));
+  EXPECT_FALSE(b.resize(41)) << "41 of the 40 bytes left";
+  EXPECT_EQ(b.bytes(), 0u) << "a refused resize takes nothing";
+  EXPECT_TRUE(b.resize(40));
+  EXPECT_EQ(budget.used(), 100u);
+  EXPECT_TRUE(a.resize(10));
+  EXPECT_EQ(budget.used(), 50u) << "shrinking gives the surplus back";
+  {
+    BodyReservation moved(std::move(b));
+    EXPECT_EQ(moved.bytes(), 40u);
+    EXPECT_EQ(b.bytes(), 0u) << "a moved-from reservation holds nothing";
+    EXPECT_EQ(budget.used(), 50u) << "a move neither takes nor gives back";
+    EXPECT_TRUE(b.resize(50)) << "and may be resized again";
+    EXPECT_EQ(budget.used(), 100u);
+  }
+  EXPECT_EQ(budget.used(), 60u) << "destroying a reservation gives its bytes back";
+  EXPECT_EQ(budget.capacity(), 100u);
+}
+
+TEST(BodyBudgetTest, ConcurrentReservationsNeverPassTheCapacityAndAllComeBack) {
+  constexpr size_t kCapacity = 1000;
+  BodyBudget budget(kCapacity);
+  BodyReservation held(&budget);
+  ASSERT_TRUE(held.resize(750));  // the threads fight over 250 bytes, wanting up to 299 each
+  std::atomic<size_t> most{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      BodyReservation r(&budget);
+      for (size_t i = 0; i < 20000; ++i) {
+        if (!r.resize((t * 37 + i * 13) % 300)) ++refused;
+        size_t seen = budget.used(), before = most.load();
+        while (seen > before && !most.compare_exchange_weak(before, seen)) {
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_LE(most.load(), kCapacity);
+  EXPECT_GT(refused.load(), 0);
+  EXPECT_EQ(budget.used(), 750u) << "every thread's reservation was given back";
 }
 
 }  // namespace
