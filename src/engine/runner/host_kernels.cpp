@@ -2,6 +2,8 @@
 #include <cstdint>
 #include "engine/runner/host_kernels.h"
 
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -14,6 +16,27 @@ void host_fill32(void* dst, uint32_t word, size_t bytes) {
   size_t i = 0;
   for (; i + 4 <= bytes; i += 4) std::memcpy(p + i, &word, 4);
   for (size_t k = 0; i < bytes; ++i, ++k) p[i] = static_cast<uint8_t>(word >> (8 * k));
+}
+
+namespace {
+
+constexpr size_t kLine = 64;
+
+__attribute__((target("clflushopt"))) void evict_in_parallel(const char* p, size_t bytes) {
+  for (size_t at = 0; at < bytes; at += kLine) _mm_clflushopt(const_cast<char*>(p + at));
+}
+
+}  // namespace
+
+void host_evict(const void* data, size_t bytes) {
+  static const bool parallel = __builtin_cpu_supports("clflushopt");
+  const auto* p = static_cast<const char*>(data);
+  if (parallel) {
+    evict_in_parallel(p, bytes);
+  } else {
+    for (size_t at = 0; at < bytes; at += kLine) _mm_clflush(p + at);
+  }
+  _mm_mfence();
 }
 
 uint64_t host_hash(const void* data, size_t bytes) {

@@ -3,7 +3,6 @@
 // confines kevin-runner, and hashes inputs with the judge's own function. C functions only;
 // each returns 0 on success, otherwise -1 with the reason written (NUL-terminated) into `err`.
 #include <dlfcn.h>
-#include <immintrin.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -183,8 +182,6 @@ __attribute__((visibility("default"))) uint64_t kevin_runner_hash(const void* da
 
 // Evicts `bytes` at `data` from every cache level (the CPU backend's flush before a timed call).
 __attribute__((visibility("default"))) void kevin_runner_flush(const void* data, size_t bytes) {
-  const auto* p = static_cast<const char*>(data);
-  for (size_t at = 0; at < bytes; at += 64) _mm_clflush(p + at);
-  _mm_mfence();
+  kevin::runner::host_evict(data, bytes);
 }
 }
