@@ -1,9 +1,10 @@
 // torch_op_log.cpp — libkevin-op-log.so: the ATen operators a KernelBench answer's forward
-// dispatches, seen by a global RecordFunction callback in C++ (a few hundred nanoseconds an
-// operator), so the Python runner can judge every call, timed ones included, by what ran. The
-// answer's Python cannot reach this state (the static checks and the runner's audit hook refuse
-// introspection and ctypes). Built against the libtorch CMake finds; the runner loads it only
-// into a PyTorch of the same version (docs/kernelbench.md). C functions only.
+// dispatches, seen by a global RecordFunction callback in C++ (about 2 us an
+// operator on the 2-core dev machine, bench/op_log_cost.py), so the Python runner can judge every
+// call, timed ones included, by what ran. The answer's Python cannot reach this state (the static
+// checks and the runner's audit hook refuse introspection and ctypes). Built against the libtorch
+// CMake finds; the runner loads it only into a PyTorch of the same version (docs/kernelbench.md). C
+// functions only.
 #include <ATen/record_function.h>
 
 #include <algorithm>
