@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -52,6 +53,15 @@ constexpr const char* kLiteBridgeSource = "kevin_torch_lite_bridge.cpp";
 constexpr const char* kLiteBridgeObject = "kevin_torch_lite_bridge.o";
 constexpr const char* kFailedSuffix = ".failed";  // beside an extra that could not be made: why
 constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 30;
+// One build's compiler processes at once, by default (at most the machine's hardware threads,
+// beyond which more only contend). Four at once share 8 GiB as 2 GiB each: three times what the
+// forms every unit tries first take (0.65 GiB: g++ with the precompiled header), above the
+// heaviest honest process measured (1.66 GiB: cicc on a device unit with PyTorch's headers),
+// and the units retried in that form run in smaller batches, with larger shares.
+constexpr size_t kDefaultMaxProcesses = 4;
+// nvcc's threads (-t): a device unit's host and device front ends run at once, and so count as
+// two of the build's processes.
+constexpr size_t kDeviceThreads = 2;
 constexpr int kRescanEvery =
     32;  // stores between full scans of the cache (other processes store too)
 
@@ -81,11 +91,12 @@ std::string first_nonempty_line_with(const std::string& text, const std::string&
   return fallback;
 }
 
+// Whole GiB or MiB where they are; a share of a budget divided by three reads in MiB, rounded
+// down.
 std::string human_bytes(uint64_t n) {
   if (n >= (uint64_t{1} << 30) && n % (uint64_t{1} << 30) == 0)
     return std::to_string(n >> 30) + " GiB";
-  if (n >= (uint64_t{1} << 20) && n % (uint64_t{1} << 20) == 0)
-    return std::to_string(n >> 20) + " MiB";
+  if (n >= (uint64_t{1} << 20)) return std::to_string(n >> 20) + " MiB";
   return std::to_string(n) + " bytes";
 }
 
@@ -213,7 +224,11 @@ struct CompileDriver::Run {
   bool ok = false;  // exited 0
   bool timed_out = false;
   bool file_too_large = false;  // stopped by the file size limit
-  std::string output;           // stdout + stderr, at most max_output_bytes
+  // Ended on a limit of the build's (time, CPU time, memory), or never started because the
+  // build had reached one: the build starts nothing more, and the unit is not built again.
+  bool limit = false;
+  bool started = true;
+  std::string output;  // stdout + stderr, at most max_output_bytes
   std::string
       notes;  // lines we put before the output: "the compiler exceeded its memory limit (8 GiB)"
   double wall_ms = 0;
@@ -308,6 +323,8 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   // looks for the same spelling the compiler prints.
   config.abi_include_dir = fs::canonical(config.abi_include_dir);
   config.cache_dir = fs::weakly_canonical(config.cache_dir);
+  if (config.max_processes == 0)
+    config.max_processes = std::min<size_t>(kDefaultMaxProcesses, hardware_threads());
   if (config.sandbox) {
     if (config.sandbox_path.empty()) config.sandbox_path = sys::executable_dir() / "kevin-sandbox";
     if (::access(config.sandbox_path.c_str(), X_OK) != 0) {
@@ -350,9 +367,9 @@ Result<CompileDriver> CompileDriver::create(CompilerConfig config) {
   if (cuda && driver.config_.torch) versions.emplace_back(driver.config_.gxx, "g++");
   for (const auto& [program, needle] : versions) {
     // Through the sandbox when it is on: a sandbox that cannot work here fails now, once.
+    BuildBudget probe(driver.build_limits(), sys::Deadline::after(driver.config_.timeout));
     KEVIN_ASSIGN_OR_RETURN(Run version,
-                           driver.run_compiler({program.string(), "--version"}, {}, 0,
-                                               sys::Deadline::after(driver.config_.timeout)));
+                           driver.run_compiler({program.string(), "--version"}, {}, 0, probe));
     if (!version.ok)
       return unavailable(program.string() + " --version failed: " + version.output + version.notes);
     const std::string line = first_nonempty_line_with(version.output, needle);
@@ -380,7 +397,8 @@ Status CompileDriver::find_include_roots() {
     argv.insert(argv.end(), {"-E", "-v", "-x", "c++"});
   }
   argv.insert(argv.end(), {"-I", config_.abi_include_dir.string(), "/dev/null", "-o", "/dev/null"});
-  KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(argv, {}, 0, sys::Deadline::after(config_.timeout)));
+  BuildBudget probe(build_limits(), sys::Deadline::after(config_.timeout));
+  KEVIN_ASSIGN_OR_RETURN(Run run, run_compiler(argv, {}, 0, probe));
   include_roots_ = include_search_dirs(run.output);
   if (!run.ok || include_roots_.empty()) {
     return unavailable("cannot read the include search directories of " + compiler().string() +
@@ -426,7 +444,7 @@ std::vector<std::string> CompileDriver::device_flags(bool lite) const {
                                     "-Xptxas",
                                     "-v",
                                     "-t",
-                                    "2"};
+                                    std::to_string(kDeviceThreads)};
   for (auto& f : torch_unit_flags(true, lite)) flags.push_back(std::move(f));
   return flags;
 }
@@ -544,8 +562,8 @@ std::vector<std::string> CompileDriver::link_argv(const std::vector<std::string>
 }
 
 std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>& argv,
-                                                  const fs::path& work,
-                                                  uint64_t file_size_limit) const {
+                                                  const fs::path& work, uint64_t file_size_limit,
+                                                  const Grant& grant) const {
   sys::JailOptions jail;
   jail.read_only = toolchain_;
   jail.read_only.push_back(config_.abi_include_dir);
@@ -553,8 +571,8 @@ std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>
   jail.chdir = work.empty() ? fs::path("/") : work;
   jail.tmp_bytes = config_.tmp_bytes;
   jail.parent_pid = ::getpid();
-  jail.limits.address_space_bytes = config_.memory_limit_bytes;
-  jail.limits.cpu_seconds = static_cast<uint64_t>(config_.timeout.count());
+  jail.limits.address_space_bytes = grant.address_space_bytes;
+  jail.limits.cpu_seconds = grant.cpu_seconds;
   jail.limits.file_size_bytes = file_size_limit;
   jail.env = sandbox_environment(compiler());
   jail.command = argv;
@@ -563,18 +581,27 @@ std::vector<std::string> CompileDriver::sandboxed(const std::vector<std::string>
   return command;
 }
 
+BuildLimits CompileDriver::build_limits() const {
+  BuildLimits limits;
+  limits.max_processes = config_.max_processes;
+  limits.memory_bytes = config_.memory_limit_bytes;
+  limits.cpu = config_.cpu_budget;
+  limits.process_cpu = config_.timeout;
+  return limits;
+}
+
 Result<CompileDriver::Run> CompileDriver::run_compiler(const std::vector<std::string>& argv,
                                                        const fs::path& work,
                                                        uint64_t file_size_limit,
-                                                       sys::Deadline deadline) const {
+                                                       BuildBudget& budget) const {
   KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs,
-                         run_compilers({Job{argv, file_size_limit}}, work, deadline));
+                         run_compilers({Job{argv, file_size_limit}}, work, budget));
   return std::move(runs.front());
 }
 
 Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::vector<Job>& jobs,
                                                                      const fs::path& work,
-                                                                     sys::Deadline deadline) const {
+                                                                     BuildBudget& budget) const {
   const auto limit_of = [&](const Job& job) {
     return job.file_size_limit == 0 ? config_.file_size_limit_bytes : job.file_size_limit;
   };
@@ -593,27 +620,62 @@ Result<std::vector<CompileDriver::Run>> CompileDriver::run_compilers(const std::
   const bool lend = config_.sandbox && ::geteuid() == 0 && !work.empty();
   // As root the compiler runs as nobody: the work folder is lent to it for the runs.
   if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, sys::kNobodyUid, sys::kNobodyGid, false));
-  std::vector<std::optional<Result<sys::CommandResult>>> results(jobs.size());
-  const auto run = [&](size_t i) {
+  // The widest compiles first (a wide job waits for as many free processes, which the narrow
+  // ones would keep taking), the quick preprocessing last.
+  std::vector<size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (jobs[a].preprocessing != jobs[b].preprocessing) return jobs[b].preprocessing;
+    return jobs[a].processes > jobs[b].processes;
+  });
+  std::vector<size_t> widths;
+  for (const size_t i : order) widths.push_back(jobs[i].processes);
+  std::vector<std::optional<Result<Run>>> results(jobs.size());
+  const auto run = [&](size_t k, const Grant& grant) {
+    const size_t i = order[k];
     const auto command =
-        config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i])) : jobs[i].argv;
-    results[i].emplace(sys::run_command(command, deadline, options));
+        config_.sandbox ? sandboxed(jobs[i].argv, work, limit_of(jobs[i]), grant) : jobs[i].argv;
+    auto ran = sys::run_command(command, budget.deadline(), options);
+    if (!ran.is_ok()) {
+      results[i].emplace(ran.status());
+      return JobUsage{std::chrono::microseconds(0), true};  // our side failed: nothing more
+    }
+    results[i].emplace(classify(*ran, limit_of(jobs[i]), grant));
+    return JobUsage{ran->exit.cpu_time, !results[i]->is_ok() || results[i]->value().limit};
   };
-  run_workers(jobs.size(), run);
+  const std::vector<Admission> admitted = budget.run(widths, run);
+  std::vector<Admission> admissions(jobs.size());
+  for (size_t k = 0; k < order.size(); ++k) admissions[order[k]] = admitted[k];
   // Back to us, minus anything that is not a plain file or folder (a planted symlink would
   // redirect our reads of the object or the preprocessed units).
   if (lend) KEVIN_RETURN_IF_ERROR(sys::chown_tree(work, ::geteuid(), ::getegid(), true));
   std::vector<Run> runs;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    KEVIN_RETURN_IF_ERROR(results[i]->status());
-    KEVIN_ASSIGN_OR_RETURN(Run r, classify(results[i]->value(), limit_of(jobs[i])));
+    if (!admissions[i].ran) {
+      runs.push_back(not_started(admissions[i]));
+      continue;
+    }
+    KEVIN_ASSIGN_OR_RETURN(Run r, std::move(*results[i]));
     runs.push_back(std::move(r));
   }
   return runs;
 }
 
+CompileDriver::Run CompileDriver::not_started(const Admission& admission) const {
+  Run run;
+  run.started = false;
+  run.limit = true;
+  run.timed_out = admission.cpu_spent;
+  run.notes = admission.cpu_spent ? "not started: the build's CPU time budget (" +
+                                        std::to_string(config_.cpu_budget.count()) +
+                                        " s, all its compiler processes together) was spent\n"
+                                  : "not started: the build had stopped at a limit\n";
+  return run;
+}
+
 Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r,
-                                                   uint64_t file_size_limit) const {
+                                                   uint64_t file_size_limit,
+                                                   const Grant& grant) const {
   const bool sandbox_failed =
       config_.sandbox && r.exit.exited &&
       (r.exit.code == sys::kJailSetupFailedExit || r.exit.code == sys::kJailUsageExit) &&
@@ -632,6 +694,7 @@ Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r,
   // Our explanation goes first: the log is cut from the end when it is long.
   const auto note = [&](const std::string& line) { run.notes += line + "\n"; };
   if (r.timed_out) {
+    run.limit = true;
     note("compilation timed out after " + std::to_string(config_.timeout.count()) + " s");
   } else if (r.output_exceeded) {
     note("the compiler printed more than " + human_bytes(config_.max_output_bytes) +
@@ -642,11 +705,22 @@ Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r,
     note("the compiler exceeded its output file size limit (" + human_bytes(file_size_limit) + ")");
   } else if ((!r.exit.exited && r.exit.signal == SIGXCPU) ||
              r.output.find("CPU time limit exceeded") != std::string::npos) {
-    run.timed_out = true;  // its CPU time limit is the timeout; it just got there first
-    note("compilation timed out after " + std::to_string(config_.timeout.count()) +
-         " s (CPU time limit)");
+    run.timed_out = true;  // its CPU time limit is the timeout, or its share of the budget
+    run.limit = true;
+    const bool share = grant.cpu_seconds < static_cast<uint64_t>(config_.timeout.count());
+    note(share ? "the compiler used up its share of the build's CPU time budget (" +
+                     std::to_string(grant.cpu_seconds) + " s of " +
+                     std::to_string(config_.cpu_budget.count()) +
+                     " s, all its compiler processes together)"
+               : "compilation timed out after " + std::to_string(config_.timeout.count()) +
+                     " s (CPU time limit)");
   } else if (config_.sandbox && reports_memory_exhaustion(r.output)) {
-    note("the compiler exceeded its memory limit (" + human_bytes(config_.memory_limit_bytes) +
+    run.limit = true;
+    const bool share = grant.address_space_bytes < config_.memory_limit_bytes;
+    note("the compiler exceeded its memory limit (" + human_bytes(grant.address_space_bytes) +
+         (share ? ", its share of the build's " + human_bytes(config_.memory_limit_bytes) +
+                      " for the compiler processes running at once"
+                : "") +
          ")");
   } else if (!r.exit.exited) {
     note("compiler " + r.exit.describe());
@@ -695,12 +769,12 @@ Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) con
 Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
                                    BuildResult* result, std::string* log) const {
   const bool cuda = config_.backend == Backend::kCuda;
-  const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
+  BuildBudget budget(build_limits(), sys::Deadline::after(config_.timeout));
   if (!cuda) {
     // g++ -E with the compile's own flags is exactly what the compile sees, and keeps the
     // compile's diagnostics intact (-save-temps would lose macro-expansion notes).
     KEVIN_ASSIGN_OR_RETURN(Run pre, run_compiler(compiler_argv(source, Step::kPreprocess), work,
-                                                 kMaxPreprocessedBytes + 1, deadline));
+                                                 kMaxPreprocessedBytes + 1, budget));
     result->timed_out = pre.timed_out;
     if (pre.file_too_large) result->rejection = preprocessed_too_large();
     if (!pre.ok) {
@@ -715,7 +789,7 @@ Status CompileDriver::run_pipeline(const fs::path& work, const fs::path& source,
     fs::create_directories(work / kKeptDir);
   }
   KEVIN_ASSIGN_OR_RETURN(Run run,
-                         run_compiler(compiler_argv(source, Step::kCompile), work, 0, deadline));
+                         run_compiler(compiler_argv(source, Step::kCompile), work, 0, budget));
   *log = run.notes + run.output;
   result->timed_out = run.timed_out;
   result->device_global_bytes = cuda ? parse_ptxas_gmem(run.output) : 0;
@@ -770,12 +844,14 @@ Status CompileDriver::write_unit(const fs::path& work, const ExtensionUnit& unit
 
 std::vector<CompileDriver::Job> CompileDriver::unit_jobs(const ExtensionUnit& unit, bool several,
                                                          const Extras& extras) const {
-  if (unit.device) return {{device_argv(unit.dir, several, unit.current().lite), 0}};
+  if (unit.device)
+    return {{device_argv(unit.dir, several, unit.current().lite), 0, kDeviceThreads}};
   // The host unit is preprocessed beside its compile (the gate reads what g++ -E makes with
   // the compile's own flags); nothing built runs before every gate has passed.
   const std::string header = unit.current().precompiled ? extras.host_header : "";
-  return {{host_argv(Step::kPreprocess, unit.dir, several, header), kMaxPreprocessedBytes + 1},
-          {host_argv(Step::kCompile, unit.dir, several, header), 0}};
+  return {
+      {host_argv(Step::kPreprocess, unit.dir, several, header), kMaxPreprocessedBytes + 1, 1, true},
+      {host_argv(Step::kCompile, unit.dir, several, header), 0}};
 }
 
 std::vector<CompileDriver::ExtensionUnit> CompileDriver::extension_units_of(
@@ -821,7 +897,8 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
                                              const std::vector<ExtensionUnits>& extensions,
                                              BuildResult* result, std::string* log) const {
   const Extras extras = toolchain_extras();
-  const auto deadline = sys::Deadline::after(config_.timeout);  // for the whole pipeline
+  // Every step of the build, all its units, retries and links, under one budget.
+  BuildBudget budget(build_limits(), sys::Deadline::after(config_.timeout));
   const bool several = extensions.size() > 1;
   std::vector<ExtensionUnit> units = extension_units_of(extensions, extras);
   std::vector<Job> jobs;
@@ -831,14 +908,15 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
     unit.compile_job = jobs.size() - 1;
     KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.current().text));
   }
-  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, budget));
   // A unit that did not compile in one form is built in the next: the last (as written, with
-  // PyTorch's headers) decides, and its diagnostics are the ones the model sees.
+  // PyTorch's headers) decides, and its diagnostics are the ones the model sees. One that ended
+  // on a limit is not: its heavier forms would only spend more.
   for (;;) {
     std::vector<size_t> again;
     for (auto& unit : units) {
       const Run& run = runs[unit.compile_job];
-      if (run.ok || run.timed_out || unit.form + 1 == unit.forms.size()) continue;
+      if (run.ok || run.limit || unit.form + 1 == unit.forms.size()) continue;
       ++unit.form;
       KEVIN_RETURN_IF_ERROR(write_unit(work, unit, unit.current().text));
       std::vector<Job> unit_runs = unit_jobs(unit, several, extras);
@@ -851,7 +929,7 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
     if (again.empty()) break;
     std::vector<Job> retry;
     for (size_t i : again) retry.push_back(jobs[i]);
-    KEVIN_ASSIGN_OR_RETURN(std::vector<Run> reruns, run_compilers(retry, work, deadline));
+    KEVIN_ASSIGN_OR_RETURN(std::vector<Run> reruns, run_compilers(retry, work, budget));
     for (size_t k = 0; k < again.size(); ++k) runs[again[k]] = std::move(reruns[k]);
   }
   bool all_ok = true;
@@ -861,7 +939,8 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
   }
   for (const auto& unit : units) {
     // The compiles' diagnostics; the preprocessor's would repeat the host compile's.
-    *log += runs[unit.compile_job].notes + runs[unit.compile_job].output;
+    const Run& compile = runs[unit.compile_job];
+    *log += (compile.limit ? unit.source() + ": " : "") + compile.notes + compile.output;
     if (!unit.device && runs[unit.compile_job - 1].file_too_large)
       result->rejection = preprocessed_too_large();
     if (unit.device) result->device_global_bytes += parse_ptxas_gmem(runs[unit.compile_job].output);
@@ -877,10 +956,10 @@ Status CompileDriver::run_extension_pipeline(const fs::path& work,
   }
   if (several) {
     KEVIN_ASSIGN_OR_RETURN(
-        objects, isolate_extensions(work, extensions, units, extras, deadline, result, log));
+        objects, isolate_extensions(work, extensions, units, extras, budget, result, log));
     if (objects.empty()) return Status::ok();  // the log or the rejection says why
   }
-  KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(objects), work, 0, deadline));
+  KEVIN_ASSIGN_OR_RETURN(Run link, run_compiler(link_argv(objects), work, 0, budget));
   *log += link.notes + link.output;
   result->timed_out = link.timed_out;
   if (!link.ok || !regular_file(work / kObjectName)) return Status::ok();
@@ -902,7 +981,7 @@ bool CompileDriver::record_runs(const std::vector<Run>& runs, BuildResult* resul
 
 Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     const fs::path& work, const std::vector<ExtensionUnits>& extensions,
-    const std::vector<ExtensionUnit>& units, const Extras& extras, sys::Deadline deadline,
+    const std::vector<ExtensionUnit>& units, const Extras& extras, BuildBudget& budget,
     BuildResult* result, std::string* log) const {
   // Each extension's objects partially linked into one, with its section groups (inline
   // functions, template instances) resolved inside it rather than across extensions.
@@ -920,7 +999,7 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     argv.insert(argv.end(), {"-o", parts.back()});
     jobs.push_back({std::move(argv), 0});
   }
-  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, deadline));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work, budget));
   if (!record_runs(runs, result, log)) return std::vector<std::string>{};
   // Then every name each defines made local but its module's entry point, and its load-time
   // functions renamed to be its own (symbol_gate.h).
@@ -953,7 +1032,7 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
                      "--localize-symbols=" + dir + "localize.txt", parts[i]},
                     0});
   }
-  KEVIN_ASSIGN_OR_RETURN(runs, run_compilers(jobs, work, deadline));
+  KEVIN_ASSIGN_OR_RETURN(runs, run_compilers(jobs, work, budget));
   if (!record_runs(runs, result, log)) return std::vector<std::string>{};
   return parts;
 }
@@ -1022,7 +1101,9 @@ Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
   KEVIN_RETURN_IF_ERROR(write_file_atomic(
       work.path() / kHostHeaderName, std::string(light_torch_includes(UnitKind::kHost)) + "\n"));
   KEVIN_RETURN_IF_ERROR(write_file_atomic(work.path() / "check.cpp", ""));
-  const auto deadline = sys::Deadline::after(config_.timeout);
+  // The harness's own text, made once per toolchain: a budget of its own (the same limits), not
+  // charged to the build that happens to need it first.
+  BuildBudget budget(build_limits(), sys::Deadline::after(config_.timeout));
   std::vector<std::string> host = {config_.gxx.string()};
   for (auto& f : host_flags()) host.push_back(std::move(f));
   std::vector<Job> jobs = {{host, kMaxHeaderBytes}};
@@ -1035,7 +1116,7 @@ Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
                          (config_.abi_include_dir / kLiteDir / kLiteBridgeSource).string(), "-o",
                          kLiteBridgeObject});
   }
-  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work.path(), deadline));
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Run> runs, run_compilers(jobs, work.path(), budget));
   const auto failed = [&](const std::string& name, const std::string& why) {
     std::error_code ec;
     fs::remove(work.path() / name, ec);
@@ -1047,7 +1128,9 @@ Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
     std::vector<std::string> check = host;
     check.insert(check.end(), {"-Winvalid-pch", "-Werror=invalid-pch", "-include", kHostHeaderName,
                                "-fsyntax-only", "check.cpp"});
-    KEVIN_ASSIGN_OR_RETURN(Run checked, run_compiler(check, work.path(), 0, deadline));
+    // A budget of its own: the bridge's running out of its share says nothing of the header.
+    BuildBudget checking(build_limits(), budget.deadline());
+    KEVIN_ASSIGN_OR_RETURN(Run checked, run_compiler(check, work.path(), 0, checking));
     if (!checked.ok)
       KEVIN_RETURN_IF_ERROR(failed(precompiled, "g++ does not use it: " + checked.output));
   } else {

@@ -3,7 +3,9 @@
 // behind a content-addressed cache.
 // The compiler runs inside kevin-sandbox (sys/jail.h): it sees the toolchain, the ABI header
 // and its own work folder only (extensions: also PyTorch's folders and <cache_dir>/headers,
-// read-only), as nobody, with memory, CPU, file-size and output limits.
+// read-only), as nobody, with memory, CPU, file-size and output limits. The memory and CPU
+// limits are one build's, shared by all its compiler processes (build_budget.h): a build runs
+// at most max_processes of them at once, whatever its number of units.
 // Every preprocessed translation unit it compiled goes through the translation-unit gate and
 // the object through the object gate before the build counts as ok.
 // The cache key hashes (format, sources, ABI version, compiler version, flags, arch); entries
@@ -25,6 +27,7 @@
 
 #include "core/status.h"
 #include "engine/backend.h"
+#include "engine/build_budget.h"
 #include "engine/gate.h"
 #include "engine/kernelbench.h"
 #include "sys/file_lock.h"
@@ -40,14 +43,20 @@ struct CompilerConfig {
   std::string cuda_arch = "sm_90a";
   std::filesystem::path nvcc = "nvcc";  // resolved on PATH or /usr/local/cuda/bin if relative
   std::filesystem::path gxx = "g++";
-  std::chrono::seconds timeout{180};  // wall clock, and CPU time of each compiler process
-  size_t max_log_bytes = 6000;        // compiler diagnostics kept for feedback
+  // Wall clock of one build (all its steps), and the most CPU time one compiler process may use.
+  std::chrono::seconds timeout{180};
+  size_t max_log_bytes = 6000;  // compiler diagnostics kept for feedback
 
   // The compiler sandbox. With `sandbox` false the compiler runs unconfined (only its
   // environment is scrubbed): the --no-sandbox debugging path.
   bool sandbox = true;
   std::filesystem::path sandbox_path;  // kevin-sandbox; empty: beside the running executable
-  uint64_t memory_limit_bytes = uint64_t{8} << 30;       // address space of each compiler process
+  // One build's limits, all its compiler processes together (BuildLimits): the most running at
+  // once (0: min(4, hardware threads), set by create()), the address space of those running at
+  // once, and the CPU time of all of them.
+  size_t max_processes = 0;
+  uint64_t memory_limit_bytes = uint64_t{8} << 30;
+  std::chrono::seconds cpu_budget{360};
   uint64_t file_size_limit_bytes = uint64_t{512} << 20;  // largest file the compiler may write
   uint64_t tmp_bytes = uint64_t{512} << 20;              // the sandbox's private /tmp
   size_t max_output_bytes = size_t{4} << 20;           // diagnostics beyond this stop the compiler
@@ -95,8 +104,9 @@ class CompileDriver {
   Result<BuildResult> build(std::string_view source) const;
 
   // Builds a KernelBench answer's extensions (one per load_inline call) as load_inline builds
-  // each, into one shared object: every host unit with g++ and every device unit with nvcc, all
-  // at the same time, each in the fastest of its forms that compiles (host: the light header
+  // each, into one shared object: every host unit with g++ and every device unit with nvcc, as
+  // many at once as the build's one budget allows (build_budget.h),
+  // each in the fastest of its forms that compiles (host: the light header
   // precompiled; device: kevin_torch_lite.h where lite_torch_header_applies; last, as written),
   // each preprocessed unit through the translation-unit gate, then the link and the object
   // gate. Several extensions are first partially linked one by one, each with
@@ -138,6 +148,10 @@ class CompileDriver {
   struct Job {         // one compiler run to make
     std::vector<std::string> argv;
     uint64_t file_size_limit = 0;  // 0: the configured one
+    size_t processes = 1;          // the most processes it runs at once (nvcc -t 2: two)
+    // Preprocessing alone (g++ -E): quick, so started after the batch's compiles, which then
+    // do not wait behind it.
+    bool preprocessing = false;
   };
   enum class Step { kPreprocess, kCompile };
   // What a fresh build does in its work folder: writes its sources and runs its pipeline.
@@ -167,28 +181,38 @@ class CompileDriver {
   // What the link takes from `unit` in its current form: its object (and the lite bridge).
   static std::vector<std::string> link_inputs(const ExtensionUnit& unit, const Extras& extras);
   std::vector<std::string> link_argv(const std::vector<std::string>& objects) const;
-  // kevin-sandbox's command line that runs `argv` confined, with `work` writable.
+  // kevin-sandbox's command line that runs `argv` confined, with `work` writable, each of its
+  // processes under `grant`.
   std::vector<std::string> sandboxed(const std::vector<std::string>& argv,
-                                     const std::filesystem::path& work,
-                                     uint64_t file_size_limit) const;
-  // Runs `argv` in `work` (empty: no work folder) until `deadline`, sandboxed unless
-  // configured otherwise; `file_size_limit` 0 means the configured one. An error only when
-  // the sandbox failed (or the work folder could not be lent and taken back).
+                                     const std::filesystem::path& work, uint64_t file_size_limit,
+                                     const Grant& grant) const;
+  // The limits of one build (or of a probe, or of the toolchain's extras), from the config.
+  BuildLimits build_limits() const;
+  // Runs `argv` in `work` (empty: no work folder) as a job of `budget`'s build, until its
+  // deadline, sandboxed unless configured otherwise; `file_size_limit` 0 means the configured
+  // one. An error only when the sandbox failed (or the work folder could not be lent and taken
+  // back).
   Result<Run> run_compiler(const std::vector<std::string>& argv, const std::filesystem::path& work,
-                           uint64_t file_size_limit, sys::Deadline deadline) const;
-  // Runs `jobs` at the same time in `work` (lent to the sandbox's user once for all of them);
-  // their runs in order. Errors as run_compiler.
+                           uint64_t file_size_limit, BuildBudget& budget) const;
+  // Runs `jobs` in `work` (lent to the sandbox's user once for all of them), as many at once as
+  // `budget` allows: the widest first, the preprocessing last, in order otherwise; their runs
+  // in the jobs' order (a job the budget did not start is a run that says why). Errors as
+  // run_compiler.
   Result<std::vector<Run>> run_compilers(const std::vector<Job>& jobs,
                                          const std::filesystem::path& work,
-                                         sys::Deadline deadline) const;
-  Result<Run> classify(const sys::CommandResult& r, uint64_t file_size_limit) const;
+                                         BuildBudget& budget) const;
+  Result<Run> classify(const sys::CommandResult& r, uint64_t file_size_limit,
+                       const Grant& grant) const;
+  // The run of a job that `budget` did not start.
+  Run not_started(const Admission& admission) const;
   // Preprocess (CPU) → translation-unit gate → compile → (CUDA: unit gate) → object gate,
   // filling `result` (ok, rejection, timed_out, device_global_bytes) and the raw `log`.
   Status run_pipeline(const std::filesystem::path& work, const std::filesystem::path& source,
                       BuildResult* result, std::string* log) const;
   // build_extensions': writes the units, runs g++ -E and g++ -c of each main.cpp and nvcc -c
-  // of each cuda.cu at once (first with the light torch header; a unit whose light form fails
-  // is built again as written) → gates → (several: isolate_extensions) → link → object gate.
+  // of each cuda.cu under one budget (first with the light torch header; a unit whose light
+  // form fails is built again as written, unless it ended on a limit: a build that reached one
+  // starts nothing more) → gates → (several: isolate_extensions) → link → object gate.
   Status run_extension_pipeline(const std::filesystem::path& work,
                                 const std::vector<ExtensionUnits>& extensions, BuildResult* result,
                                 std::string* log) const;
@@ -204,7 +228,7 @@ class CompileDriver {
   Result<std::vector<std::string>> isolate_extensions(const std::filesystem::path& work,
                                                       const std::vector<ExtensionUnits>& extensions,
                                                       const std::vector<ExtensionUnit>& units,
-                                                      const Extras& extras, sys::Deadline deadline,
+                                                      const Extras& extras, BuildBudget& budget,
                                                       BuildResult* result, std::string* log) const;
   // The extras of this driver's toolchain, made once per compiler, flags, PyTorch and lite
   // header under <cache_dir>/headers/<hash>/ and kept there for every process (built in a

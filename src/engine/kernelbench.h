@@ -44,8 +44,8 @@ struct AnswerCheck {
 // Parses kernelbench_check.py --extract's JSON. kInvalidArgument naming what is malformed.
 Result<AnswerCheck> answer_check_from_json(const Json& j);
 
-// The most load_inline extensions one answer may build (each is two compiler processes, run
-// at the same time).
+// The most load_inline extensions one answer may build (each is two or three compiler runs,
+// which share the one budget of the answer's build: build_budget.h).
 inline constexpr size_t kMaxExtensions = 8;
 
 // The two translation units kevin builds for `ext`, laid out as load_inline lays out its files.

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,8 +37,12 @@ std::string ExitInfo::describe() const {
 
 namespace {
 
-ExitInfo decode(int status) {
+ExitInfo decode(int status, const struct rusage& usage) {
+  const auto micros = [](const timeval& t) {
+    return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec);
+  };
   ExitInfo info;
+  info.cpu_time = micros(usage.ru_utime) + micros(usage.ru_stime);
   if (WIFEXITED(status)) {
     info.exited = true;
     info.code = WEXITSTATUS(status);
@@ -66,14 +71,15 @@ Result<ExitInfo> Child::wait(Deadline deadline) {
   auto pause = std::chrono::microseconds(200);
   while (true) {
     int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    struct rusage usage {};
+    const pid_t r = ::wait4(pid_, &status, WNOHANG, &usage);
     if (r == pid_) {
       pid_ = -1;
-      return decode(status);
+      return decode(status, usage);
     }
     if (r < 0 && errno != EINTR) {
       pid_ = -1;
-      return internal_error(std::string("waitpid: ") + std::strerror(errno));
+      return internal_error(std::string("wait4: ") + std::strerror(errno));
     }
     if (deadline.expired()) return deadline_exceeded("child still running");
     std::this_thread::sleep_for(pause);
@@ -86,10 +92,11 @@ ExitInfo Child::kill_and_reap() {
   ::kill(-pid_, SIGKILL);  // the whole group: the child may have left helpers behind
   ::kill(pid_, SIGKILL);
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  while (::wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  return decode(status);
+  return decode(status, usage);
 }
 
 Result<Child> spawn(const SpawnOptions& options) {

@@ -46,6 +46,9 @@ struct ExitInfo {
   bool exited = false;  // true: normal exit with `code`; false: killed by `signal`
   int code = 0;
   int signal = 0;
+  // User plus system CPU time of the child and of every descendant that was waited for
+  // (wait4's rusage): a whole process tree's, where each parent reaps its own children.
+  std::chrono::microseconds cpu_time{0};
   std::string describe() const;  // "exit code 3" / "killed by signal 11 (Segmentation fault)"
 };
 

@@ -68,6 +68,21 @@ TEST(Process, ChildKilledOnDestruction) {
   EXPECT_NE(::kill(pid, 0), 0) << "child must be gone after Child is destroyed";
 }
 
+TEST(Process, CpuTimeCountsTheDescendantsTheChildWaitedFor) {
+  // The spinning is a grandchild's: only the inner shell's parent reaps it.
+  const std::string spin = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+  auto r =
+      run_command({"/bin/sh", "-c", "/bin/sh -c '" + spin + "'; sleep 0.2"}, Deadline::after(60s));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_TRUE(r->exit.exited);
+  EXPECT_GT(r->exit.cpu_time, 50ms);
+  const std::chrono::duration<double, std::milli> wall(r->wall_ms);
+  EXPECT_LT(r->exit.cpu_time, wall) << "one process at a time";
+  auto idle = run_command({"/bin/sh", "-c", "sleep 0.3"}, Deadline::after(10s));
+  ASSERT_TRUE(idle.is_ok());
+  EXPECT_LT(idle->exit.cpu_time, r->exit.cpu_time);
+}
+
 TEST(Process, FindsProgramsOnPath) {
   EXPECT_TRUE(find_program("sh").has_value());
   EXPECT_FALSE(find_program("definitely-not-a-program-kevin").has_value());
