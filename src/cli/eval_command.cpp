@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 #include <iomanip>
+#include <regex>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -46,10 +47,18 @@ engine::Backend local_backend(const EvalArgs& a) {
   return sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
 }
 
+// Whether `source` uses CUDA (kernels, launches, the CUDA runtime). A .cu file without any is
+// a C++ candidate: what `kevin tasks show --template x.cu` writes on a machine without a GPU.
+bool uses_cuda(std::string_view source) {
+  static const std::regex kCuda(
+      R"(__global__|__device__|<<<|\bcuda[A-Z]\w*|#\s*include\s*[<"]cuda)");
+  return std::regex_search(source.begin(), source.end(), kCuda);
+}
+
 // A CUDA source given to the CPU backend, said plainly instead of as g++'s errors.
-Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate) {
+Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate, std::string_view source) {
   if (!a.queue.empty() || candidate.extension() != ".cu" ||
-      local_backend(a) != engine::Backend::kCpu) {
+      local_backend(a) != engine::Backend::kCpu || !uses_cuda(source)) {
     return Status::ok();
   }
   if (a.backend == "auto") {
@@ -231,14 +240,14 @@ Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
 }
 
 int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostream& err) {
-  if (Status kind = check_candidate_kind(a, a.candidate); !kind.is_ok()) {
-    err << "kevin eval: " << kind.message() << "\n";
-    return kind.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-  }
   auto source = read_candidate(a.candidate);
   if (!source.is_ok()) {
     err << "kevin eval: " << source.status().message() << "\n";
     return kExitUsage;
+  }
+  if (Status kind = check_candidate_kind(a, a.candidate, *source); !kind.is_ok()) {
+    err << "kevin eval: " << kind.message() << "\n";
+    return kind.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (Status admitted = judge.admit(a.task); !admitted.is_ok()) {
     err << "kevin eval: " << admitted.message() << "\n";
@@ -362,10 +371,10 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
       const Status& ref = prepared.at(p.task);
       if (!ref.is_ok()) {
         errors[i] = ref.message();
-      } else if (Status kind = check_candidate_kind(a, p.candidate); !kind.is_ok()) {
-        errors[i] = kind.message();
       } else if (auto source = read_candidate(p.candidate); !source.is_ok()) {
         errors[i] = source.status().message();
+      } else if (Status kind = check_candidate_kind(a, p.candidate, *source); !kind.is_ok()) {
+        errors[i] = kind.message();
       } else if (auto r = judge.judge(p.task, *source); !r.is_ok()) {
         errors[i] = "evaluation failed: " + r.status().message();
       } else {
@@ -395,8 +404,9 @@ void add_eval_command(CLI::App& app, Action& action) {
       "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cu\n"
       "  kevin eval --task tasks/level1/028_gelu.py --candidate my_gelu.cpp --backend cpu --json\n"
       "  kevin eval --batch examples/demo-cuda.jsonl --table --fail-unless-correct");
-  auto* task = sub->add_option("--task", args->task, "task file (KernelBench format .py)")
-                   ->check(CLI::ExistingFile);
+  auto* task = sub->add_option("--task", args->task,
+                               "the task: an id such as level1/028_gelu (kevin tasks list), or a "
+                               "task file (KernelBench format .py)");
   auto* cand = sub->add_option("--candidate", args->candidate,
                                "candidate source (.cu for cuda, .cpp for cpu)")
                    ->check(CLI::ExistingFile);
@@ -454,6 +464,14 @@ void add_eval_command(CLI::App& app, Action& action) {
         return kExitUsage;
       }
       (void)sub;
+      if (!args->task.empty()) {
+        auto file = task_file(args->task);
+        if (!file.is_ok()) {
+          err << "kevin eval: --task: " << file.status().message() << "\n";
+          return kExitUsage;
+        }
+        args->task = file->string();
+      }
       auto judge = make_judge(*args);
       if (!judge.is_ok()) {
         err << "kevin eval: " << judge.status().message() << "\n";

@@ -78,6 +78,31 @@ Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>
   return out;
 }
 
+Result<fs::path> task_file(const std::string& given) {
+  const std::string ext = fs::path(given).extension().string();
+  if (ext == ".cu" || ext == ".cpp" || ext == ".cc") {
+    return invalid_argument("'" + given +
+                            "' looks like a kernel: --candidate takes the kernel, --task the task "
+                            "(an id such as level1/028_gelu, or a .py file)");
+  }
+  std::error_code ec;
+  if (fs::is_regular_file(given, ec)) return fs::absolute(given);
+  const fs::path root = tasks_dir("");
+  auto all = tasks::discover_tasks(root);
+  if (!all.is_ok()) {
+    return not_found("no task file '" + given + "', and no tasks folder to find it in (" +
+                     all.status().message() + ")");
+  }
+  auto task = tasks::resolve_task(*all, given);
+  if (!task.is_ok()) {
+    return Status(task.status().code(),
+                  task.status().message() + "; --task takes a task id such as " + all->front().id +
+                      ", a path ending like " + all->front().id +
+                      ".py, or a .py file (tasks folder: " + root.string() + ")");
+  }
+  return task->path;
+}
+
 Result<std::vector<int>> parse_devices(const std::string& text) {
   if (text == "all") return std::vector<int>{};
   std::vector<int> out;

@@ -29,6 +29,12 @@ Result<std::vector<tasks::TaskInfo>> select_tasks(const std::vector<std::string>
                                                   const std::string& tasks_dir,
                                                   const std::string& split);
 
+// The task file `given` names, for commands that take one task (eval): a .py file as given, or
+// a task of the tasks folder (paths.h) by id ("level1/028_gelu"), stem or path ending
+// ("tasks/level1/028_gelu.py" from any folder). kNotFound naming the folder searched and the
+// nearest id; kInvalidArgument when ambiguous.
+Result<std::filesystem::path> task_file(const std::string& given);
+
 // The CUDA devices a --devices value names: "all" (every visible GPU: an empty list) or
 // comma-separated ordinals ("0,2"). Anything else is kInvalidArgument.
 Result<std::vector<int>> parse_devices(const std::string& text);

@@ -74,9 +74,16 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
   auto chosen = selected(a, *all);
   if (!chosen.is_ok()) return fail(err, "list", chosen.status());
   Json rows = Json::array();
+  const auto row = [&out](const std::string& id, const std::string& family,
+                          const std::string& split) {
+    out << std::left << std::setw(52) << id << std::setw(18) << family << split << "\n";
+  };
+  if (!a.json) row("id", "family", "split");
+  size_t listed = 0;
   for (const auto& t : *chosen) {
     const std::string split = splits->split_of(t.id);
     if (!a.split.empty() && split != a.split) continue;
+    ++listed;
     if (a.json) {
       rows.push_back({{"id", t.id},
                       {"suite", t.suite},
@@ -84,11 +91,14 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
                       {"split", split},
                       {"path", t.path.string()}});
     } else {
-      out << std::left << std::setw(52) << t.id << std::setw(18) << t.family
-          << (split.empty() ? "-" : split) << "\n";
+      row(t.id, t.family, split.empty() ? "-" : split);
     }
   }
-  if (a.json) out << dump_json(rows, 1) << "\n";
+  if (a.json) {
+    out << dump_json(rows, 1) << "\n";
+  } else {
+    out << listed << (listed == 1 ? " task" : " tasks") << " in " << root.string() << "\n";
+  }
   return kExitOk;
 }
 
@@ -124,8 +134,13 @@ int write_template(const TasksArgs& a, const tasks::TaskInfo& task, const tasks:
   }
   if (Status s = write_file_atomic(a.template_path, source); !s.is_ok())
     return fail(err, "show", s);
-  out << "wrote " << a.template_path << "; judge it with: kevin eval --task " << task.path.string()
-      << " --backend " << a.backend << " --candidate " << a.template_path << "\n";
+  const bool cpu_in_cu = a.backend == "cpu" && fs::path(a.template_path).extension() == ".cu";
+  out << "wrote " << a.template_path
+      << (cpu_in_cu ? " (a C++ skeleton for the CPU backend: this machine has no GPU CUDA can "
+                      "use; --backend cuda writes a CUDA one)"
+                    : "")
+      << "; judge it with: kevin eval --task " << task.id << " --candidate " << a.template_path
+      << (a.backend == "cpu" ? " --backend cpu" : "") << "\n";
   return kExitOk;
 }
 

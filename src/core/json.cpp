@@ -37,6 +37,18 @@ int nesting_depth(std::string_view text, int limit) {
 
 }  // namespace
 
+namespace detail {
+
+std::string plain_message(const Json::exception& e) {
+  const std::string_view what = e.what();
+  const size_t tag_end = what.rfind("] ", what.find(' '));
+  return std::string(what.substr(what.front() == '[' && tag_end != std::string_view::npos
+                                     ? tag_end + 2
+                                     : 0));
+}
+
+}  // namespace detail
+
 Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return invalid_argument("JSON document of " + std::to_string(text.size()) +
@@ -49,7 +61,7 @@ Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
-    return invalid_argument(std::string("malformed JSON: ") + e.what());
+    return invalid_argument("malformed JSON: " + detail::plain_message(e));
   }
 }
 

@@ -60,6 +60,10 @@ bool float_out_of_range(const Json& value) {
   }
 }
 
+// The library's message without its "[json.exception.type_error.302] " tag: what a user is
+// shown ("type must be number, but is string").
+std::string plain_message(const Json::exception& e);
+
 }  // namespace detail
 
 // Field `key` of object `obj` as T. Missing key → kNotFound, wrong type (or a number T cannot
@@ -75,7 +79,7 @@ Result<T> json_get(const Json& obj, std::string_view key) {
   try {
     return it->template get<T>();
   } catch (const Json::exception& e) {
-    return invalid_argument("field \"" + std::string(key) + "\": " + e.what());
+    return invalid_argument("field \"" + std::string(key) + "\": " + detail::plain_message(e));
   }
 }
 

@@ -57,6 +57,8 @@ void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin
   const auto d = static_cast<int32_t>(dtype);
   const size_t elem = dtype_size(dtype);
   const bool exact = !is_floating(dtype);
+  // Below this magnitude the tolerance is mostly absolute (CompareStats::max_rel_error).
+  const double relative_floor = tol.rtol > 0 ? tol.atol / tol.rtol : 0;
   for (uint64_t i = begin; i < end; ++i) {
     if (exact) {
       // Integers and booleans compare bit for bit (doubles would merge values above 2^53).
@@ -82,8 +84,10 @@ void compare_range(const void* out, const void* ref, DType dtype, uint64_t begin
       ++s->nonfinite;
     } else {
       const double err = std::fabs(got - want);
+      ++s->finite;
       s->max_abs_error = std::max(s->max_abs_error, err);
-      if (want != 0) s->max_rel_error = std::max(s->max_rel_error, err / std::fabs(want));
+      if (std::fabs(want) >= relative_floor && want != 0)
+        s->max_rel_error = std::max(s->max_rel_error, err / std::fabs(want));
       bad = err > tol.atol + tol.rtol * std::fabs(want);
     }
     if (bad) {
@@ -110,6 +114,7 @@ CompareStats compare_buffers(const void* out, const void* ref, DType dtype, uint
   for (const auto& s : partial) {
     total.mismatches += s.mismatches;
     total.nonfinite += s.nonfinite;
+    total.finite += s.finite;
     total.max_abs_error = std::max(total.max_abs_error, s.max_abs_error);
     total.max_rel_error = std::max(total.max_rel_error, s.max_rel_error);
     if (total.first_bad < 0 && s.first_bad >= 0) {

@@ -35,7 +35,11 @@ struct CompareStats {
   uint64_t count = 0;        // elements compared
   uint64_t mismatches = 0;   // elements outside tolerance (non-finite ones included)
   uint64_t nonfinite = 0;    // NaN/Inf in the output where the reference is finite
+  uint64_t finite = 0;       // elements where both are finite: what the errors below cover
   double max_abs_error = 0;  // over finite elements
+  // Over finite elements whose expected value is at least atol/rtol in magnitude, where the
+  // tolerance is mostly relative: near zero a tiny absolute error is a huge relative one
+  // (0.5 for 1e-9 against 2e-9) and says nothing the absolute error does not.
   double max_rel_error = 0;
   int64_t first_bad = -1;  // flat index of the first mismatch
   double first_got = 0, first_expected = 0;

@@ -34,6 +34,27 @@ TEST(Compare, NanNeverPassesUnlessExpected) {
       << "a NaN in the reference is not a wildcard";
 }
 
+TEST(Compare, ErrorsCoverOnlyFiniteElements) {
+  std::vector<float> ref = {1.0f, 2.0f};
+  std::vector<float> all_nan = {NAN, NAN};
+  const auto none = compare_buffers(all_nan.data(), ref.data(), DType::kF32, 2, {1e-4, 1e-4});
+  EXPECT_EQ(none.finite, 0u) << "nothing finite to measure an error on";
+  EXPECT_EQ(none.nonfinite, 2u);
+  std::vector<float> half_nan = {1.5f, NAN};
+  const auto some = compare_buffers(half_nan.data(), ref.data(), DType::kF32, 2, {1e-4, 1e-4});
+  EXPECT_EQ(some.finite, 1u);
+  EXPECT_NEAR(some.max_abs_error, 0.5, 1e-9);
+}
+
+TEST(Compare, RelativeErrorIgnoresElementsTheAbsoluteToleranceCovers) {
+  // 2e-9 against 1e-9 is within atol, and a relative error of 0.5 there would say nothing.
+  std::vector<float> ref = {1e-9f, 10.0f};
+  std::vector<float> out = {2e-9f, 10.0005f};
+  const auto s = compare_buffers(out.data(), ref.data(), DType::kF32, 2, {1e-4, 1e-4});
+  EXPECT_TRUE(s.ok());
+  EXPECT_NEAR(s.max_rel_error, 5e-5, 1e-6) << "only the element of 10 counts";
+}
+
 TEST(Compare, IntegersExact) {
   std::vector<int64_t> ref = {1, 2, 3}, out = {1, 2, 4};
   EXPECT_EQ(compare_buffers(out.data(), ref.data(), DType::kI64, 3, {0, 0}).mismatches, 1u);

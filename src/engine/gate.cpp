@@ -21,10 +21,10 @@ std::optional<Backend> backend_from_name(std::string_view name) {
 namespace {
 
 const std::vector<std::string> kCommonIncludes = {
-    "kevin_abi.h", "stdint.h", "cstdint",   "math.h",    "cmath",       "float.h",
-    "cfloat",      "stddef.h", "cstddef",   "limits.h",  "climits",     "string.h",
-    "cstring",     "assert.h", "cassert",   "algorithm", "type_traits", "limits",
-    "utility",     "array",    "stdbool.h", "numeric",   "bit",         "cstdlib"};
+    "kevin_abi.h", "stdint.h",  "cstdint",     "math.h",  "cmath",    "float.h", "cfloat",
+    "stddef.h",    "cstddef",   "limits.h",    "climits", "string.h", "cstring", "assert.h",
+    "cassert",     "algorithm", "type_traits", "limits",  "utility",  "array",   "stdbool.h",
+    "numeric",     "bit",       "cstdlib",     "stdlib.h"};
 
 const std::vector<std::string> kCudaOnlyIncludes = {"cuda_runtime.h",
                                                     "cuda_runtime_api.h",
@@ -89,6 +89,13 @@ const std::vector<std::string>& allowed_includes(Backend backend, Profile profil
   if (profile == Profile::kTorchExtension)
     return backend == Backend::kCuda ? torch_cuda : torch_cpu;
   return backend == Backend::kCuda ? cuda : cpu;
+}
+
+std::string allowed_includes_text(Backend backend, Profile profile) {
+  std::string text;
+  for (const auto& header : allowed_includes(backend, profile))
+    text += (text.empty() ? "<" : ", <") + header + ">";
+  return text;
 }
 
 bool is_valid_utf8(std::string_view text) {
@@ -260,7 +267,8 @@ class SourceGate {
     const auto& allowed = allowed_includes(backend_, profile_);
     if (std::find(allowed.begin(), allowed.end(), *header) == allowed.end()) {
       return Rejection{"include_not_allowed", "#include <" + *header + ">" + at_line(line) +
-                                                  " is not on the list of allowed headers"};
+                                                  " is not on the list of allowed headers (" +
+                                                  allowed_includes_text(backend_, profile_) + ")"};
     }
     return std::nullopt;
   }

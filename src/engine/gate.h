@@ -30,6 +30,8 @@ struct Rejection {
 // PyTorch's extension headers (torch/extension.h, ATen, c10's CUDA stream and guard headers).
 const std::vector<std::string>& allowed_includes(Backend backend,
                                                  Profile profile = Profile::kKevinAbi);
+// The same list as text ("<cstdint>, <stdint.h>, ..."), for refusals and prompts.
+std::string allowed_includes_text(Backend backend, Profile profile = Profile::kKevinAbi);
 
 // The text gate: nullopt when the source may be compiled; otherwise the first rule that fired
 // (in text order). Undoes line splices and %: digraphs, then lexes the text and checks: every

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace kevin::engine {
 namespace {
 
@@ -21,6 +24,29 @@ std::string rule_of(std::string_view src, Backend b = Backend::kCuda) {
 }
 
 TEST(Gate, AcceptsGoodSource) { EXPECT_EQ(rule_of(kGood), ""); }
+
+TEST(Gate, ARefusedIncludeListsWhatIsAllowed) {
+  const auto r = check_source("#include <vector>\nint kevin_forward;", Backend::kCpu);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->rule, "include_not_allowed");
+  EXPECT_NE(r->detail.find(allowed_includes_text(Backend::kCpu)), std::string::npos) << r->detail;
+  EXPECT_NE(r->detail.find("<cstdlib>, <stdlib.h>"), std::string::npos)
+      << "the C and C++ spellings of a header go together\n"
+      << r->detail;
+}
+
+TEST(Gate, DocsListEveryAllowedInclude) {
+  // docs/eval.md's list is what users and models read; it may not drift from the gate's.
+  std::ifstream file(std::string(KEVIN_SOURCE_DIR) + "/docs/eval.md");
+  const std::string docs((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(docs.empty());
+  for (Backend b : {Backend::kCuda, Backend::kCpu}) {
+    for (Profile p : {Profile::kKevinAbi, Profile::kTorchExtension}) {
+      for (const auto& header : allowed_includes(b, p))
+        EXPECT_NE(docs.find("`<" + header + ">`"), std::string::npos) << header;
+    }
+  }
+}
 
 TEST(Gate, SizeEmptyAndEncoding) {
   EXPECT_EQ(rule_of(""), "source_empty");

@@ -404,15 +404,21 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_
     const uint64_t off = view_.out.offsets[i];
     const CompareStats s = compare_buffers(got + off, want + off, spec.dtype,
                                            static_cast<uint64_t>(spec.numel()), tol);
-    result_->max_abs_error = std::max(result_->max_abs_error.value_or(0), s.max_abs_error);
-    result_->max_rel_error = std::max(result_->max_rel_error.value_or(0), s.max_rel_error);
+    // Errors are only known where both sides are finite: an all-NaN output has none, not 0.
+    if (s.finite > 0 || !is_floating(spec.dtype)) {
+      result_->max_abs_error = std::max(result_->max_abs_error.value_or(0), s.max_abs_error);
+      result_->max_rel_error = std::max(result_->max_rel_error.value_or(0), s.max_rel_error);
+    }
     if (s.ok()) continue;
     std::string detail = "output " + std::to_string(i) + " (" + spec.type_string() +
                          ") differs from the reference in " + std::to_string(s.mismatches) +
                          " of " + std::to_string(s.count) + " elements";
     if (s.nonfinite > 0) detail += ", " + std::to_string(s.nonfinite) + " of them NaN/Inf";
-    detail += "; max abs error " + fmt_g(s.max_abs_error, 4) + ", max rel error " +
-              fmt_g(s.max_rel_error, 4);
+    detail += s.finite == 0 && is_floating(spec.dtype)
+                  ? "; no element of it is finite where the reference is"
+                  : "; max abs error " + fmt_g(s.max_abs_error, 4) + ", max rel error " +
+                        fmt_g(s.max_rel_error, 4) +
+                        (s.nonfinite > 0 ? " (over its finite elements)" : "");
     detail += "; first mismatch at index " + multi_index(s.first_bad, spec.shape) + ": got " +
               fmt_g(s.first_got, 6) + ", expected " + fmt_g(s.first_expected, 6);
     detail += " (tolerance atol=" + fmt_g(tol.atol, 6) + ", rtol=" + fmt_g(tol.rtol, 6) + ")";

@@ -699,6 +699,18 @@ TEST_F(JudgeWithFakeRunner, NaNOutputIsAMismatchCountedAsNaN) {
   EXPECT_TRUE(contains(r.mismatch, "in 1 of 1024 elements, 1 of them NaN/Inf")) << r.mismatch;
 }
 
+TEST_F(JudgeWithFakeRunner, AnAllNanOutputHasNoErrorSizeRatherThanZero) {
+  const EvalResult r = judged(at("call", 0, [](FakeExchange& x) {
+    for (int64_t i = 0; i < kElements; ++i) outputs_of(x)[i] = std::nanf("");
+  }));
+  EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer);
+  EXPECT_FALSE(r.max_abs_error.has_value()) << *r.max_abs_error;
+  EXPECT_FALSE(r.max_rel_error.has_value());
+  EXPECT_TRUE(contains(r.mismatch, "1024 of them NaN/Inf; no element of it is finite"))
+      << r.mismatch;
+  EXPECT_FALSE(contains(r.mismatch, "max abs error 0")) << r.mismatch;
+}
+
 TEST_F(JudgeWithFakeRunner, OutputsTheCandidateNeverWroteStayPoisonedAndMismatch) {
   const EvalResult r = judged(at("call", 0, [](FakeExchange& x) {
     runner::host_fill32(x.outputs, x.poison, static_cast<size_t>(kElements) * sizeof(float));

@@ -2,12 +2,16 @@
 // and the structural rules over sections, segments, dynamic entries and load-time code.
 #include "engine/symbol_gate.h"
 
+#include <cxxabi.h>
+
 #include <elf.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <set>
 #include <span>
 
@@ -278,6 +282,20 @@ std::optional<std::string> torch_import_refusal(const std::string& symbol) {
 
 }  // namespace
 
+namespace {
+
+// "at::clearCallbacks() ('_ZN2at14clearCallbacksEv')" for a C++ name, "'malloc'" for a C one:
+// what a refusal names, so a model can tell which of its calls it was.
+std::string readable_symbol(const std::string& symbol) {
+  int status = -1;
+  std::unique_ptr<char, void (*)(void*)> plain(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+  if (status != 0 || plain == nullptr) return "'" + symbol + "'";
+  return std::string(plain.get()) + " ('" + symbol + "')";
+}
+
+}  // namespace
+
 bool import_allowed(const std::string& symbol, Backend backend, Profile profile) {
   if (kCommon.count(symbol) || is_math(symbol) || is_std_throw_helper(symbol)) return true;
   if (backend == Backend::kCuda && kCuda.count(symbol) > 0) return true;
@@ -291,8 +309,8 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
     if (import_allowed(name, backend, profile)) continue;
     if (torch) {
       const std::string rule = torch_import_refusal(name).value_or("import_not_allowed");
-      return Rejection{rule, "the built extension uses '" + name +
-                                 "', which KernelBench answers may not call (" +
+      return Rejection{rule, "the built extension uses " + readable_symbol(name) +
+                                 ", which KernelBench answers may not call (" +
                                  (rule == "pytorch_compute"
                                       ? "PyTorch may allocate, view and copy tensors, not compute"
                                       : "no threads, clocks, files, side streams, vendor "
@@ -300,8 +318,8 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
                                  ")"};
     }
     return Rejection{"import_not_allowed",
-                     "the built kernel uses '" + name +
-                         "', which candidates may not call (no allocation, threads, streams, "
+                     "the built kernel uses " + readable_symbol(name) +
+                         ", which candidates may not call (no allocation, threads, streams, "
                          "I/O, processes, timers or libraries)"};
   }
   for (const auto& name : symbols.exports) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "engine/gate.h"
+
 namespace kevin::policy {
 namespace {
 
@@ -100,12 +102,8 @@ std::string rules_text(const PromptConfig& c) {
        "allocation (use args->workspace for scratch space), no threads, streams, files, printing "
        "or system calls.\n";
   if (cuda) {
-    r += "- Launch every kernel on (cudaStream_t)args->stream and do not synchronise the device. "
-         "Allowed headers: "
-         "kevin_abi.h, cuda_runtime.h, cuda_fp16.h, cuda_bf16.h, mma.h, cooperative_groups.h and "
-         "the C/C++ math and "
-         "utility headers (cmath, cstdint, cfloat, climits, cstring, algorithm, type_traits, "
-         "limits, utility, array).\n";
+    r += "- Launch every kernel on (cudaStream_t)args->stream and do not synchronise the "
+         "device.\n";
     r += "- The code runs on an " + c.device_name +
          " (compiled with nvcc -O3 -arch=sm_90a). Results must match the "
          "reference to within the tolerance (fp32: atol = rtol = 1e-4), so do not lower the "
@@ -115,6 +113,10 @@ std::string rules_text(const PromptConfig& c) {
          "are allowed. Results "
          "must match the reference to within the tolerance (fp32: atol = rtol = 1e-4).\n";
   }
+  // The gate's own list, so the prompt can never promise a header the gate refuses.
+  r += "- Allowed headers: \"kevin_abi.h\" and " +
+       engine::allowed_includes_text(cuda ? engine::Backend::kCuda : engine::Backend::kCpu) +
+       "; any other include is refused.\n";
   r += "- You will get feedback on compilation, correctness and speed, and can improve your kernel "
        "in later rounds.\n";
   return r;

@@ -96,6 +96,20 @@ TEST(Prompt, KernelBenchFormatAsksForModelNewInPython) {
             std::string::npos);
 }
 
+TEST(Prompt, RulesListTheGatesOwnAllowedHeaders) {
+  for (const char* backend : {"cuda", "cpu"}) {
+    PromptConfig c;
+    c.backend = backend;
+    const Prompt p = build_prompt(kProblem, {}, c);
+    const auto b = std::string(backend) == "cuda" ? engine::Backend::kCuda : engine::Backend::kCpu;
+    EXPECT_NE(p.messages[1].content.find("Allowed headers: \"kevin_abi.h\" and " +
+                                         engine::allowed_includes_text(b)),
+              std::string::npos)
+        << backend << "\n"
+        << p.messages[1].content;
+  }
+}
+
 TEST(Prompt, CpuBackendSpeaksOfCpp) {
   PromptConfig c;
   c.backend = "cpu";

@@ -114,7 +114,10 @@ std::string candidate_template(const TaskInfo& task, const ArgumentList& args,
   }
   o << "extern \"C\" int kevin_forward(const kevin_args* args) {\n";
   for (const auto& b : bound) o << "  " << b.declaration << "\n";
-  o << "  const int64_t n = " << count << ";  // elements of " << args.outputs.front().name << "\n";
+  // Read from the shape, as the prompt asks: the CPU backend runs tasks at other sizes.
+  o << "  int64_t n = 1;  // elements of " << args.outputs.front().name << " (" << count
+    << " here), from its shape\n"
+    << "  for (int32_t d = 0; d < args->outputs[0].ndim; ++d) n *= args->outputs[0].shape[d];\n";
   if (cuda) {
     o << "  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);  // launch only on this "
          "stream\n"

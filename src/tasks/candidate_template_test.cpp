@@ -46,7 +46,10 @@ TEST(CandidateTemplate, CpuSkeletonBindsEveryArgumentInOrder) {
       << "a repeated name is made unique";
   EXPECT_NE(src.find("float* output = static_cast<float*>(args->outputs[0].data);"),
             std::string::npos);
-  EXPECT_NE(src.find("const int64_t n = 6;"), std::string::npos) << "the output's element count";
+  EXPECT_NE(src.find("n *= args->outputs[0].shape[d];"), std::string::npos)
+      << "the element count is read from the output's shape\n"
+      << src;
+  EXPECT_EQ(src.find("n = 6;"), std::string::npos) << "no size is hard-coded";
   EXPECT_NE(src.find("extern \"C\" int kevin_forward(const kevin_args* args)"), std::string::npos);
   EXPECT_NE(src.find("kevin eval --task /tmp/example.py --backend cpu"), std::string::npos)
       << "--task takes the file";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "core/suggest.h"
 #include "core/file.h"
 #include "core/sha256.h"
 
@@ -90,10 +91,32 @@ Result<std::vector<TaskInfo>> discover_tasks(const fs::path& given) {
   return tasks;
 }
 
+namespace {
+
+// Whether `path` ends with every component of `tail` ("tasks/level1/028_gelu.py" ends
+// /src/kevin/tasks/level1/028_gelu.py): a task file named from another folder than the suite's.
+bool ends_with_components(const fs::path& path, const fs::path& tail) {
+  auto p = path.end(), t = tail.end();
+  while (t != tail.begin()) {
+    if (p == path.begin() || *--p != *--t) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<TaskInfo> resolve_task(const std::vector<TaskInfo>& tasks, const std::string& name) {
   std::vector<const TaskInfo*> matches;
+  const fs::path as_path = fs::path(name).lexically_normal();
   for (const auto& t : tasks) {
     if (t.id == name || t.path.stem().string() == name) matches.push_back(&t);
+  }
+  std::error_code ec;
+  if (matches.empty() && !fs::is_regular_file(name, ec) && as_path.extension() == ".py" &&
+      as_path.is_relative()) {
+    for (const auto& t : tasks) {
+      if (ends_with_components(t.path, as_path)) matches.push_back(&t);
+    }
   }
   if (matches.size() == 1) return *matches[0];
   if (matches.size() > 1) {
@@ -101,10 +124,12 @@ Result<TaskInfo> resolve_task(const std::vector<TaskInfo>& tasks, const std::str
     for (const auto* m : matches) ids += (ids.empty() ? "" : ", ") + m->id;
     return invalid_argument("task name '" + name + "' is ambiguous: " + ids);
   }
-  std::error_code ec;
   if (fs::is_regular_file(name, ec))
     return describe_file(fs::absolute(name), fs::absolute(name).parent_path().filename().string());
-  return not_found("no task '" + name + "' (kevin tasks list shows the ids)");
+  std::vector<std::string> ids;
+  for (const auto& t : tasks) ids.push_back(t.id);
+  return not_found("no task '" + name + "'" + did_you_mean(name, ids) +
+                   " (kevin tasks list shows the ids)");
 }
 
 std::string Splits::split_of(const std::string& id) const {

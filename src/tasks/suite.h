@@ -26,8 +26,10 @@ struct TaskInfo {
 // holds no task.
 Result<std::vector<TaskInfo>> discover_tasks(const std::filesystem::path& root);
 
-// Finds a task by id ("level1/001_x"), by unique file stem ("001_x"), or by path to a .py
-// file. kNotFound / kInvalidArgument (ambiguous) otherwise.
+// Finds a task by id ("level1/001_x"), by unique file stem ("001_x"), by the end of its path
+// ("level1/001_x.py", "tasks/level1/001_x.py": a path written for the repository's root, used
+// from another folder), or by path to a .py file. kNotFound (with the nearest id) /
+// kInvalidArgument (ambiguous) otherwise.
 Result<TaskInfo> resolve_task(const std::vector<TaskInfo>& tasks, const std::string& name);
 
 // KEVIN_FAMILY = "..." from a task's source, or "unknown".

@@ -68,6 +68,15 @@ TEST(Suite, ResolveByIdStemOrPath) {
   EXPECT_NE(nope.status().message().find("no task 'nope'"), std::string::npos)
       << nope.status().to_string();
   EXPECT_EQ(resolve_task(*tasks, (dir->path() / "b/001_x.py").string())->id, "b/001_x");
+  // A path written from the repository's root, used from another folder: its ending names it.
+  const std::string from_root = dir->path().filename().string() + "/b/001_x.py";
+  EXPECT_EQ(resolve_task(*tasks, from_root)->id, "b/001_x") << from_root;
+  EXPECT_EQ(resolve_task(*tasks, "a/002_y.py")->id, "a/002_y");
+  EXPECT_EQ(resolve_task(*tasks, "001_x.py").status().code(), StatusCode::kInvalidArgument)
+      << "an ending two tasks share is ambiguous";
+  auto typo = resolve_task(*tasks, "a/002_z");
+  EXPECT_NE(typo.status().message().find("did you mean 'a/002_y'"), std::string::npos)
+      << typo.status().to_string();
   auto one_suite = discover_tasks(dir->path() / "a");
   ASSERT_TRUE(one_suite.is_ok());
   EXPECT_EQ(one_suite->size(), 2u);

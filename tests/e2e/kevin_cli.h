@@ -20,10 +20,13 @@ struct KevinRun {
   std::string output;  // stdout and stderr together
 };
 
-// Runs kevin with `args`; the cache goes to a per-test folder under the build tree.
-inline KevinRun run_kevin(std::vector<std::string> args, int timeout_s = 600) {
+// Runs kevin with `args` (in folder `cwd` when given); the cache goes to a per-test folder
+// under the build tree.
+inline KevinRun run_kevin(std::vector<std::string> args, int timeout_s = 600,
+                          const std::optional<std::filesystem::path>& cwd = std::nullopt) {
   args.insert(args.begin(), kevin_binary().string());
-  auto r = sys::run_command(args, sys::Deadline::after(std::chrono::seconds(timeout_s)), 8 << 20);
+  auto r =
+      sys::run_command(args, sys::Deadline::after(std::chrono::seconds(timeout_s)), 8 << 20, cwd);
   if (!r.is_ok()) return {-1, r.status().to_string()};
   return {r->exit.exited ? r->exit.code : 128 + r->exit.signal, r->output};
 }

@@ -24,13 +24,24 @@ TEST(TasksCli, ListShowsEveryShippedTaskWithItsSplit) {
   ASSERT_TRUE(rows.is_ok()) << run.output;
   ASSERT_GE(rows->size(), 120u);
   std::map<std::string, int> splits;
-  for (const auto& r : *rows) ++splits[r["split"].get<std::string>()];
+  int level2_holdout = 0;
+  for (const auto& r : *rows) {
+    ++splits[r["split"].get<std::string>()];
+    level2_holdout += r["split"] == "holdout" && r["suite"] == "level2";
+  }
   EXPECT_EQ(splits[""], 0) << "every shipped task is in train or holdout";
   EXPECT_GT(splits["holdout"], 0);
   const KevinRun holdout = run_kevin({"tasks", "list", "--split", "holdout", "--suite", "level2"});
   EXPECT_EQ(holdout.code, 0);
   EXPECT_NE(holdout.output.find("level2/"), std::string::npos);
   EXPECT_EQ(holdout.output.find("level1/"), std::string::npos);
+  EXPECT_EQ(holdout.output.rfind("id", 0), 0u) << "a header names the columns\n" << holdout.output;
+  EXPECT_NE(holdout.output.find("\n" + std::to_string(level2_holdout) + " tasks in "),
+            std::string::npos)
+      << holdout.output;
+  const KevinRun one = run_kevin({"tasks", "list", "level1/028_gelu"});
+  EXPECT_NE(one.output.find("\n1 task in "), std::string::npos) << "not \"1 tasks\"\n"
+                                                                << one.output;
 }
 
 TEST(TasksCli, ShowPrintsSourceAndAbiArguments) {
@@ -82,7 +93,7 @@ TEST(TasksCli, TemplateCompilesAndIsJudged) {
         run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
     ASSERT_EQ(written.code, 0) << written.output;
     const std::string task_file = (source_dir() / "tasks" / (std::string(task) + ".py")).string();
-    EXPECT_NE(written.output.find("kevin eval --task " + task_file), std::string::npos)
+    EXPECT_NE(written.output.find("kevin eval --task " + std::string(task)), std::string::npos)
         << written.output;
     const KevinRun eval = run_kevin({"eval", "--task", task_file, "--candidate", path, "--backend",
                                      "cpu", "--json", "--cache-dir", cache_flag()});
@@ -96,6 +107,39 @@ TEST(TasksCli, TemplateCompilesAndIsJudged) {
         run_kevin({"tasks", "show", task, "--backend", "cpu", "--template", path});
     EXPECT_EQ(again.code, 2) << "an existing file is not replaced";
   }
+}
+
+TEST(TasksCli, TheReadmesFirstStepsWorkVerbatimFromAnotherFolder) {
+  // README's quick start, word for word but for the test's cache, run from a folder that is not
+  // the repository's, on whatever backend this machine has (the CPU one in CI).
+  auto dir = sys::TempDir::create("kevin-readme-");
+  ASSERT_TRUE(dir.is_ok());
+  const KevinRun written =
+      run_kevin({"tasks", "show", "level1/028_gelu", "--template", "my_gelu.cu"}, 600, dir->path());
+  ASSERT_EQ(written.code, 0) << written.output;
+  EXPECT_NE(written.output.find("wrote my_gelu.cu"), std::string::npos) << written.output;
+  EXPECT_NE(written.output.find("kevin eval --task level1/028_gelu --candidate my_gelu.cu"),
+            std::string::npos)
+      << "the printed command names the task by id, which works from any folder\n"
+      << written.output;
+  for (const char* task : {"tasks/level1/028_gelu.py", "level1/028_gelu"}) {
+    const KevinRun eval = run_kevin(
+        {"eval", "--task", task, "--candidate", "my_gelu.cu", "--cache-dir", cache_flag()}, 900,
+        dir->path());
+    ASSERT_EQ(eval.code, 0) << task << ": " << eval.output;
+    EXPECT_NE(eval.output.find("wrong_answer"), std::string::npos)
+        << task << ": the skeleton builds, runs and computes nothing\n"
+        << eval.output;
+  }
+  const KevinRun swapped = run_kevin(
+      {"eval", "--task", "my_gelu.cu", "--candidate", "tasks/level1/028_gelu.py"}, 60, dir->path());
+  EXPECT_EQ(swapped.code, 2) << swapped.output;
+  EXPECT_NE(swapped.output.find("--candidate takes the kernel"), std::string::npos)
+      << swapped.output;
+  const KevinRun typo = run_kevin(
+      {"eval", "--task", "level1/028_gelo", "--candidate", "my_gelu.cu"}, 60, dir->path());
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("did you mean 'level1/028_gelu'"), std::string::npos) << typo.output;
 }
 
 TEST(TasksCli, CheckPassesTheShippedSuiteOnCpu) {

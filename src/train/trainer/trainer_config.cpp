@@ -9,13 +9,29 @@
 namespace kevin::train {
 namespace {
 
+// Names other trainers give to our keys: suggested where no typo is near.
+const std::map<std::string, std::string> kOtherNames = {
+    {"learning_rate", "lr"},        {"max_new_tokens", "max_tokens"},
+    {"max_steps", "steps"},         {"num_steps", "steps"},
+    {"total_steps", "steps"},       {"num_generations", "trajectories"},
+    {"max_grad_norm", "grad_clip"}, {"lora_rank", "rank"},
+    {"lora_alpha", "alpha"}};
+
+// The key of `allowed` that `key` most likely means, or "".
+std::string meant_key(const std::string& key, const std::set<std::string>& allowed) {
+  const std::string near =
+      nearest_name(key, std::vector<std::string>(allowed.begin(), allowed.end()));
+  if (!near.empty()) return near;
+  const auto other = kOtherNames.find(key);
+  return other != kOtherNames.end() && allowed.count(other->second) ? other->second : "";
+}
+
 // kInvalidArgument for a key of `obj` outside `allowed` (a typo must not silently fall back).
 Status check_keys(const Json& obj, const std::string& where, const std::set<std::string>& allowed) {
   if (!obj.is_object()) return invalid_argument(where + " must be an object");
   for (const auto& item : obj.items()) {
     if (allowed.count(item.key()) == 0) {
-      const std::string near =
-          nearest_name(item.key(), std::vector<std::string>(allowed.begin(), allowed.end()));
+      const std::string near = meant_key(item.key(), allowed);
       return invalid_argument("unknown key \"" + item.key() + "\" in " + where +
                               (near.empty() ? "" : " (did you mean \"" + near + "\"?)"));
     }

@@ -312,6 +312,13 @@ TEST(TrainerConfig, ErrorsNameTheKey) {
             std::string::npos)
       << message(j);
   j = good;
+  j["optimizer"] = {{"learning_rate", 1e-5}};
+  EXPECT_NE(message(j).find("unknown key \"learning_rate\" in \"optimizer\" (did you mean "
+                            "\"lr\"?)"),
+            std::string::npos)
+      << "another trainer's name for a key is pointed to ours\n"
+      << message(j);
+  j = good;
   j.erase("model");
   EXPECT_NE(message(j).find("model"), std::string::npos);
   j = good;
