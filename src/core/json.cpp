@@ -42,9 +42,8 @@ namespace detail {
 std::string plain_message(const Json::exception& e) {
   const std::string_view what = e.what();
   const size_t tag_end = what.rfind("] ", what.find(' '));
-  return std::string(what.substr(what.front() == '[' && tag_end != std::string_view::npos
-                                     ? tag_end + 2
-                                     : 0));
+  return std::string(
+      what.substr(what.front() == '[' && tag_end != std::string_view::npos ? tag_end + 2 : 0));
 }
 
 }  // namespace detail

@@ -16,8 +16,7 @@ TEST(Json, MalformedIsInvalidArgumentNotException) {
   auto doc = parse_json("{\"a\": ");
   ASSERT_FALSE(doc.is_ok());
   EXPECT_EQ(doc.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(doc.status().message().find("malformed JSON: parse error at line 1"),
-            std::string::npos)
+  EXPECT_NE(doc.status().message().find("malformed JSON: parse error at line 1"), std::string::npos)
       << doc.status().message();
   EXPECT_EQ(doc.status().message().find("json.exception"), std::string::npos)
       << "the library's tag is not the user's business: " << doc.status().message();
