@@ -407,9 +407,10 @@ void add_eval_command(CLI::App& app, Action& action) {
   auto* task = sub->add_option("--task", args->task,
                                "the task: an id such as level1/028_gelu (kevin tasks list), or a "
                                "task file (KernelBench format .py)");
+  // Checked when the command runs, after --task: swapped arguments then get a hint.
   auto* cand = sub->add_option("--candidate", args->candidate,
-                               "candidate source (.cu for cuda, .cpp for cpu)")
-                   ->check(CLI::ExistingFile);
+                               "candidate source (CUDA C++ for cuda, C++ for cpu, or a "
+                               "KernelBench answer)");
   auto* batch = sub->add_option("--batch", args->batch,
                                 "JSONL file of {\"task\":..., \"candidate\":...} pairs")
                     ->check(CLI::ExistingFile);
@@ -471,6 +472,14 @@ void add_eval_command(CLI::App& app, Action& action) {
           return kExitUsage;
         }
         args->task = file->string();
+      }
+      if (std::error_code ec; !args->candidate.empty() && !fs::exists(args->candidate, ec)) {
+        err << "kevin: error: --candidate: File does not exist: " << args->candidate
+            << (fs::path(args->candidate).extension() == ".py" && task_file(args->candidate).is_ok()
+                    ? " (that names a task: --task takes the task, --candidate the kernel)"
+                    : "")
+            << " (see kevin --help)\n";
+        return kExitUsage;
       }
       auto judge = make_judge(*args);
       if (!judge.is_ok()) {

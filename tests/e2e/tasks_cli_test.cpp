@@ -4,6 +4,8 @@
 // of the shipped suite (the bundled examples).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <map>
 
 #include "core/file.h"
@@ -39,7 +41,13 @@ TEST(TasksCli, ListShowsEveryShippedTaskWithItsSplit) {
   EXPECT_NE(holdout.output.find("\n" + std::to_string(level2_holdout) + " tasks in "),
             std::string::npos)
       << holdout.output;
-  const KevinRun one = run_kevin({"tasks", "list", "level1/028_gelu"});
+  auto one_task = sys::TempDir::create("kevin-one-task-");
+  ASSERT_TRUE(one_task.is_ok());
+  ASSERT_TRUE(fs::create_directories(one_task->path() / "level1"));
+  fs::copy_file(source_dir() / "tasks/level1/028_gelu.py", one_task->path() / "level1/028_gelu.py");
+  ::setenv("KEVIN_TASKS_DIR", one_task->path().c_str(), 1);
+  const KevinRun one = run_kevin({"tasks", "list"});
+  ::unsetenv("KEVIN_TASKS_DIR");
   EXPECT_NE(one.output.find("\n1 task in "), std::string::npos) << "not \"1 tasks\"\n"
                                                                 << one.output;
 }
