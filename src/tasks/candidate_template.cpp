@@ -87,6 +87,11 @@ void header(std::ostringstream& o, const TaskInfo& task, const ArgumentList& arg
     << "// compiles and is judged wrong_answer. Arguments, in the order kevin passes them:\n";
   std::istringstream table(format_argument_list(args));
   for (std::string row; std::getline(table, row);) o << "//" << row << "\n";
+  // The model's constructor constants reach the kernel only as written here (or in the task).
+  if (args.init_inputs.is_array() && !args.init_inputs.empty()) {
+    o << "// The task's model is built with get_init_inputs() = " << dump_json(args.init_inputs)
+      << " (its constructor's\n// constants: use them as the task's source does).\n";
+  }
   o << "// Judge it: kevin eval --task " << task.path.string() << " --backend " << backend
     << " --candidate THIS_FILE\n";
 }

@@ -56,6 +56,19 @@ TEST(CandidateTemplate, CpuSkeletonBindsEveryArgumentInOrder) {
   EXPECT_EQ(src.find("__global__"), std::string::npos);
 }
 
+TEST(CandidateTemplate, SkeletonNamesTheModelsConstructorConstants) {
+  ArgumentList args = conv_like();
+  EXPECT_EQ(candidate_template(kTask, args, "cpu").find("get_init_inputs()"), std::string::npos)
+      << "nothing to say when the worker gave none";
+  args.init_inputs = Json::array({16, 3, 0.25});
+  const std::string src = candidate_template(kTask, args, "cpu");
+  EXPECT_NE(src.find("// The task's model is built with get_init_inputs() = [16,3,0.25]"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(to_json(args)["init_inputs"], args.init_inputs) << "the describe reply round-trips";
+  EXPECT_EQ(argument_list_from_json(to_json(args))->init_inputs, args.init_inputs);
+}
+
 TEST(CandidateTemplate, CudaSkeletonLaunchesOnTheHarnessStream) {
   const std::string src = candidate_template(kTask, conv_like(), "cuda");
   EXPECT_NE(src.find("const __half* conv_weight"), std::string::npos) << src;

@@ -26,6 +26,7 @@ Result<ArgumentList> argument_list_from_json(const Json& reply) {
     a.outputs.push_back(std::move(out));
   }
   if (a.outputs.empty()) return invalid_argument("the task has no outputs");
+  a.init_inputs = reply.value("init_inputs", Json());
   return a;
 }
 
@@ -40,7 +41,8 @@ Json to_json(const ArgumentList& args) {
   return {{"inputs", inputs},
           {"scalar_names", args.scalar_names},
           {"scalars", args.scalars},
-          {"outputs", outputs}};
+          {"outputs", outputs},
+          {"init_inputs", args.init_inputs}};
 }
 
 namespace {

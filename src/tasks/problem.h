@@ -19,6 +19,9 @@ struct ArgumentList {
   std::vector<std::string> scalar_names;
   std::vector<double> scalars;
   std::vector<TensorSpec> outputs;
+  // get_init_inputs() as JSON, the constants the task's model is built with (null when the
+  // worker did not say, or they are not JSON: tensors, objects).
+  Json init_inputs;
 };
 
 // From the reference worker's describe reply.

@@ -436,7 +436,8 @@ def describe(req):
             outs = as_outputs(call_task(lambda: model(*args), "forward()"))
     out_specs = output_specs(outs)
     return {"ok": True, "inputs": specs, "scalar_names": scalar_names, "scalars": scalars, "outputs": out_specs,
-            "family": getattr(module, "KEVIN_FAMILY", ""), "has_cpu_sizes": hasattr(module, "KEVIN_CPU_SIZES")}
+            "family": getattr(module, "KEVIN_FAMILY", ""), "has_cpu_sizes": hasattr(module, "KEVIN_CPU_SIZES"),
+            "init_inputs": init_inputs_json(module, 0)}
 
 
 def passes(out, ref, atol, rtol):
