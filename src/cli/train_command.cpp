@@ -136,12 +136,43 @@ std::string engine_line(const Json& engine) {
   return backend;
 }
 
+// The dry run's memory table: model state, then each phase's own part and its total (the
+// update and generation hold their memory in turn, never together).
+std::string memory_lines(const train::MemoryEstimate& m, const train::Workload& w,
+                         const train::TrainerOptions& o) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1);
+  out << "memory:  per replica (" << (w.base_bytes == 2 ? "bf16" : "fp32") << " base weights, "
+      << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank)
+                          : std::string("full fine-tuning"))
+      << ", " << static_cast<double>(m.trainable) / 1e6 << "M trainable)\n"
+      << "         model state: weights " << gib(m.weights_gib) << ", gradients "
+      << gib(m.gradients_gib) << ", AdamW " << gib(m.optimizer_gib) << " = " << gib(m.state_gib())
+      << "\n"
+      << "         update: activations " << gib(m.activations_gib) << " ("
+      << (w.checkpointing ? "layer checkpoints" : "every layer kept, no checkpoints") << ", "
+      << w.micro_batch_tokens << "-token micro-batch), logits " << gib(m.logits_gib) << " ("
+      << (w.logit_chunk_rows > 0 ? std::to_string(w.logit_chunk_rows) + "-row chunks"
+                                 : std::string("unchunked"))
+      << ") -> " << gib(m.update_gib()) << "\n"
+      << "         generation: KV cache " << gib(m.kv_cache_gib) << " ("
+      << w.generation_sequences << " sequences of up to " << w.generation_tokens
+      << " tokens) -> " << gib(m.generation_gib()) << "\n"
+      << "         peak " << gib(m.peak_gib())
+      << " before the CUDA context, allocator slack and the evaluator's share\n";
+  return out.str();
+}
+
 // --dry-run: everything training needs is checked and sized; nothing is trained or written.
 int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
   const train::TrainerOptions& o = c.options;
   auto model = check_model_folder(o.model_dir);
   if (!model.is_ok()) return report(err, model.status());
-  const train::MemoryEstimate m = train::estimate_memory(*model, o.lora);
+  // Sized for the GPU it would train on; "cpu" runs in fp32 there.
+  const torch::Device device = o.device == "cpu" ? torch::kCPU : torch::kCUDA;
+  const train::MemoryEstimate m =
+      train::estimate_memory(*model, o.lora, train::workload_of(o, device));
+  const train::Workload w = train::workload_of(o, device);
   const auto& al = o.rollout.allocations.front();
   out << "model:   " << o.model_dir.string() << " (Qwen2, " << std::fixed << std::setprecision(2)
       << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model->num_hidden_layers
@@ -153,12 +184,7 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
       << " generations, then " << o.update.optimizer_steps << " optimizer step(s); " << o.steps
       << " steps\n"
       << "engine:  " << engine_line(c.engine) << "\n"
-      << "memory:  per replica, model state before activations and the KV cache: weights "
-      << gib(m.weights_gib) << ", gradients " << gib(m.gradients_gib) << ", AdamW "
-      << gib(m.optimizer_gib) << " = " << gib(m.total_gib()) << " ("
-      << (o.lora.rank > 0 ? "LoRA rank " + std::to_string(o.lora.rank) + ", "
-                          : std::string("full fine-tuning, "))
-      << std::setprecision(1) << static_cast<double>(m.trainable) / 1e6 << "M trainable)\n"
+      << memory_lines(m, w, o)
       << "out:     " << o.out_dir.string()
       << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)"
                                                       : " (new)")

@@ -17,11 +17,12 @@ struct MicroBatch {
   torch::Tensor advantages;          // [N]
 };
 
+size_t length_of(const Sample& s) { return s.prompt.size() + s.completion.size(); }
+
 MicroBatch assemble(const std::vector<Sample>& samples, std::span<const size_t> picked,
                     int32_t pad_id) {
   size_t longest = 0;
-  for (size_t i : picked)
-    longest = std::max(longest, samples[i].prompt.size() + samples[i].completion.size());
+  for (size_t i : picked) longest = std::max(longest, length_of(samples[i]));
   const size_t n = picked.size(), t = longest;
   // Filled on the host in one pass, then wrapped: per-element tensor writes cost a dispatch each.
   std::vector<int64_t> ids(n * t, pad_id);
@@ -56,10 +57,8 @@ StepSums accumulate(Qwen2ForCausalLM& model, const std::vector<Sample>& samples,
                     const std::vector<size_t>& rows, const BatchShape& shape,
                     const UpdateConfig& config) {
   const auto device = model->parameters().front().device();
-  const auto micro = static_cast<size_t>(std::max<int64_t>(1, config.micro_batch));
   StepSums sums;
-  for (size_t begin = 0; begin < rows.size(); begin += micro) {
-    const std::span<const size_t> part(rows.data() + begin, std::min(rows.size() - begin, micro));
+  for (const std::vector<size_t>& part : plan_micro_batches(samples, rows, config)) {
     const MicroBatch mb = assemble(samples, part, config.pad_id);
     // The LM head only where a completion token is scored: prompts (most of a multi-turn
     // sequence) skip the vocabulary-wide matmul and softmax.
@@ -137,13 +136,36 @@ Result<StepSums> sum_over_group(const StepSums& mine, torch::Device device,
 
 }  // namespace
 
+std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<Sample>& samples,
+                                                    const std::vector<size_t>& rows,
+                                                    const UpdateConfig& config) {
+  std::vector<std::vector<size_t>> out;
+  if (config.micro_batch_tokens <= 0) {
+    const auto micro = static_cast<size_t>(std::max<int64_t>(1, config.micro_batch));
+    for (size_t begin = 0; begin < rows.size(); begin += micro)
+      out.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(begin),
+                       rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), begin + micro)));
+    return out;
+  }
+  std::vector<size_t> order = rows;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return length_of(samples[a]) > length_of(samples[b]);
+  });
+  const auto budget = static_cast<size_t>(config.micro_batch_tokens);
+  for (size_t i : order) {
+    // Longest first: a micro-batch's first row is its longest, so adding a row pads it to that.
+    if (out.empty() || (out.back().size() + 1) * length_of(samples[out.back().front()]) > budget)
+      out.emplace_back();
+    out.back().push_back(i);
+  }
+  return out;
+}
+
 std::vector<size_t> shard_of(const std::vector<Sample>& samples, int rank, int world_size) {
   std::vector<size_t> order(samples.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (world_size <= 1) return order;
-  const auto length = [&](size_t i) {
-    return samples[i].prompt.size() + samples[i].completion.size();
-  };
+  const auto length = [&](size_t i) { return length_of(samples[i]); };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return length(a) > length(b); });
   std::vector<size_t> load(static_cast<size_t>(world_size), 0), mine;

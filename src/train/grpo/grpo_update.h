@@ -30,6 +30,11 @@ struct UpdateConfig {
   GrpoConfig grpo;
   int optimizer_steps = 2;   // per rollout batch, as in the paper
   int64_t micro_batch = 8;   // sequences per forward/backward
+  // > 0: micro-batches by tokens instead (micro_batch is ignored): see plan_micro_batches.
+  int64_t micro_batch_tokens = 0;
+  // Rows of [rows × vocabulary] logits the loss holds at once (recomputed in backward);
+  // 0: every scored token at once.
+  int64_t logit_chunk_rows = 2048;
   double grad_clip = 0.05;   // max global L2 norm (the paper's setting)
   double temperature = 1.0;  // the sampling temperature: log-probabilities use the same scaling
   int64_t max_tokens = 0;    // L of the constant normalisation; 0 = the longest completion
@@ -56,6 +61,16 @@ struct ReplicaRank {
 // in order when alone; otherwise shards of about equal token counts (longest samples first,
 // each to the replica with the fewest tokens so far), which may be empty.
 std::vector<size_t> shard_of(const std::vector<Sample>& samples, int rank, int world_size);
+
+// The micro-batches that run `rows` (indices into `samples`), each padded to its longest
+// sample. With config.micro_batch_tokens > 0: the rows sorted longest first, each
+// micro-batch as many as keep rows × longest (its padded tokens) within the budget, a sample
+// longer than the budget alone; sequences of like length share a micro-batch, so little is
+// padding, and a long sample never drags short ones to its length. Otherwise config.micro_batch
+// rows at a time in order. Every row is in exactly one micro-batch.
+std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<Sample>& samples,
+                                                    const std::vector<size_t>& rows,
+                                                    const UpdateConfig& config);
 
 // Errors: kInvalidArgument for an empty batch or a sample whose lengths disagree; the group's
 // errors (a failed or aborted all-reduce). The model's parameters must be the optimizer's.

@@ -6,11 +6,18 @@
 
 namespace kevin::train {
 
-Result<Qwen2ForCausalLM> load_qwen2_dir(const std::filesystem::path& dir) {
+Result<Qwen2ForCausalLM> load_qwen2_dir(const std::filesystem::path& dir, torch::Device device,
+                                        torch::ScalarType dtype) {
   KEVIN_ASSIGN_OR_RETURN(Qwen2Config config, load_qwen2_config(dir));
   KEVIN_ASSIGN_OR_RETURN(auto weights, load_safetensors_dir(dir));
-  Qwen2ForCausalLM model(config);
-  KEVIN_RETURN_IF_ERROR(model->load_weights(weights));
+  Qwen2ForCausalLM model(nullptr);
+  try {
+    model = Qwen2ForCausalLM(config, ModelInit{device, dtype, /*random=*/false});
+  } catch (const std::exception& e) {
+    return failed_precondition(dir.string() + ": cannot allocate the model on " + device.str() +
+                               ": " + torch_error(e));
+  }
+  KEVIN_RETURN_IF_ERROR(model->load_weights(weights, stream_into).with_context(dir.string()));
   return model;
 }
 

@@ -10,11 +10,17 @@
 
 namespace kevin::train {
 
-// A model built from <dir>/config.json and every weight of the folder, on the CPU in the
-// checkpoint's dtypes cast to fp32. Errors: kNotFound (no config or no safetensors),
-// kInvalidArgument (a config or weight that does not fit), kUnimplemented (an unsupported
-// config feature).
-Result<Qwen2ForCausalLM> load_qwen2_dir(const std::filesystem::path& dir);
+// A model built from <dir>/config.json and every weight of the folder, its parameters
+// allocated on `device` in `dtype` (the checkpoint's values converted as Tensor::copy_ does)
+// and filled tensor by tensor straight from the mapped shards: no copy of the model is made in
+// host memory and nothing is randomly initialised, so the host needs about one
+// kStreamChunkBytes chunk beyond the process itself. Errors: kNotFound (no config or no
+// safetensors), kInvalidArgument (a config or weight that does not fit), kUnimplemented (an
+// unsupported config feature), kFailedPrecondition (the device cannot hold the model: out of
+// memory, no such device).
+Result<Qwen2ForCausalLM> load_qwen2_dir(const std::filesystem::path& dir,
+                                        torch::Device device = torch::kCPU,
+                                        torch::ScalarType dtype = torch::kFloat32);
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 

@@ -94,13 +94,6 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
-std::string torch_error(const std::exception& e) {
-  // c10::Error::what() carries a C++ backtrace on some releases; a Status wants one line.
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
-    return c10_error->what_without_backtrace();
-  return e.what();
-}
-
 // Reads and checks one tensor entry of the header. Messages name the tensor, not the file
 // (the caller adds it).
 Result<SafetensorsTensorInfo> parse_entry(const std::string& name, const Json& entry,
@@ -665,6 +658,61 @@ Result<std::map<std::string, torch::Tensor>> load_safetensors_dir(const fs::path
     }
   }
   return out;
+}
+
+namespace {
+
+// MADV_PAGEOUT (Linux >= 5.4) reclaims the range's pages only if this process alone maps
+// them, and never changes contents, unlike MADV_DONTNEED, which zeroes anonymous memory. An
+// older kernel refuses the hint: the copy is still right, only the memory stays resident.
+void reclaim_pages(const void* data, int64_t bytes) {
+#ifdef MADV_PAGEOUT
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(bytes)) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+}  // namespace
+
+std::string torch_error(const std::exception& e) {
+  // c10::Error::what() carries a C++ backtrace on some releases; a Status wants one line.
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+    return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+Status stream_into(const torch::Tensor& source, const torch::Tensor& destination) {
+  if (source.sizes() != destination.sizes()) {
+    return invalid_argument("stream_into: a tensor of shape " + c10::str(source.sizes()) +
+                            " cannot fill one of shape " + c10::str(destination.sizes()));
+  }
+  if (!source.is_contiguous() || !destination.is_contiguous())
+    return invalid_argument("stream_into: both tensors must be contiguous");
+  const int64_t total = source.numel();
+  if (total == 0) return Status::ok();
+  const int64_t per_chunk = std::max<int64_t>(1, kStreamChunkBytes / source.element_size());
+  try {
+    torch::NoGradGuard no_grad;
+    const auto from = source.view({-1});
+    auto to = destination.view({-1});
+    for (int64_t begin = 0; begin < total; begin += per_chunk) {
+      const int64_t n = std::min(per_chunk, total - begin);
+      const auto chunk = from.narrow(0, begin, n);
+      // A copy from pageable host memory returns once the bytes are read, so the pages
+      // can go right after.
+      to.narrow(0, begin, n).copy_(chunk);
+      if (source.is_cpu()) reclaim_pages(chunk.data_ptr(), n * source.element_size());
+    }
+  } catch (const std::exception& e) {
+    return failed_precondition("stream_into: cannot copy to " + destination.device().str() + ": " +
+                               torch_error(e));
+  }
+  return Status::ok();
 }
 
 }  // namespace kevin::train

@@ -129,4 +129,21 @@ Status write_sharded_safetensors(const std::filesystem::path& dir,
 // inconsistency → kInvalidArgument naming the file and tensor.
 Result<std::map<std::string, torch::Tensor>> load_safetensors_dir(const std::filesystem::path& dir);
 
+// A torch exception's message for a Status: c10::Error's without its C++ backtrace.
+std::string torch_error(const std::exception& e);
+
+// Bytes of a checkpoint tensor that stream_into copies at a time.
+inline constexpr int64_t kStreamChunkBytes = int64_t{64} << 20;
+
+// Copies `source` into `destination` (same shape, contiguous, any device and dtype: the
+// conversion is the one Tensor::copy_ makes) kStreamChunkBytes of the source at a time, and
+// asks the kernel to reclaim each chunk's pages from this process once it is copied. For a
+// view of a file mapping (SafetensorsFile::tensor, load_safetensors_dir) that keeps at most a
+// chunk of the checkpoint resident here, so a 61 GiB model loads on a host with less memory
+// free; the data stays readable (the pages come back from the file when touched again), and
+// for any other tensor the hint changes nothing. kInvalidArgument for a shape mismatch or a
+// non-contiguous tensor; kFailedPrecondition for a torch failure (out of device memory),
+// after which `destination` is partly written.
+Status stream_into(const torch::Tensor& source, const torch::Tensor& destination);
+
 }  // namespace kevin::train

@@ -1,6 +1,7 @@
 // qwen2_model.cpp — the decoder's layers, masks, rotary embeddings and weight loading.
 #include "train/model/qwen2_model.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -14,38 +15,41 @@
 namespace kevin::train {
 namespace {
 
-torch::nn::Linear linear(int64_t in, int64_t out, bool bias) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
-}
+#define KEVIN_SDPA_GQA \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
 
+#if TORCH_VERSION_MAJOR >= 2
 // [B, kv, S, D] → [B, kv * groups, S, D]: each key/value head serves `groups` query heads.
 torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
   if (groups == 1) return x;
   const auto b = x.size(0), kv = x.size(1), s = x.size(2), d = x.size(3);
   return x.unsqueeze(2).expand({b, kv, groups, s, d}).reshape({b, kv * groups, s, d});
 }
-
-// `mask` undefined: plain causal attention (flash kernels on the GPU).
-torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                     const torch::Tensor& mask) {
-#if TORCH_VERSION_MAJOR >= 2
-  if (!mask.defined())
-    return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-  return at::scaled_dot_product_attention(q, k, v, mask);
 #else
-  // Softmax in fp32 as SDPA's math path does, so bf16 models agree across versions.
-  auto scores = torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(-2, -1)) /
-                std::sqrt(static_cast<double>(q.size(-1)));
+
+// Attention as matmuls with the softmax in fp32 (SDPA's math path, so bf16 models agree
+// across versions). The `groups` query heads of one key/value head are stacked on the row
+// axis, so K and V broadcast over them without a copy.
+torch::Tensor grouped_math_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v, const torch::Tensor& mask) {
+  const auto b = q.size(0), h = q.size(1), t = q.size(2), d = q.size(3);
+  const auto kv = k.size(1), s = k.size(2), groups = h / kv;
+  const auto rows = q.to(torch::kFloat32).reshape({b, kv, groups * t, d});
+  auto scores = torch::matmul(rows, k.to(torch::kFloat32).transpose(-2, -1))
+                    .view({b, kv, groups, t, s}) /
+                std::sqrt(static_cast<double>(d));
   if (mask.defined()) {
-    scores = scores + mask.to(torch::kFloat32);
+    scores = scores + mask.to(torch::kFloat32).unsqueeze(2);
   } else {
-    const auto t = q.size(2);
-    scores =
-        scores.masked_fill(torch::ones({t, t}, q.options().dtype(torch::kBool)).triu(1), -INFINITY);
+    const auto future = torch::ones({t, s}, q.options().dtype(torch::kBool)).triu(s - t + 1);
+    scores = scores.masked_fill(future, -INFINITY);
   }
-  return torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32)).to(q.scalar_type());
-#endif
+  const auto weights = torch::softmax(scores, -1).view({b, kv, groups * t, s});
+  return torch::matmul(weights, v.to(torch::kFloat32))
+      .view({b, h, t, d})
+      .to(q.scalar_type());
 }
+#endif
 
 // Runs a decoder layer without keeping its activations; backward recomputes them (the
 // reentrant scheme of torch.utils.checkpoint). The layer is passed as an integer because
@@ -91,8 +95,30 @@ torch::Tensor checkpointed(DecoderLayerImpl* layer, const torch::Tensor& x,
 
 }  // namespace
 
-RMSNormImpl::RMSNormImpl(int64_t width, double eps) : eps_(eps) {
-  weight = register_parameter("weight", torch::ones({width}));
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                const torch::Tensor& v, const torch::Tensor& mask) {
+#if TORCH_VERSION_MAJOR >= 2
+  const int64_t groups = q.size(1) / k.size(1);
+  if (!mask.defined()) {
+#if KEVIN_SDPA_GQA
+    return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true,
+                                            /*scale=*/std::nullopt, /*enable_gqa=*/groups > 1);
+#else
+    return at::scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups), {},
+                                            0.0, /*is_causal=*/true);
+#endif
+  }
+  // A masked call in grouped-query mode falls back to SDPA's math path (O(T·S) memory); the
+  // expanded form keeps the memory-efficient kernel.
+  return at::scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups), mask);
+#else
+  return grouped_math_attention(q, k, v, mask);
+#endif
+}
+
+RMSNormImpl::RMSNormImpl(int64_t width, double eps, const torch::TensorOptions& options)
+    : eps_(eps) {
+  weight = register_parameter("weight", torch::ones({width}, options));
 }
 
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
@@ -107,25 +133,42 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
   return weight * normed.to(x.scalar_type());
 }
 
-ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias) {
-  weight = register_parameter("weight", torch::empty({out, in}));
-  if (with_bias) bias = register_parameter("bias", torch::zeros({out}));
+ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias,
+                               const torch::TensorOptions& options) {
+  weight = register_parameter("weight", torch::empty({out, in}, options));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({out}, options));
 }
+
+namespace {
+
+bool autocast_on(const torch::Tensor& x) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(x.device().type());
+#else
+  return x.is_cuda() ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+}  // namespace
 
 torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
   auto y = torch::nn::functional::linear(x, weight, bias);
-  if (has_lora()) y = y + lora_B(lora_A(x)) * lora_scale;
-  return y;
+  if (!has_lora()) return y;
+  // Autocast gives the fp32 adapter and a bf16 input one dtype; without it, the input is
+  // raised to the adapter's precision and the update lowered to the output's.
+  const auto adapter_dtype = lora_A->weight.scalar_type();
+  const bool cast = x.scalar_type() != adapter_dtype && !autocast_on(x);
+  const auto delta = lora_B(lora_A(cast ? x.to(adapter_dtype) : x)) * lora_scale;
+  return y + (cast ? delta.to(y.scalar_type()) : delta);
 }
 
 void ProjectionImpl::add_lora(int64_t rank, double alpha) {
-  const auto options = weight.options();
   lora_A = register_module(
       "lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), rank).bias(false)));
   lora_B = register_module(
       "lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, weight.size(0)).bias(false)));
-  lora_A->to(options.device(), options.dtype().toScalarType());
-  lora_B->to(options.device(), options.dtype().toScalarType());
+  lora_A->to(weight.device(), torch::kFloat32);
+  lora_B->to(weight.device(), torch::kFloat32);
   torch::NoGradGuard no_grad;
   // PEFT's default: A kaiming-uniform (a = sqrt(5), which is torch's Linear init), B zero.
   lora_B->weight.zero_();
@@ -159,12 +202,21 @@ torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
                                        biases.empty() ? torch::Tensor() : torch::cat(biases, 0));
 }
 
-AttentionImpl::AttentionImpl(const Qwen2Config& c)
+EmbeddingImpl::EmbeddingImpl(int64_t vocab, int64_t width, const torch::TensorOptions& options) {
+  weight = register_parameter("weight", torch::empty({vocab, width}, options));
+}
+
+torch::Tensor EmbeddingImpl::forward(const torch::Tensor& ids) { return torch::embedding(weight, ids); }
+
+AttentionImpl::AttentionImpl(const Qwen2Config& c, const torch::TensorOptions& options)
     : heads_(c.num_attention_heads), kv_heads_(c.num_key_value_heads), head_dim_(c.head_dim()) {
-  q_proj = register_module("q_proj", Projection(c.hidden_size, heads_ * head_dim_, true));
-  k_proj = register_module("k_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true));
-  v_proj = register_module("v_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true));
-  o_proj = register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false));
+  q_proj = register_module("q_proj", Projection(c.hidden_size, heads_ * head_dim_, true, options));
+  k_proj =
+      register_module("k_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true, options));
+  v_proj =
+      register_module("v_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true, options));
+  o_proj =
+      register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false, options));
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -186,27 +238,28 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
     *cache_k = k;
     *cache_v = v;
   }
-  const int64_t groups = heads_ / kv_heads_;
-  const auto out = attend(q, repeat_kv(k, groups), repeat_kv(v, groups), mask);
+  const auto out = grouped_attention(q, k, v, mask);
   return o_proj(out.transpose(1, 2).reshape({b, t, heads_ * head_dim_}));
 }
 
-MLPImpl::MLPImpl(const Qwen2Config& c) {
-  gate_proj = register_module("gate_proj", Projection(c.hidden_size, c.intermediate_size, false));
-  up_proj = register_module("up_proj", Projection(c.hidden_size, c.intermediate_size, false));
-  down_proj = register_module("down_proj", Projection(c.intermediate_size, c.hidden_size, false));
+MLPImpl::MLPImpl(const Qwen2Config& c, const torch::TensorOptions& options) {
+  const int64_t h = c.hidden_size, i = c.intermediate_size;
+  gate_proj = register_module("gate_proj", Projection(h, i, false, options));
+  up_proj = register_module("up_proj", Projection(h, i, false, options));
+  down_proj = register_module("down_proj", Projection(i, h, false, options));
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
   return down_proj(swiglu(project_together({gate_proj.get(), up_proj.get()}, x)));
 }
 
-DecoderLayerImpl::DecoderLayerImpl(const Qwen2Config& c) {
-  self_attn = register_module("self_attn", Attention(c));
-  mlp = register_module("mlp", MLP(c));
-  input_layernorm = register_module("input_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps));
-  post_attention_layernorm =
-      register_module("post_attention_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps));
+DecoderLayerImpl::DecoderLayerImpl(const Qwen2Config& c, const torch::TensorOptions& options) {
+  self_attn = register_module("self_attn", Attention(c, options));
+  mlp = register_module("mlp", MLP(c, options));
+  input_layernorm =
+      register_module("input_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps, options));
+  post_attention_layernorm = register_module("post_attention_layernorm",
+                                             RMSNorm(c.hidden_size, c.rms_norm_eps, options));
 }
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -216,11 +269,11 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
   return h + mlp(post_attention_layernorm(h));
 }
 
-Qwen2BodyImpl::Qwen2BodyImpl(const Qwen2Config& c) {
-  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
+Qwen2BodyImpl::Qwen2BodyImpl(const Qwen2Config& c, const torch::TensorOptions& options) {
+  embed_tokens = register_module("embed_tokens", Embedding(c.vocab_size, c.hidden_size, options));
   layers = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(DecoderLayer(c));
-  norm = register_module("norm", RMSNorm(c.hidden_size, c.rms_norm_eps));
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(DecoderLayer(c, options));
+  norm = register_module("norm", RMSNorm(c.hidden_size, c.rms_norm_eps, options));
 }
 
 std::pair<torch::Tensor, torch::Tensor> rotary_cos_sin(const torch::Tensor& positions,
@@ -250,10 +303,19 @@ torch::Tensor additive_mask(const torch::Tensor& mask2d, int64_t past, int64_t t
 
 }  // namespace
 
-Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)) {
-  model = register_module("model", Qwen2Body(config_));
-  if (!config_.tie_word_embeddings)
-    lm_head = register_module("lm_head", linear(config_.hidden_size, config_.vocab_size, false));
+Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c, const ModelInit& init)
+    : config_(std::move(c)) {
+  const auto options = torch::TensorOptions(init.device).dtype(init.dtype);
+  model = register_module("model", Qwen2Body(config_, options));
+  if (!config_.tie_word_embeddings) {
+    lm_head = register_module(
+        "lm_head", Projection(config_.hidden_size, config_.vocab_size, false, options));
+  }
+  const int64_t d = config_.head_dim();
+  inv_freq_ = 1.0 / torch::pow(config_.rope_theta,
+                               torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d));
+  inv_freq_ = inv_freq_.to(torch::kFloat32);
+  if (!init.random) return;
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
     if (p.key().find("norm") != std::string::npos) continue;
@@ -263,10 +325,6 @@ Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c) : config_(std::move(c)
       p.value().normal_(0.0, 0.02);
     }
   }
-  const int64_t d = config_.head_dim();
-  inv_freq_ = 1.0 / torch::pow(config_.rope_theta,
-                               torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d));
-  inv_freq_ = inv_freq_.to(torch::kFloat32);
 }
 
 torch::Tensor Qwen2ForCausalLMImpl::forward(const torch::Tensor& input_ids,
@@ -382,7 +440,8 @@ std::vector<torch::Tensor> Qwen2ForCausalLMImpl::trainable_parameters() const {
   return out;
 }
 
-Status Qwen2ForCausalLMImpl::load_weights(const std::map<std::string, torch::Tensor>& weights) {
+Status Qwen2ForCausalLMImpl::load_weights(const std::map<std::string, torch::Tensor>& weights,
+                                          const CopyWeight& copy) {
   torch::NoGradGuard no_grad;
   const auto params = named_weights();
   std::set<std::string> names;
@@ -402,7 +461,14 @@ Status Qwen2ForCausalLMImpl::load_weights(const std::map<std::string, torch::Ten
       return invalid_argument("weight " + name + " has shape " + c10::str(it->second.sizes()) +
                               ", the model expects " + c10::str(param.sizes()));
     }
-    param.copy_(it->second);
+  }
+  for (auto& [name, param] : params) {
+    const torch::Tensor& source = weights.at(name);
+    if (copy) {
+      KEVIN_RETURN_IF_ERROR(copy(source, param));
+    } else {
+      param.copy_(source);
+    }
   }
   return Status::ok();
 }

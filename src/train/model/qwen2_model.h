@@ -2,12 +2,15 @@
 // per layer RMSNorm → grouped-query attention with q/k/v biases and rotary embeddings →
 // RMSNorm → SwiGLU MLP, a final RMSNorm and a tied or separate LM head. Parameter names are
 // HF transformers' (model.layers.0.self_attn.q_proj.weight, ...), so HF safetensors load
-// as they are. Attention uses scaled-dot-product attention on libtorch 2.x and a plain
-// matmul/softmax path on 1.13. A KV cache supports incremental decoding.
+// as they are. Parameters are allocated where and in the dtype ModelInit says (a 32B model
+// is built on the GPU in bf16, never on the host). Attention uses scaled-dot-product
+// attention on libtorch 2.x and a plain matmul/softmax path on 1.13; grouped-query attention
+// never copies K/V per query head where a mask-free kernel can take them as they are.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,10 +26,19 @@ struct KVCache {
   int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
 };
 
+// Where a model's parameters live and how they start. `random`: HF's initialisation (normal
+// with std 0.02, norms at 1, biases at 0); false leaves them uninitialised, for a loader that
+// overwrites every one (a random init of 32B parameters costs seconds and proves nothing).
+struct ModelInit {
+  torch::Device device = torch::kCPU;
+  torch::ScalarType dtype = torch::kFloat32;
+  bool random = true;
+};
+
 // y = weight · x / sqrt(mean(x²) + eps), computed in fp32 and cast back to x's dtype.
 class RMSNormImpl : public torch::nn::Module {
  public:
-  RMSNormImpl(int64_t width, double eps);
+  RMSNormImpl(int64_t width, double eps, const torch::TensorOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight;
 
@@ -37,7 +49,8 @@ TORCH_MODULE(RMSNorm);
 
 // LoRA adapters (Hu et al.): each targeted projection W gains trainable A [r, in] and
 // B [out, r]; the layer computes W x + (alpha / r) · B A x. A starts random, B at zero, so a
-// fresh adapter changes nothing.
+// fresh adapter changes nothing. Adapters are fp32 whatever the base's dtype: they are the
+// optimizer's master weights (bf16 would lose small AdamW updates to rounding).
 struct LoraConfig {
   int64_t rank = 0;  // 0: no adapters (full fine-tuning)
   double alpha = 32;
@@ -49,9 +62,9 @@ struct LoraConfig {
 // parameters are lora_A.weight and lora_B.weight, PEFT's names.
 class ProjectionImpl : public torch::nn::Module {
  public:
-  ProjectionImpl(int64_t in, int64_t out, bool bias);
+  ProjectionImpl(int64_t in, int64_t out, bool bias, const torch::TensorOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);
-  // Adds an adapter of `rank` (PEFT's initialisation), on the weight's device and dtype.
+  // Adds an fp32 adapter of `rank` (PEFT's initialisation) on the weight's device.
   void add_lora(int64_t rank, double alpha);
   bool has_lora() const { return !lora_A.is_empty(); }
   // W + scale · B A (W itself without an adapter).
@@ -69,11 +82,28 @@ TORCH_MODULE(Projection);
 torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
                                const torch::Tensor& x);
 
+// Token embeddings: row `id` of weight [vocab, hidden] (HF's name "weight").
+class EmbeddingImpl : public torch::nn::Module {
+ public:
+  EmbeddingImpl(int64_t vocab, int64_t width, const torch::TensorOptions& options = {});
+  torch::Tensor forward(const torch::Tensor& ids);
+  torch::Tensor weight;
+};
+TORCH_MODULE(Embedding);
+
+// Causal attention of q [B, H, T, D] over k, v [B, KV, S, D], H a multiple of KV (query head
+// h reads key/value head h / (H / KV)); `mask` [B, 1, T, S] additive, or undefined for plain
+// causal attention. Without a mask the keys and values are never copied per query head
+// (SDPA's grouped-query mode on libtorch >= 2.5, a grouped matmul before); with a mask they
+// are expanded first, which keeps SDPA on its fused masked kernels.
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                const torch::Tensor& v, const torch::Tensor& mask);
+
 // Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
 // appends this call's keys/values to them (they are replaced, not modified in place).
 class AttentionImpl : public torch::nn::Module {
  public:
-  explicit AttentionImpl(const Qwen2Config& c);
+  AttentionImpl(const Qwen2Config& c, const torch::TensorOptions& options = {});
   // x [B, T, H]; cos/sin [B, T, head_dim]; mask [B, 1, T, S] additive (0 / -inf), S = cached + T.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
@@ -87,7 +117,7 @@ TORCH_MODULE(Attention);
 // SwiGLU: down(silu(gate(x)) · up(x)).
 class MLPImpl : public torch::nn::Module {
  public:
-  explicit MLPImpl(const Qwen2Config& c);
+  MLPImpl(const Qwen2Config& c, const torch::TensorOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);
   Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };
@@ -96,7 +126,7 @@ TORCH_MODULE(MLP);
 // One pre-norm block: x + attn(norm(x)), then h + mlp(norm(h)).
 class DecoderLayerImpl : public torch::nn::Module {
  public:
-  explicit DecoderLayerImpl(const Qwen2Config& c);
+  DecoderLayerImpl(const Qwen2Config& c, const torch::TensorOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
   RMSNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
@@ -108,8 +138,8 @@ TORCH_MODULE(DecoderLayer);
 // The parameters under HF's "model." prefix: embeddings, layers, final norm.
 class Qwen2BodyImpl : public torch::nn::Module {
  public:
-  explicit Qwen2BodyImpl(const Qwen2Config& c);
-  torch::nn::Embedding embed_tokens{nullptr};
+  Qwen2BodyImpl(const Qwen2Config& c, const torch::TensorOptions& options = {});
+  Embedding embed_tokens{nullptr};
   torch::nn::ModuleList layers{nullptr};
   RMSNorm norm{nullptr};
 };
@@ -117,8 +147,10 @@ TORCH_MODULE(Qwen2Body);
 
 class Qwen2ForCausalLMImpl : public torch::nn::Module {
  public:
-  // Randomly initialised (normal, std 0.02, as HF's initializer_range default; norms at 1).
-  explicit Qwen2ForCausalLMImpl(Qwen2Config c);
+  // Every parameter allocated on init.device in init.dtype, randomly initialised when
+  // init.random. Torch's allocation errors (no such device, out of memory) throw: callers at
+  // a module boundary catch them (load_qwen2_dir does).
+  explicit Qwen2ForCausalLMImpl(Qwen2Config c, const ModelInit& init = {});
 
   // Logits [B, T, vocab] for `input_ids` [B, T]. `attention_mask` [B, S_total] (1 = token,
   // 0 = padding; S_total = cached + T) may be undefined: no padding, or right padding only,
@@ -135,10 +167,15 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
                               const torch::Tensor& attention_mask = {}, KVCache* cache = nullptr);
   torch::Tensor lm_logits(const torch::Tensor& hidden);
 
-  // Copies `weights` (HF names) into the parameters. kInvalidArgument naming the tensor for a
-  // missing weight or a shape mismatch; unknown names are errors too (a wrong checkpoint).
-  // `lm_head.weight` may be absent when the embeddings are tied.
-  Status load_weights(const std::map<std::string, torch::Tensor>& weights);
+  // How load_weights fills one parameter from its checkpoint tensor (same shape; any device
+  // and dtype). The default is Tensor::copy_; a loader passes one that bounds host memory.
+  using CopyWeight = std::function<Status(const torch::Tensor& source, const torch::Tensor& parameter)>;
+  // Copies `weights` (HF names) into the parameters, checking every name and shape before the
+  // first copy. kInvalidArgument naming the tensor for a missing weight or a shape mismatch;
+  // unknown names are errors too (a wrong checkpoint). `lm_head.weight` may be absent when the
+  // embeddings are tied. `copy`'s errors are returned as they are.
+  Status load_weights(const std::map<std::string, torch::Tensor>& weights,
+                      const CopyWeight& copy = {});
   // Every base-model parameter by HF name (tied head not repeated; adapters left out).
   std::vector<std::pair<std::string, torch::Tensor>> named_weights() const;
   // named_weights with every adapter folded into its projection's weight (detached copies
@@ -160,7 +197,7 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
 
   const Qwen2Config& config() const { return config_; }
   Qwen2Body model{nullptr};
-  torch::nn::Linear lm_head{nullptr};  // null when tied
+  Projection lm_head{nullptr};  // null when tied
 
  private:
   Qwen2Config config_;

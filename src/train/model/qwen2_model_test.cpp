@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "train/model/token_scores.h"
@@ -113,6 +114,34 @@ TEST(Qwen2Model, LoadsWeightsAndRejectsWrongCheckpoints) {
   EXPECT_NE(st.message().find("unexpected weight: model.layers.9.mlp.up_proj.weight"),
             std::string::npos)
       << st.to_string();
+}
+
+// Attention with every key/value head copied for its query heads, written out in full.
+torch::Tensor expanded_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v, const torch::Tensor& mask) {
+  const int64_t groups = q.size(1) / k.size(1);
+  const auto ke = k.repeat_interleave(groups, 1), ve = v.repeat_interleave(groups, 1);
+  auto scores = torch::matmul(q, ke.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
+  const auto t = q.size(2), s = k.size(2);
+  scores = mask.defined() ? scores + mask
+                          : scores.masked_fill(torch::ones({t, s}, torch::kBool).triu(s - t + 1),
+                                               -INFINITY);
+  return torch::matmul(torch::softmax(scores, -1), ve);
+}
+
+TEST(GroupedAttention, EqualsTheExpandedFormWithAndWithoutAMask) {
+  torch::manual_seed(11);
+  const auto q = torch::randn({2, 6, 5, 8}), k = torch::randn({2, 2, 5, 8}),
+             v = torch::randn({2, 2, 5, 8});
+  EXPECT_TRUE(torch::allclose(grouped_attention(q, k, v, {}), expanded_attention(q, k, v, {}),
+                              1e-5, 1e-6));
+  // A cache longer than the queries, with padding that row 1 may not see.
+  const auto kc = torch::randn({2, 2, 9, 8}), vc = torch::randn({2, 2, 9, 8});
+  auto mask = torch::zeros({2, 1, 5, 9});
+  mask.index_put_({1, 0, torch::indexing::Slice(), 0}, -INFINITY);
+  mask.index_put_({torch::indexing::Slice(), 0, 0, 8}, -INFINITY);
+  EXPECT_TRUE(torch::allclose(grouped_attention(q, kc, vc, mask),
+                              expanded_attention(q, kc, vc, mask), 1e-5, 1e-6));
 }
 
 TEST(Qwen2Model, CausalFastPathEqualsTheMaskedPath) {

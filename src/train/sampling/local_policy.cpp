@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "core/mutex.h"
-#include "train/io/safetensors.h"
+#include "train/io/model_io.h"
 #include "train/model/precision.h"
 
 namespace kevin::train {
@@ -19,15 +19,12 @@ struct LocalPolicy::Request {
 };
 
 Result<std::unique_ptr<LocalPolicy>> LocalPolicy::load(const LocalPolicyOptions& options) {
-  KEVIN_ASSIGN_OR_RETURN(Qwen2Config config, load_qwen2_config(options.model_dir));
   KEVIN_ASSIGN_OR_RETURN(Tokenizer tokenizer,
                          Tokenizer::load(options.model_dir / "tokenizer.json"));
-  KEVIN_ASSIGN_OR_RETURN(auto weights, load_safetensors_dir(options.model_dir));
-  Qwen2ForCausalLM model(config);
-  KEVIN_RETURN_IF_ERROR(model->load_weights(weights));
-  if (options.cuda) {
-    model->to(torch::Device(torch::kCUDA, 0), torch::kBFloat16);
-  }
+  const auto device = options.cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  KEVIN_ASSIGN_OR_RETURN(
+      Qwen2ForCausalLM model,
+      load_qwen2_dir(options.model_dir, device, options.cuda ? torch::kBFloat16 : torch::kFloat32));
   model->eval();
   return std::make_unique<LocalPolicy>(std::move(model), std::move(tokenizer), options);
 }

@@ -256,14 +256,13 @@ struct Trainer::Impl {
     return devices;
   }
 
-  // The replica on `device`: the model folder loaded, LoRA added, moved there.
+  // The replica on `device`: the model folder streamed there in its base dtype, LoRA added.
   Result<Replica> load_replica(torch::Device device) {
     Replica r;
     r.device = device;
-    KEVIN_ASSIGN_OR_RETURN(r.model, load_qwen2_dir(o.model_dir));
+    KEVIN_ASSIGN_OR_RETURN(r.model, load_qwen2_dir(o.model_dir, device, base_dtype(o, device)));
     if (o.lora.rank > 0) KEVIN_RETURN_IF_ERROR(r.model->add_lora(o.lora));
     r.model->set_activation_checkpointing(o.activation_checkpointing);
-    r.model->to(device);  // fp32 master weights; bf16 comes from autocast
     return r;
   }
 

@@ -23,6 +23,7 @@
 #include "train/grpo/grpo_update.h"
 #include "train/model/qwen2_config.h"
 #include "train/model/qwen2_model.h"
+#include "train/trainer/memory_estimate.h"
 
 namespace kevin::train {
 
@@ -76,16 +77,18 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j);
 // in); the caller's keys are left out. trainer_options_from_json(to_json(o)) gives o back.
 Json to_json(const TrainerOptions& o);
 
-// The memory one replica's model state takes while training (weights, gradients and AdamW's
-// two moments, all fp32 as the trainer keeps them), before activations and the KV cache of
-// generation, which grow with micro_batch and sequence length.
-struct MemoryEstimate {
-  int64_t parameters = 0;  // the model's
-  int64_t trainable = 0;   // LoRA adapters, or every parameter for full fine-tuning
-  double weights_gib = 0, gradients_gib = 0, optimizer_gib = 0;
-  double total_gib() const { return weights_gib + gradients_gib + optimizer_gib; }
-};
-MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora);
+
+// The dtype a replica's base weights are kept in on `device`: bf16 for LoRA under bf16
+// precision on CUDA (they are frozen: no optimizer update is lost to rounding, and autocast
+// has nothing to re-cast per call), fp32 otherwise (full fine-tuning keeps fp32 masters; the
+// CPU computes in fp32).
+torch::ScalarType base_dtype(const TrainerOptions& o, torch::Device device);
+
+// What a replica on `device` runs with these options, for estimate_memory: the base dtype,
+// checkpointing, the largest micro-batch (the token budget, or micro_batch sequences of a
+// full prompt plus the longest answer), its scored tokens, the logit chunk, and the sequences
+// one replica samples at once.
+Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas = 1);
 
 class Trainer {
  public:

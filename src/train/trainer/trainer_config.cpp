@@ -77,7 +77,8 @@ Result<rollout::RolloutConfig> parse_rollout(const Json& j) {
 Status parse_grpo(const Json& j, UpdateConfig& u) {
   KEVIN_RETURN_IF_ERROR(check_keys(j, "\"grpo\"",
                                    {"clip_low", "clip_high", "kl_beta", "length_norm",
-                                    "steps_per_batch", "micro_batch", "grad_clip", "max_tokens"}));
+                                    "steps_per_batch", "micro_batch", "micro_batch_tokens",
+                                    "logit_chunk_rows", "grad_clip", "max_tokens"}));
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_low, get_or<double>(j, "grpo", "clip_low", u.grpo.clip_low));
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,
                          get_or<double>(j, "grpo", "clip_high", u.grpo.clip_high));
@@ -92,6 +93,9 @@ Status parse_grpo(const Json& j, UpdateConfig& u) {
   KEVIN_ASSIGN_OR_RETURN(u.optimizer_steps,
                          get_or<int>(j, "grpo", "steps_per_batch", u.optimizer_steps));
   KEVIN_ASSIGN_OR_RETURN(u.micro_batch, get_or<int64_t>(j, "grpo", "micro_batch", 4));
+  KEVIN_ASSIGN_OR_RETURN(u.micro_batch_tokens, get_or<int64_t>(j, "grpo", "micro_batch_tokens", 0));
+  KEVIN_ASSIGN_OR_RETURN(u.logit_chunk_rows,
+                         get_or<int64_t>(j, "grpo", "logit_chunk_rows", u.logit_chunk_rows));
   KEVIN_ASSIGN_OR_RETURN(u.grad_clip, get_or<double>(j, "grpo", "grad_clip", u.grad_clip));
   KEVIN_ASSIGN_OR_RETURN(u.max_tokens, get_or<int64_t>(j, "grpo", "max_tokens", 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.clip_low", u.grpo.clip_low, 0));
@@ -99,6 +103,10 @@ Status parse_grpo(const Json& j, UpdateConfig& u) {
   KEVIN_RETURN_IF_ERROR(at_least("grpo.kl_beta", u.grpo.kl_beta, 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.steps_per_batch", u.optimizer_steps, 1));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.micro_batch", static_cast<double>(u.micro_batch), 1));
+  KEVIN_RETURN_IF_ERROR(
+      at_least("grpo.micro_batch_tokens", static_cast<double>(u.micro_batch_tokens), 0));
+  KEVIN_RETURN_IF_ERROR(
+      at_least("grpo.logit_chunk_rows", static_cast<double>(u.logit_chunk_rows), 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.max_tokens", static_cast<double>(u.max_tokens), 0));
   if (!(u.grad_clip > 0)) return invalid_argument("grpo.grad_clip must be positive");
   return Status::ok();
@@ -264,6 +272,8 @@ Json to_json(const TrainerOptions& o) {
         {"length_norm", norm},
         {"steps_per_batch", o.update.optimizer_steps},
         {"micro_batch", o.update.micro_batch},
+        {"micro_batch_tokens", o.update.micro_batch_tokens},
+        {"logit_chunk_rows", o.update.logit_chunk_rows},
         {"grad_clip", o.update.grad_clip},
         {"max_tokens", o.update.max_tokens}}},
       {"optimizer",
@@ -284,30 +294,26 @@ Json to_json(const TrainerOptions& o) {
       {"cpu_replicas", o.cpu_replicas}};
 }
 
-MemoryEstimate estimate_memory(const Qwen2Config& model, const LoraConfig& lora) {
-  constexpr double kGiB = double(1ull << 30);
-  constexpr double kFp32 = 4;
-  MemoryEstimate e;
-  e.parameters = model.parameter_count();
-  e.trainable = e.parameters;
-  if (lora.rank > 0) {
-    const int64_t h = model.hidden_size, kv = model.num_key_value_heads * model.head_dim(),
-                  i = model.intermediate_size;
-    // (in + out) of each projection an adapter can wrap; an adapter adds rank × (in + out).
-    const std::map<std::string, int64_t> sides = {
-        {"q_proj", h + h},    {"k_proj", h + kv}, {"v_proj", h + kv},  {"o_proj", h + h},
-        {"gate_proj", h + i}, {"up_proj", h + i}, {"down_proj", i + h}};
-    e.trainable = 0;
-    for (const auto& t : lora.targets) {
-      if (auto it = sides.find(t); it != sides.end())
-        e.trainable += lora.rank * it->second * model.num_hidden_layers;
-    }
-  }
-  const int64_t held = e.parameters + (lora.rank > 0 ? e.trainable : 0);
-  e.weights_gib = kFp32 * static_cast<double>(held) / kGiB;
-  e.gradients_gib = kFp32 * static_cast<double>(e.trainable) / kGiB;
-  e.optimizer_gib = 2 * kFp32 * static_cast<double>(e.trainable) / kGiB;
-  return e;
+torch::ScalarType base_dtype(const TrainerOptions& o, torch::Device device) {
+  const bool bf16 = device.is_cuda() && o.precision != "fp32";
+  return bf16 && o.lora.rank > 0 ? torch::kBFloat16 : torch::kFloat32;
+}
+
+Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas) {
+  Workload w;
+  w.base_bytes = base_dtype(o, device) == torch::kBFloat16 ? 2 : 4;
+  w.checkpointing = o.activation_checkpointing;
+  const auto answer = static_cast<int64_t>(o.rollout.generation.max_tokens);
+  const auto sequence = static_cast<int64_t>(o.rollout.prompt.context_tokens) + answer;
+  const int64_t rows = o.update.micro_batch_tokens > 0
+                           ? std::max<int64_t>(1, o.update.micro_batch_tokens / sequence)
+                           : o.update.micro_batch;
+  w.micro_batch_tokens = rows * sequence;
+  w.scored_tokens = rows * answer;
+  w.logit_chunk_rows = o.update.logit_chunk_rows;
+  w.generation_sequences = (std::max(1, o.rollout.parallel) + replicas - 1) / replicas;
+  w.generation_tokens = sequence;
+  return w;
 }
 
 }  // namespace kevin::train

@@ -280,14 +280,14 @@ TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
   const MemoryEstimate full = estimate_memory(c, LoraConfig{});
   EXPECT_NEAR(static_cast<double>(full.parameters) / 1e9, 7.62, 0.01);
   EXPECT_EQ(full.trainable, full.parameters);
-  EXPECT_NEAR(full.total_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30),
+  EXPECT_NEAR(full.state_gib(), 16.0 * static_cast<double>(full.parameters) / double(1ull << 30),
               1e-9);
   LoraConfig lora;
   lora.rank = 16;
   const MemoryEstimate adapters = estimate_memory(c, lora);
   // Per layer and rank: q, o 2·(3584+3584) + k, v 2·(3584+512) + gate, up, down 3·(3584+18944).
   EXPECT_EQ(adapters.trainable, int64_t{16} * 90112 * 28);
-  EXPECT_LT(adapters.total_gib(), full.total_gib() / 3);
+  EXPECT_LT(adapters.state_gib(), full.state_gib() / 3);
 }
 
 TEST(TrainerConfig, ErrorsNameTheKey) {
