@@ -181,8 +181,11 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
       << " held out\n"
       << "step:    " << o.tasks_per_step << " tasks x " << al.label()
       << " (trajectories x turns) = " << o.tasks_per_step * al.trajectories * al.turns
-      << " generations, then " << o.update.optimizer_steps << " optimizer step(s); " << o.steps
-      << " steps\n"
+      << " generations, then " << o.update.optimizer_steps << " optimizer step(s)"
+      << (o.step_samples == train::StepSamples::kSplit && o.update.optimizer_steps > 1
+              ? " on disjoint shares of them"
+              : "")
+      << "; " << o.steps << " steps\n"
       << "engine:  " << engine_line(c.engine) << "\n"
       << memory_lines(m, w, o)
       << "out:     " << o.out_dir.string()

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -39,6 +40,20 @@ std::string step_name(int step) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "step-%06d", step);
   return buf;
+}
+
+// `config` without the keys a resumed run may change: how long, on how many devices (the
+// update is the same), and the response limit (the paper raised it mid-run by restarting).
+Json without_resumable_keys(Json config) {
+  if (!config.is_object()) return config;
+  for (const char* key : {"steps", "gpus", "cpu_replicas"}) config.erase(key);
+  if (config.contains("rollout") && config["rollout"].is_object()) {
+    Json& rollout = config["rollout"];
+    rollout.erase("max_tokens");
+    rollout.erase("max_tokens_schedule");
+    if (rollout.empty()) config.erase("rollout");  // as if it had never been given
+  }
+  return config;
 }
 
 // The step number of a "step-NNNNNN" folder name, or -1.
@@ -184,6 +199,7 @@ void remove_steps_after(const fs::path& dir, int done) {
 struct CheckpointState {
   int next_step = 0;
   int64_t optimizer_steps = 0;
+  std::optional<int64_t> warmup_steps;  // absent in checkpoints older than warmup_ratio
   fs::path dir;
 };
 
@@ -199,13 +215,39 @@ std::optional<CheckpointState> latest_checkpoint(const fs::path& out_dir) {
     auto state = parse_json(*text);
     if (!state.is_ok()) continue;
     CheckpointState c{state->value("next_step", 0), state->value("optimizer_steps", int64_t{0}),
-                      entry.path()};
+                      std::nullopt, entry.path()};
+    if (state->contains("warmup_steps") && (*state)["warmup_steps"].is_number_integer())
+      c.warmup_steps = (*state)["warmup_steps"].get<int64_t>();
     if (!best || c.next_step > best->next_step) best = c;
   }
   return best;
 }
 
 }  // namespace
+
+std::vector<std::vector<size_t>> step_batches(size_t samples, int steps, StepSamples mode,
+                                              uint64_t seed) {
+  std::vector<size_t> order(samples);
+  for (size_t i = 0; i < samples; ++i) order[i] = i;
+  if (mode == StepSamples::kWholeBatch)
+    return std::vector<std::vector<size_t>>(static_cast<size_t>(std::max(steps, 1)), order);
+  // Shuffled, so that every step mixes the batch's tasks (the stored order groups them).
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  const size_t parts = std::min(samples, static_cast<size_t>(std::max(steps, 1)));
+  std::vector<std::vector<size_t>> out;
+  size_t begin = 0;
+  for (size_t p = 0; p < parts; ++p) {
+    const size_t size = samples / parts + (p < samples % parts ? 1 : 0);
+    std::vector<size_t> part(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                             order.begin() + static_cast<std::ptrdiff_t>(begin + size));
+    // Ascending keeps a trajectory's turns (similar prompts) in one micro-batch: less padding.
+    std::sort(part.begin(), part.end());
+    out.push_back(std::move(part));
+    begin += size;
+  }
+  return out;
+}
 
 // One copy of the model on one device with its optimizer. Replicas start equal and take the
 // same steps on the same summed gradients, so they stay equal.
@@ -224,6 +266,7 @@ struct Trainer::Impl {
   std::unique_ptr<Tokenizer> tokenizer;
   int next_step = 0;
   int64_t optimizer_steps = 0;
+  int64_t warmup_steps = 0;  // the run's, fixed when it started (kept in checkpoints)
   const std::atomic<bool>* interrupt = nullptr;  // run()'s, borrowed
 
   Qwen2ForCausalLM& model() { return replicas.front().model; }
@@ -316,21 +359,18 @@ struct Trainer::Impl {
   }
 
   // Keeps the config beside the run; a different config is refused, except for the keys a
-  // resumed run may change (how long, and on how many devices: the update is the same).
+  // resumed run may change (without_resumable_keys).
   Status keep_config() {
     const fs::path file = o.out_dir / "train_config.json";
     if (fs::exists(file)) {
       KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
       KEVIN_ASSIGN_OR_RETURN(Json kept, parse_json(text));
-      Json a = kept, b = o.source;
-      for (const char* key : {"steps", "gpus", "cpu_replicas"}) {
-        a.erase(key);
-        b.erase(key);
-      }
-      if (a != b) {
-        return already_exists(o.out_dir.string() +
-                              " holds a training run with another config (only \"steps\", \"gpus\" "
-                              "and \"cpu_replicas\" may change)");
+      if (without_resumable_keys(kept) != without_resumable_keys(o.source)) {
+        return already_exists(
+            o.out_dir.string() +
+            " holds a training run with another config (only \"steps\", \"gpus\", "
+            "\"cpu_replicas\", \"rollout.max_tokens\" and "
+            "\"rollout.max_tokens_schedule\" may change)");
       }
     }
     return write_file_atomic(file, dump_json(o.source, 2) + "\n");
@@ -362,6 +402,7 @@ struct Trainer::Impl {
       }
       next_step = latest->next_step;
       optimizer_steps = latest->optimizer_steps;
+      if (latest->warmup_steps) warmup_steps = *latest->warmup_steps;
     }
     // Work past the checkpoint is redone, so that a resumed run equals an uninterrupted one.
     remove_steps_after(o.out_dir / "rollouts", next_step);
@@ -401,6 +442,7 @@ struct Trainer::Impl {
     }
     const Json state = {{"next_step", next_step},
                         {"optimizer_steps", optimizer_steps},
+                        {"warmup_steps", warmup_steps},
                         {"kevin_version", version_string()}};
     KEVIN_RETURN_IF_ERROR(write_file_atomic(tmp / kStateFile, dump_json(state, 1) + "\n"));
     fs::remove_all(dir, ec);
@@ -422,15 +464,17 @@ struct Trainer::Impl {
     }
   }
 
-  // Multi-turn rollouts of `tasks` with the current weights into `dir` (a kevin run folder).
-  // `sampling_s` (when given) receives the seconds in which the policy was sampling.
+  // Multi-turn rollouts of `tasks` with the current weights into `dir` (a kevin run folder),
+  // responses cut at `max_tokens`. `sampling_s` (when given) receives the seconds in which the
+  // policy was sampling.
   Result<Turns> rollout(const fs::path& dir, const std::vector<tasks::TaskInfo>& tasks,
-                        double* sampling_s = nullptr) {
+                        int max_tokens, double* sampling_s = nullptr) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return unavailable("cannot create " + dir.string() + ": " + ec.message());
     KEVIN_ASSIGN_OR_RETURN(auto store, rollout::RunStore::open(dir / "run.db"));
     rollout::RolloutConfig config = o.rollout;
+    config.generation.max_tokens = max_tokens;
     config.prompt.backend = evaluator->backend();
     config.prompt.format = evaluator->answer_format();
     config.prompt.device_name = evaluator->device_name();
@@ -509,25 +553,34 @@ struct Trainer::Impl {
     return stats.front();
   }
 
-  // Linear warm-up over the first warmup_steps optimizer steps, then constant.
+  // Linear warm-up over the run's first warmup_steps optimizer steps, then constant.
   double lr_for(int64_t optimizer_step) const {
-    if (o.optimizer.warmup_steps <= 0) return o.optimizer.lr;
-    const double ramp =
-        static_cast<double>(optimizer_step + 1) / static_cast<double>(o.optimizer.warmup_steps);
+    if (warmup_steps <= 0) return o.optimizer.lr;
+    const double ramp = static_cast<double>(optimizer_step + 1) / static_cast<double>(warmup_steps);
     return o.optimizer.lr * std::min(1.0, ramp);
   }
 
-  // The optimizer steps of one rollout batch; returns the update's metrics.
-  Result<Json> update(const std::vector<Sample>& samples) {
+  // The optimizer steps of training step `step`'s batch; returns the update's metrics.
+  Result<Json> update(const std::vector<Sample>& samples, int step) {
     UpdateConfig config = o.update;
     config.optimizer_steps = 1;  // one at a time, so each gets its warm-up learning rate
+    config.max_tokens = normalisation_tokens_at(o, step);
+    const auto batches = step_batches(samples.size(), o.update.optimizer_steps, o.step_samples,
+                                      step_seed(o.seed, step, 3));
     double loss = 0, grad_norm = 0, clipped = 0, entropy = 0, kl = 0, lr = 0;
     int64_t tokens = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < o.update.optimizer_steps; ++k) {
+    std::vector<Sample> part;
+    for (const auto& picked : batches) {
+      // A mini-batch's own size sets the loss normaliser (sequences × L), as grpo_update counts.
+      const bool whole = picked.size() == samples.size();
+      part.clear();
+      if (!whole) {
+        for (size_t i : picked) part.push_back(samples[i]);
+      }
       lr = lr_for(optimizer_steps);
       set_lr(lr);
-      KEVIN_ASSIGN_OR_RETURN(UpdateStats stats, step_all(samples, config));
+      KEVIN_ASSIGN_OR_RETURN(UpdateStats stats, step_all(whole ? samples : part, config));
       ++optimizer_steps;
       loss += stats.loss;
       grad_norm += stats.grad_norm;
@@ -538,7 +591,7 @@ struct Trainer::Impl {
     }
     if (on_cuda()) torch::cuda::synchronize();
     const double seconds = seconds_since(start);
-    const double steps = o.update.optimizer_steps;
+    const auto steps = static_cast<double>(batches.size());
     return Json{{"loss", loss / steps},
                 {"grad_norm", grad_norm / steps},
                 {"clip_fraction", clipped / steps},
@@ -556,12 +609,14 @@ struct Trainer::Impl {
     const auto tasks = tasks_for_step(o.train_tasks, o.tasks_per_step, o.seed, step);
     const auto start = std::chrono::steady_clock::now();
     double sampling_s = 0;
-    KEVIN_ASSIGN_OR_RETURN(
-        Turns turns, rollout(o.out_dir / "rollouts" / step_name(step + 1), tasks, &sampling_s));
+    const int max_tokens = max_tokens_at(o, step);
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "rollouts" / step_name(step + 1), tasks,
+                                                max_tokens, &sampling_s));
     const double rollout_s = seconds_since(start);
     Json line = {{"kind", "train"},
                  {"step", step + 1}};  // 1-based, as printed and as folders are named
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
+    line["max_tokens"] = max_tokens;
     double generated = 0;
     for (const auto& [key, r] : turns)
       generated += static_cast<double>(r.value("completion_tokens", 0));
@@ -573,17 +628,19 @@ struct Trainer::Impl {
     if (samples.empty())
       return failed_precondition("step " + std::to_string(step) +
                                  ": the rollout produced no samples");
-    KEVIN_ASSIGN_OR_RETURN(Json stats, update(samples));
+    KEVIN_ASSIGN_OR_RETURN(Json stats, update(samples, step));
     line.update(stats);
     return line;
   }
 
   Result<Json> holdout(int step) {
     torch::manual_seed(step_seed(o.seed, step, 2));
-    KEVIN_ASSIGN_OR_RETURN(Turns turns,
-                           rollout(o.out_dir / "holdout" / step_name(step + 1), o.holdout_tasks));
+    const int max_tokens = max_tokens_at(o, step);
+    KEVIN_ASSIGN_OR_RETURN(Turns turns, rollout(o.out_dir / "holdout" / step_name(step + 1),
+                                                o.holdout_tasks, max_tokens));
     Json line = {{"kind", "holdout"}, {"step", step + 1}};
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
+    line["max_tokens"] = max_tokens;
     return line;
   }
 
@@ -679,6 +736,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainerOptions options,
   auto impl = std::make_unique<Impl>();
   impl->o = std::move(options);
   impl->evaluator = evaluator;
+  impl->warmup_steps = warmup_optimizer_steps(impl->o);  // a checkpoint's value replaces it
   std::error_code ec;
   fs::create_directories(impl->o.out_dir, ec);
   if (ec) return unavailable("cannot create " + impl->o.out_dir.string() + ": " + ec.message());

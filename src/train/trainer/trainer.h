@@ -31,7 +31,21 @@ struct OptimizerConfig {
   double lr = 1e-6;
   double weight_decay = 0.0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  int warmup_steps = 0;  // optimizer steps of linear warm-up from lr/warmup to lr
+  int warmup_steps = 0;     // optimizer steps of linear warm-up from lr/warmup to lr
+  double warmup_ratio = 0;  // or this share of the run's optimizer steps; exclusive with the above
+};
+
+// From training step `step` on (0-based, as Trainer::next_step counts), responses may be
+// `max_tokens` tokens long.
+struct MaxTokensChange {
+  int step = 0;
+  int max_tokens = 0;
+};
+
+// How the `steps_per_batch` optimizer steps of a rollout batch use its samples.
+enum class StepSamples {
+  kWholeBatch,  // every step runs over the whole batch
+  kSplit,       // disjoint mini-batches, one per step: each sample is used once
 };
 
 struct TrainerOptions {
@@ -41,7 +55,13 @@ struct TrainerOptions {
   int steps = 10;
   int tasks_per_step = 4;
   rollout::RolloutConfig rollout;  // allocations[0] is m x n; generation, prompt, rewards
-  UpdateConfig update;             // GRPO, steps per batch, micro-batch, grad clip
+  // The response limit changes from the rollout's generation.max_tokens, in increasing steps.
+  std::vector<MaxTokensChange> max_tokens_schedule;
+  UpdateConfig update;  // GRPO, steps per batch, micro-batch, grad clip
+  // grpo.max_tokens was left out: L of the constant normalisation is each step's response
+  // limit (update.max_tokens holds the first one).
+  bool normalisation_follows_limit = true;
+  StepSamples step_samples = StepSamples::kWholeBatch;
   OptimizerConfig optimizer;
   LoraConfig lora;  // rank 0: full fine-tuning
   bool activation_checkpointing = false;
@@ -77,7 +97,25 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j);
 // in); the caller's keys are left out. trainer_options_from_json(to_json(o)) gives o back.
 Json to_json(const TrainerOptions& o);
 
+// The response limit of training step `step` (0-based): the value of the schedule's last
+// change at or before it, else rollout.generation.max_tokens.
+int max_tokens_at(const TrainerOptions& o, int step);
 
+// L of the constant normalisation at training step `step`: grpo.max_tokens when it was given,
+// else max_tokens_at(o, step).
+int64_t normalisation_tokens_at(const TrainerOptions& o, int step);
+
+// The optimizer steps of linear warm-up: optimizer.warmup_steps, or
+// ceil(warmup_ratio × steps × steps_per_batch) for the config's `steps` (a product within
+// rounding error of an integer counts as that integer: 0.07 × 100 is 7, not 8).
+int64_t warmup_optimizer_steps(const TrainerOptions& o);
+
+// The samples each of the `steps` optimizer steps of a batch of `samples` runs, as indices.
+// kWholeBatch: every index, for every step. kSplit: the indices shuffled by `seed`, cut into
+// `steps` disjoint parts whose sizes differ by at most one (one part per sample when there
+// are fewer samples than steps), each part in ascending order.
+std::vector<std::vector<size_t>> step_batches(size_t samples, int steps, StepSamples mode,
+                                              uint64_t seed);
 // The dtype a replica's base weights are kept in on `device`: bf16 for LoRA under bf16
 // precision on CUDA (they are frozen: no optimizer update is lost to rounding, and autocast
 // has nothing to re-cast per call), fp32 otherwise (full fine-tuning keeps fp32 masters; the
@@ -93,11 +131,14 @@ Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas
 class Trainer {
  public:
   // Loads the model (when out_dir holds a checkpoint, the latest one: resume), builds the
-  // optimizer and keeps the config in out_dir/train_config.json. `evaluator` is borrowed and
+  // optimizer and keeps the config in out_dir/train_config.json. A resumed run keeps the
+  // warm-up length its checkpoint recorded (warmup_optimizer_steps when the run started), so
+  // a changed `steps` neither stretches nor restarts the warm-up. `evaluator` is borrowed and
   // must outlive the trainer. Errors: a model folder or checkpoint that does not load
   // (kNotFound / kInvalidArgument), an out_dir holding a run with another config
-  // (kAlreadyExists; only "steps", "gpus" and "cpu_replicas" may change on resume), no CUDA
-  // device for device "cuda" or a listed GPU that is not there (kFailedPrecondition).
+  // (kAlreadyExists; only "steps", "gpus", "cpu_replicas", "rollout.max_tokens" and
+  // "rollout.max_tokens_schedule" may change on resume), no CUDA device for device "cuda" or
+  // a listed GPU that is not there (kFailedPrecondition).
   static Result<std::unique_ptr<Trainer>> create(TrainerOptions options, env::Evaluator* evaluator);
   ~Trainer();
 

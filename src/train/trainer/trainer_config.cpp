@@ -1,5 +1,6 @@
 // trainer_config.cpp — `kevin train`'s JSON config into TrainerOptions: defaults for every
 // key left out, and errors naming the key for anything unknown, ill-typed or out of range.
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -54,10 +55,11 @@ Status at_least(const std::string& name, double value, double low) {
 
 Result<rollout::RolloutConfig> parse_rollout(const Json& j) {
   Json merged = rollout::to_json(rollout::RolloutConfig{});
-  std::set<std::string> allowed = {"trajectories", "turns"};
+  std::set<std::string> allowed = {"trajectories", "turns", "max_tokens_schedule"};
   for (const auto& item : merged.items()) allowed.insert(item.key());
   KEVIN_RETURN_IF_ERROR(check_keys(j, "\"rollout\"", allowed));
   for (const auto& item : j.items()) merged[item.key()] = item.value();
+  merged.erase("max_tokens_schedule");  // the trainer's own (parse_max_tokens_schedule)
   // "trajectories"/"turns" are the shorthand for a single allocation, as kevin run's -m/-n.
   KEVIN_ASSIGN_OR_RETURN(int m, get_or<int>(j, "rollout", "trajectories", 4));
   KEVIN_ASSIGN_OR_RETURN(int n, get_or<int>(j, "rollout", "turns", 4));
@@ -74,11 +76,38 @@ Result<rollout::RolloutConfig> parse_rollout(const Json& j) {
   return config;
 }
 
-Status parse_grpo(const Json& j, UpdateConfig& u) {
-  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"grpo\"",
-                                   {"clip_low", "clip_high", "kl_beta", "length_norm",
-                                    "steps_per_batch", "micro_batch", "micro_batch_tokens",
-                                    "logit_chunk_rows", "grad_clip", "max_tokens"}));
+// rollout.max_tokens_schedule: [{"step": S, "max_tokens": N}, ...] with S increasing.
+Result<std::vector<MaxTokensChange>> parse_max_tokens_schedule(const Json& rollout) {
+  const Json schedule = rollout.value("max_tokens_schedule", Json::array());
+  if (!schedule.is_array())
+    return invalid_argument(
+        "rollout.max_tokens_schedule: expected a list of {\"step\", \"max_tokens\"} objects");
+  std::vector<MaxTokensChange> out;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const std::string where = "rollout.max_tokens_schedule[" + std::to_string(i) + "]";
+    KEVIN_RETURN_IF_ERROR(check_keys(schedule[i], where, {"step", "max_tokens"}));
+    auto step = json_get<int>(schedule[i], "step");
+    auto max_tokens = json_get<int>(schedule[i], "max_tokens");
+    for (const Status& s : {step.status(), max_tokens.status()}) {
+      if (!s.is_ok()) return invalid_argument(where + ": " + s.message());
+    }
+    const MaxTokensChange change{*step, *max_tokens};
+    KEVIN_RETURN_IF_ERROR(at_least(where + ".step", change.step, 0));
+    KEVIN_RETURN_IF_ERROR(at_least(where + ".max_tokens", change.max_tokens, 1));
+    if (!out.empty() && change.step <= out.back().step)
+      return invalid_argument(where + ".step must be greater than the change before it (" +
+                              std::to_string(out.back().step) + ")");
+    out.push_back(change);
+  }
+  return out;
+}
+
+Status parse_grpo(const Json& j, TrainerOptions& o) {
+  KEVIN_RETURN_IF_ERROR(
+      check_keys(j, "\"grpo\"",
+                 {"clip_low", "clip_high", "kl_beta", "length_norm", "steps_per_batch",
+                  "step_samples", "micro_batch", "grad_clip", "max_tokens"}));
+  UpdateConfig& u = o.update;
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_low, get_or<double>(j, "grpo", "clip_low", u.grpo.clip_low));
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,
                          get_or<double>(j, "grpo", "clip_high", u.grpo.clip_high));
@@ -92,6 +121,12 @@ Status parse_grpo(const Json& j, UpdateConfig& u) {
   u.grpo.norm = *parsed;
   KEVIN_ASSIGN_OR_RETURN(u.optimizer_steps,
                          get_or<int>(j, "grpo", "steps_per_batch", u.optimizer_steps));
+  KEVIN_ASSIGN_OR_RETURN(std::string step_samples,
+                         get_or<std::string>(j, "grpo", "step_samples", "whole_batch"));
+  if (step_samples != "whole_batch" && step_samples != "split")
+    return invalid_argument("grpo.step_samples: expected whole_batch or split, got \"" +
+                            step_samples + "\"");
+  o.step_samples = step_samples == "split" ? StepSamples::kSplit : StepSamples::kWholeBatch;
   KEVIN_ASSIGN_OR_RETURN(u.micro_batch, get_or<int64_t>(j, "grpo", "micro_batch", 4));
   KEVIN_ASSIGN_OR_RETURN(u.micro_batch_tokens, get_or<int64_t>(j, "grpo", "micro_batch_tokens", 0));
   KEVIN_ASSIGN_OR_RETURN(u.logit_chunk_rows,
@@ -109,12 +144,14 @@ Status parse_grpo(const Json& j, UpdateConfig& u) {
       at_least("grpo.logit_chunk_rows", static_cast<double>(u.logit_chunk_rows), 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.max_tokens", static_cast<double>(u.max_tokens), 0));
   if (!(u.grad_clip > 0)) return invalid_argument("grpo.grad_clip must be positive");
+  o.normalisation_follows_limit = u.max_tokens == 0;
   return Status::ok();
 }
 
 Status parse_optimizer(const Json& j, OptimizerConfig& o) {
-  KEVIN_RETURN_IF_ERROR(check_keys(
-      j, "\"optimizer\"", {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps"}));
+  KEVIN_RETURN_IF_ERROR(
+      check_keys(j, "\"optimizer\"",
+                 {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps", "warmup_ratio"}));
   KEVIN_ASSIGN_OR_RETURN(o.lr, get_or<double>(j, "optimizer", "lr", o.lr));
   KEVIN_ASSIGN_OR_RETURN(o.weight_decay,
                          get_or<double>(j, "optimizer", "weight_decay", o.weight_decay));
@@ -123,10 +160,17 @@ Status parse_optimizer(const Json& j, OptimizerConfig& o) {
   KEVIN_ASSIGN_OR_RETURN(o.eps, get_or<double>(j, "optimizer", "eps", o.eps));
   KEVIN_ASSIGN_OR_RETURN(o.warmup_steps,
                          get_or<int>(j, "optimizer", "warmup_steps", o.warmup_steps));
+  KEVIN_ASSIGN_OR_RETURN(o.warmup_ratio,
+                         get_or<double>(j, "optimizer", "warmup_ratio", o.warmup_ratio));
   if (!(o.lr > 0)) return invalid_argument("optimizer.lr must be positive");
   if (!(o.eps > 0)) return invalid_argument("optimizer.eps must be positive");
   KEVIN_RETURN_IF_ERROR(at_least("optimizer.weight_decay", o.weight_decay, 0));
   KEVIN_RETURN_IF_ERROR(at_least("optimizer.warmup_steps", o.warmup_steps, 0));
+  if (!(o.warmup_ratio >= 0 && o.warmup_ratio < 1))
+    return invalid_argument("optimizer.warmup_ratio must be in [0, 1)");
+  if (o.warmup_ratio > 0 && o.warmup_steps > 0)
+    return invalid_argument(
+        "optimizer.warmup_ratio and optimizer.warmup_steps are exclusive: set one of them");
   if (o.beta1 < 0 || o.beta1 >= 1 || o.beta2 < 0 || o.beta2 >= 1)
     return invalid_argument("optimizer.beta1/beta2 must be in [0, 1)");
   return Status::ok();
@@ -231,8 +275,10 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j) {
   o.out_dir = out;
   KEVIN_RETURN_IF_ERROR(parse_schedule(j, o));
   KEVIN_RETURN_IF_ERROR(parse_runtime(j, o));
-  KEVIN_ASSIGN_OR_RETURN(o.rollout, parse_rollout(j.value("rollout", Json::object())));
-  KEVIN_RETURN_IF_ERROR(parse_grpo(j.value("grpo", Json::object()), o.update));
+  const Json rollout = j.value("rollout", Json::object());
+  KEVIN_ASSIGN_OR_RETURN(o.rollout, parse_rollout(rollout));
+  KEVIN_ASSIGN_OR_RETURN(o.max_tokens_schedule, parse_max_tokens_schedule(rollout));
+  KEVIN_RETURN_IF_ERROR(parse_grpo(j.value("grpo", Json::object()), o));
   o.update.temperature = o.rollout.generation.temperature;
   if (o.update.temperature <= 0)
     return invalid_argument("rollout.temperature must be positive for training");
@@ -252,6 +298,10 @@ Json to_json(const TrainerOptions& o) {
   rollout.erase("search");
   rollout.erase("beam_width");
   rollout.erase("beam_rounds");
+  Json schedule = Json::array();
+  for (const auto& change : o.max_tokens_schedule)
+    schedule.push_back({{"step", change.step}, {"max_tokens", change.max_tokens}});
+  rollout["max_tokens_schedule"] = schedule;
   const char* norm = o.update.grpo.norm == LengthNorm::kConstant      ? "constant"
                      : o.update.grpo.norm == LengthNorm::kPerSequence ? "sequence"
                                                                       : "token";
@@ -271,18 +321,21 @@ Json to_json(const TrainerOptions& o) {
         {"kl_beta", o.update.grpo.kl_beta},
         {"length_norm", norm},
         {"steps_per_batch", o.update.optimizer_steps},
+        {"step_samples", o.step_samples == StepSamples::kSplit ? "split" : "whole_batch"},
         {"micro_batch", o.update.micro_batch},
         {"micro_batch_tokens", o.update.micro_batch_tokens},
         {"logit_chunk_rows", o.update.logit_chunk_rows},
         {"grad_clip", o.update.grad_clip},
-        {"max_tokens", o.update.max_tokens}}},
+        // 0: each step's response limit (a resolved number would pin L against the schedule).
+        {"max_tokens", o.normalisation_follows_limit ? 0 : o.update.max_tokens}}},
       {"optimizer",
        {{"lr", o.optimizer.lr},
         {"weight_decay", o.optimizer.weight_decay},
         {"beta1", o.optimizer.beta1},
         {"beta2", o.optimizer.beta2},
         {"eps", o.optimizer.eps},
-        {"warmup_steps", o.optimizer.warmup_steps}}},
+        {"warmup_steps", o.optimizer.warmup_steps},
+        {"warmup_ratio", o.optimizer.warmup_ratio}}},
       {"lora", {{"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"targets", o.lora.targets}}},
       {"activation_checkpointing", o.activation_checkpointing},
       {"device", o.device},
@@ -294,6 +347,29 @@ Json to_json(const TrainerOptions& o) {
       {"cpu_replicas", o.cpu_replicas}};
 }
 
+int max_tokens_at(const TrainerOptions& o, int step) {
+  int limit = o.rollout.generation.max_tokens;
+  for (const auto& change : o.max_tokens_schedule) {
+    if (change.step <= step) limit = change.max_tokens;
+  }
+  return limit;
+}
+
+int64_t normalisation_tokens_at(const TrainerOptions& o, int step) {
+  return o.normalisation_follows_limit ? max_tokens_at(o, step) : o.update.max_tokens;
+}
+
+int64_t warmup_optimizer_steps(const TrainerOptions& o) {
+  if (o.optimizer.warmup_ratio <= 0) return o.optimizer.warmup_steps;
+  const double exact = o.optimizer.warmup_ratio * static_cast<double>(o.steps) *
+                       static_cast<double>(o.update.optimizer_steps);
+  // 0.07 × 100 is 7.000000000000001 in doubles: ceil of that would add a step.
+  const double nearest = std::round(exact);
+  if (std::abs(exact - nearest) <= 1e-9 * std::max(1.0, exact))
+    return static_cast<int64_t>(nearest);
+  return static_cast<int64_t>(std::ceil(exact));
+}
+
 torch::ScalarType base_dtype(const TrainerOptions& o, torch::Device device) {
   const bool bf16 = device.is_cuda() && o.precision != "fp32";
   return bf16 && o.lora.rank > 0 ? torch::kBFloat16 : torch::kFloat32;
@@ -303,7 +379,11 @@ Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas
   Workload w;
   w.base_bytes = base_dtype(o, device) == torch::kBFloat16 ? 2 : 4;
   w.checkpointing = o.activation_checkpointing;
-  const auto answer = static_cast<int64_t>(o.rollout.generation.max_tokens);
+  // The longest answer the schedule ever allows.
+  int answer_limit = o.rollout.generation.max_tokens;
+  for (const auto& change : o.max_tokens_schedule)
+    answer_limit = std::max(answer_limit, change.max_tokens);
+  const auto answer = static_cast<int64_t>(answer_limit);
   const auto sequence = static_cast<int64_t>(o.rollout.prompt.context_tokens) + answer;
   const int64_t rows = o.update.micro_batch_tokens > 0
                            ? std::max<int64_t>(1, o.update.micro_batch_tokens / sequence)

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "core/file.h"
@@ -232,6 +234,105 @@ TEST_F(TrainerTest, ReplicasTrainTogetherAndResumeOnAnotherCount) {
       fs::exists(out("replicas") / "checkpoints" / "step-000003" / "trainable.safetensors"));
 }
 
+// optimizer.warmup_ratio: the warm-up spans a share of the run's optimizer steps, counted from
+// the steps the run started with; a resume with more steps keeps it.
+TEST_F(TrainerTest, WarmupRatioRampsOverTheStartingRunsOptimizerSteps) {
+  Json config = base_config(model_dir(), out("ramp"));
+  config["steps"] = 2;
+  config["optimizer"] = {{"lr", 0.02}, {"warmup_ratio", 0.75}};  // ceil(0.75 × 2 × 2) = 3
+  train(config);
+  const auto ramp = log_lines(out("ramp"));
+  ASSERT_EQ(ramp.size(), 2u);
+  EXPECT_NEAR(ramp[0]["lr"].get<double>(), 0.02 * 2 / 3, 1e-12) << "optimizer step 2 of 3";
+  EXPECT_DOUBLE_EQ(ramp[1]["lr"].get<double>(), 0.02);
+
+  config["out"] = out("extended").string();
+  config["steps"] = 1;  // ceil(0.75 × 1 × 2) = 2: step 1 ends the warm-up
+  train(config);
+  auto state = read_file(out("extended") / "checkpoints" / "step-000001" / "trainer_state.json");
+  ASSERT_TRUE(state.is_ok());
+  EXPECT_EQ(parse_json(*state).value()["warmup_steps"], 2);
+  config["steps"] = 3;  // recomputed, ceil(0.75 × 3 × 2) = 5 would lower step 2's rate to 4/5
+  train(config);
+  const auto extended = log_lines(out("extended"));
+  ASSERT_EQ(extended.size(), 3u);
+  for (const Json& l : extended) EXPECT_DOUBLE_EQ(l["lr"].get<double>(), 0.02) << dump_json(l);
+}
+
+// rollout.max_tokens_schedule: the rollout of each step is cut at the limit in effect, which
+// the log records.
+TEST_F(TrainerTest, TheResponseLimitFollowsItsScheduleAndIsLogged) {
+  Json config = base_config(model_dir(), out("schedule"));
+  config["steps"] = 2;
+  config["holdout_every"] = 2;
+  config["rollout"]["max_tokens_schedule"] = {{{"step", 1}, {"max_tokens", 2}}};
+  train(config);
+  const auto lines = log_lines(out("schedule"));
+  ASSERT_EQ(lines.size(), 3u) << "2 train steps, holdout after step 2";
+  EXPECT_EQ(lines[0]["max_tokens"], 10);
+  EXPECT_EQ(lines[1]["max_tokens"], 2) << "0-based step 1 is the log's step 2";
+  EXPECT_LE(lines[1]["response_tokens_mean"].get<double>(), 2.0);
+  EXPECT_EQ(lines[2]["kind"], "holdout");
+  EXPECT_EQ(lines[2]["max_tokens"], 2);
+  EXPECT_LE(lines[2]["response_tokens_mean"].get<double>(), 2.0);
+}
+
+// grpo.step_samples "split": the optimizer steps share the batch, each sample in one step;
+// "whole_batch" runs every step over all of it.
+TEST_F(TrainerTest, SplitStepsUseEachSampleOnce) {
+  Json config = base_config(model_dir(), out("whole"));
+  config["steps"] = 1;
+  train(config);
+  config["out"] = out("split").string();
+  config["grpo"]["step_samples"] = "split";
+  train(config);
+  const auto whole = log_lines(out("whole")), split = log_lines(out("split"));
+  ASSERT_EQ(whole.size(), 1u);
+  ASSERT_EQ(split.size(), 1u);
+  // The first rollout comes from the same weights and seed: the same batch.
+  EXPECT_EQ(whole[0]["reward_mean"], split[0]["reward_mean"]);
+  EXPECT_EQ(whole[0]["samples"], split[0]["samples"]);
+  const auto batch_tokens = static_cast<int64_t>(std::llround(
+      split[0]["response_tokens_mean"].get<double>() * split[0]["turns"].get<double>()));
+  EXPECT_EQ(split[0]["train_tokens"].get<int64_t>(), batch_tokens) << "each sample once";
+  EXPECT_EQ(whole[0]["train_tokens"].get<int64_t>(), 2 * batch_tokens) << "the batch twice";
+  for (const char* key : {"loss", "grad_norm", "clip_fraction", "entropy"}) {
+    EXPECT_TRUE(std::isfinite(split[0][key].get<double>())) << key;
+  }
+  EXPECT_GT(split[0]["entropy"].get<double>(), 0);
+}
+
+// A resumed run may change the response limit and its schedule (the paper raised the limit
+// mid-run by restarting); any other change is still refused.
+TEST_F(TrainerTest, ResumeMayChangeTheResponseLimitAndItsSchedule) {
+  const auto create = [&](const Json& config) {
+    auto options = trainer_options_from_json(config);
+    EXPECT_TRUE(options.is_ok()) << options.status().to_string();
+    options->train_tasks = tasks_;
+    return Trainer::create(*options, &evaluator_).status();
+  };
+  Json config = base_config(model_dir(), out("limits"));
+  ASSERT_TRUE(create(config).is_ok());
+  config["rollout"]["max_tokens"] = 12;
+  EXPECT_TRUE(create(config).is_ok()) << "a new limit";
+  config["rollout"]["max_tokens_schedule"] = {{{"step", 1}, {"max_tokens", 16}}};
+  EXPECT_TRUE(create(config).is_ok()) << "a new schedule";
+  config["rollout"]["max_tokens_schedule"][0]["max_tokens"] = 20;
+  EXPECT_TRUE(create(config).is_ok()) << "a changed schedule";
+  config["rollout"]["temperature"] = 0.5;
+  const Status changed = create(config);
+  EXPECT_EQ(changed.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(changed.message().find("\"rollout.max_tokens\""), std::string::npos)
+      << changed.to_string();
+
+  // A run without a "rollout" section takes one that only sets the limit.
+  Json bare = base_config(model_dir(), out("bare"));
+  bare.erase("rollout");
+  ASSERT_TRUE(create(bare).is_ok());
+  bare["rollout"] = {{"max_tokens", 64}};
+  EXPECT_TRUE(create(bare).is_ok());
+}
+
 TEST_F(TrainerTest, AnotherConfigInTheSameFolderIsRefused) {
   Json config = base_config(model_dir(), out("run"));
   config["steps"] = 1;
@@ -254,8 +355,13 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
                 {"steps", 7},
                 {"lora", {{"rank", 16}}},
                 {"gpus", {0, 1}},
-                {"rollout", {{"trajectories", 8}, {"turns", 2}, {"temperature", 0.7}}},
-                {"grpo", {{"length_norm", "token"}}}};
+                {"rollout",
+                 {{"trajectories", 8},
+                  {"turns", 2},
+                  {"temperature", 0.7},
+                  {"max_tokens_schedule", {{{"step", 3}, {"max_tokens", 64}}}}}},
+                {"grpo", {{"length_norm", "token"}, {"step_samples", "split"}}},
+                {"optimizer", {{"warmup_ratio", 0.03}}}};
   auto options = trainer_options_from_json(given);
   ASSERT_TRUE(options.is_ok()) << options.status().to_string();
   const Json resolved = to_json(*options);
@@ -264,9 +370,177 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
   EXPECT_EQ(resolved["rollout"]["trajectories"], 8);
   EXPECT_EQ(resolved["grpo"]["length_norm"], "token");
   EXPECT_EQ(resolved["optimizer"]["lr"], OptimizerConfig{}.lr) << "defaults are filled in";
+  EXPECT_EQ(resolved["optimizer"]["warmup_ratio"], 0.03);
+  EXPECT_EQ(resolved["grpo"]["step_samples"], "split");
+  EXPECT_EQ(resolved["grpo"]["max_tokens"], 0) << "L follows the response limit";
+  EXPECT_EQ(resolved["rollout"]["max_tokens_schedule"],
+            Json::parse(R"([{"step": 3, "max_tokens": 64}])"));
   auto again = trainer_options_from_json(resolved);
   ASSERT_TRUE(again.is_ok()) << again.status().to_string();
   EXPECT_EQ(to_json(*again), resolved);
+}
+
+TEST(TrainerConfig, WarmupRatioCountsTheRunsOptimizerSteps) {
+  const auto warmup = [](Json optimizer, int steps, int per_batch) {
+    auto o = trainer_options_from_json({{"model", "m"},
+                                        {"out", "o"},
+                                        {"steps", steps},
+                                        {"grpo", {{"steps_per_batch", per_batch}}},
+                                        {"optimizer", std::move(optimizer)}});
+    EXPECT_TRUE(o.is_ok()) << o.status().to_string();
+    return o.is_ok() ? warmup_optimizer_steps(*o) : -1;
+  };
+  EXPECT_EQ(warmup({{"warmup_ratio", 0.03}}, 60, 2), 4) << "ceil(3.6)";
+  EXPECT_EQ(warmup({{"warmup_ratio", 0.07}}, 50, 2), 7) << "0.07 × 100 is 7, not 8";
+  EXPECT_EQ(warmup({{"warmup_ratio", 0.03}}, 200, 2), 12);
+  EXPECT_EQ(warmup({{"warmup_ratio", 0.001}}, 10, 1), 1) << "any ratio warms up at least once";
+  EXPECT_EQ(warmup({{"warmup_steps", 5}}, 60, 2), 5);
+  EXPECT_EQ(warmup(Json::object(), 60, 2), 0);
+  const auto message = [](Json optimizer) {
+    return trainer_options_from_json({{"model", "m"}, {"out", "o"}, {"optimizer", optimizer}})
+        .status();
+  };
+  const Status both = message({{"warmup_ratio", 0.1}, {"warmup_steps", 3}});
+  EXPECT_EQ(both.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(both.message().find("optimizer.warmup_ratio and optimizer.warmup_steps"),
+            std::string::npos)
+      << both.to_string();
+  for (double bad : {1.0, -0.1, 1.5}) {
+    EXPECT_NE(message({{"warmup_ratio", bad}}).message().find("warmup_ratio"), std::string::npos)
+        << bad;
+  }
+}
+
+TEST(TrainerConfig, TheResponseLimitScheduleResolvesPerStep) {
+  const Json given = {
+      {"model", "m"},
+      {"out", "o"},
+      {"rollout",
+       {{"max_tokens", 100},
+        {"max_tokens_schedule",
+         {{{"step", 2}, {"max_tokens", 150}}, {{"step", 5}, {"max_tokens", 80}}}}}}};
+  auto o = trainer_options_from_json(given);
+  ASSERT_TRUE(o.is_ok()) << o.status().to_string();
+  EXPECT_EQ(max_tokens_at(*o, 0), 100);
+  EXPECT_EQ(max_tokens_at(*o, 1), 100);
+  EXPECT_EQ(max_tokens_at(*o, 2), 150);
+  EXPECT_EQ(max_tokens_at(*o, 4), 150);
+  EXPECT_EQ(max_tokens_at(*o, 5), 80);
+  EXPECT_EQ(max_tokens_at(*o, 500), 80);
+  EXPECT_EQ(o->update.max_tokens, 100);
+  EXPECT_EQ(normalisation_tokens_at(*o, 3), 150) << "a defaulted L follows the schedule";
+  Json pinned = given;
+  pinned["grpo"] = {{"max_tokens", 120}};
+  auto p = trainer_options_from_json(pinned);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(normalisation_tokens_at(*p, 3), 120) << "a given L stays";
+  auto again = trainer_options_from_json(to_json(*p));
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(normalisation_tokens_at(*again, 3), 120);
+  auto followed = trainer_options_from_json(to_json(*o));
+  ASSERT_TRUE(followed.is_ok());
+  EXPECT_EQ(normalisation_tokens_at(*followed, 5), 80) << "the printed config still follows";
+
+  const auto message = [&](Json schedule) {
+    Json j = given;
+    j["rollout"]["max_tokens_schedule"] = std::move(schedule);
+    return trainer_options_from_json(j).status().message();
+  };
+  EXPECT_NE(message(Json::parse(R"([{"step": 3, "max_tokens": 9}, {"step": 3, "max_tokens": 8}])"))
+                .find("rollout.max_tokens_schedule[1].step must be greater"),
+            std::string::npos);
+  EXPECT_NE(message(Json::parse(R"([{"step": 1, "max_tokens": 0}])"))
+                .find("rollout.max_tokens_schedule[0].max_tokens must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(message(Json::parse(R"([{"step": -1, "max_tokens": 9}])")).find("[0].step"),
+            std::string::npos);
+  EXPECT_NE(message(Json::parse(R"([{"step": 1}])")).find("max_tokens"), std::string::npos);
+  EXPECT_NE(message(Json::parse(R"([{"step": 1, "max_tokens": 9, "stepp": 2}])"))
+                .find("unknown key \"stepp\""),
+            std::string::npos);
+  EXPECT_NE(message(Json(22528)).find("rollout.max_tokens_schedule"), std::string::npos);
+}
+
+TEST(TrainerConfig, StepSamplesSplitsTheBatchIntoDisjointShares) {
+  const auto whole = step_batches(5, 2, StepSamples::kWholeBatch, 7);
+  ASSERT_EQ(whole.size(), 2u);
+  for (const auto& part : whole) EXPECT_EQ(part, (std::vector<size_t>{0, 1, 2, 3, 4}));
+
+  const auto split = step_batches(7, 2, StepSamples::kSplit, 7);
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].size(), 4u);
+  EXPECT_EQ(split[1].size(), 3u);
+  std::vector<size_t> seen;
+  for (const auto& part : split) {
+    EXPECT_TRUE(std::is_sorted(part.begin(), part.end()));
+    seen.insert(seen.end(), part.begin(), part.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6})) << "each sample exactly once";
+  EXPECT_EQ(step_batches(7, 2, StepSamples::kSplit, 7), split) << "the seed decides";
+  bool differs = false;
+  for (uint64_t seed = 0; seed < 8; ++seed)
+    differs |= step_batches(7, 2, StepSamples::kSplit, seed) != split;
+  EXPECT_TRUE(differs) << "a shuffle, not the stored order";
+  EXPECT_EQ(step_batches(1, 2, StepSamples::kSplit, 0), (std::vector<std::vector<size_t>>{{0}}))
+      << "no empty step";
+  EXPECT_EQ(step_batches(3, 1, StepSamples::kSplit, 0),
+            (std::vector<std::vector<size_t>>{{0, 1, 2}}));
+  auto bad = trainer_options_from_json(
+      {{"model", "m"}, {"out", "o"}, {"grpo", {{"step_samples", "halves"}}}});
+  EXPECT_NE(bad.status().message().find("grpo.step_samples"), std::string::npos);
+}
+
+// Every shipped config parses; kevin-32b.json holds the paper's values (docs/trainer.md,
+// "The paper's recipe").
+TEST(TrainerConfig, TheShippedConfigsParseAndKevin32bIsThePapersRecipe) {
+  const fs::path dir = fs::path(KEVIN_SOURCE_DIR) / "examples" / "train";
+  int parsed = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    auto text = read_file(entry.path());
+    ASSERT_TRUE(text.is_ok());
+    auto json = parse_json(*text);
+    ASSERT_TRUE(json.is_ok()) << entry.path();
+    auto options = trainer_options_from_json(*json);
+    EXPECT_TRUE(options.is_ok()) << entry.path() << ": " << options.status().to_string();
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 3);
+
+  auto text = read_file(dir / "kevin-32b.json");
+  ASSERT_TRUE(text.is_ok());
+  const Json j = parse_json(*text).value();
+  EXPECT_EQ(j["tasks"], Json({"level1", "level2"}));
+  auto parsed_options = trainer_options_from_json(j);
+  ASSERT_TRUE(parsed_options.is_ok()) << parsed_options.status().to_string();
+  const TrainerOptions& o = *parsed_options;
+  EXPECT_EQ(o.model_dir, "models/QwQ-32B");
+  EXPECT_EQ(o.tasks_per_step, 8);
+  EXPECT_EQ(o.rollout.allocations[0].trajectories, 16);
+  EXPECT_EQ(o.rollout.allocations[0].turns, 4);
+  EXPECT_DOUBLE_EQ(o.rollout.gamma, 0.4);
+  EXPECT_EQ(o.rollout.return_mode, reward::ReturnMode::kDiscountedSum);
+  EXPECT_EQ(o.rollout.advantage_mode, reward::AdvantageMode::kGroup) << "over all 64 turns";
+  EXPECT_DOUBLE_EQ(o.rollout.generation.temperature, 0.9);
+  EXPECT_DOUBLE_EQ(o.update.grpo.clip_low, 0.2);
+  EXPECT_DOUBLE_EQ(o.update.grpo.clip_high, 0.28);
+  EXPECT_DOUBLE_EQ(o.update.grpo.kl_beta, 0);
+  EXPECT_EQ(o.update.grpo.norm, LengthNorm::kConstant);
+  EXPECT_DOUBLE_EQ(o.update.grad_clip, 0.05);
+  EXPECT_DOUBLE_EQ(o.optimizer.lr, 2e-6);
+  EXPECT_DOUBLE_EQ(o.optimizer.warmup_ratio, 0.03);
+  EXPECT_EQ(o.optimizer.warmup_steps, 0);
+  EXPECT_TRUE(o.open_think) << "QwQ's template opens <think>";
+  EXPECT_EQ(max_tokens_at(o, 0), 16384);
+  EXPECT_EQ(max_tokens_at(o, 29), 16384);
+  EXPECT_EQ(max_tokens_at(o, 30), 22528);
+  EXPECT_TRUE(o.normalisation_follows_limit) << "L follows the limit";
+  EXPECT_EQ(o.update.optimizer_steps, 2);
+  EXPECT_EQ(o.step_samples, StepSamples::kSplit) << "1 on-policy, 1 off-policy";
+  EXPECT_EQ(o.lora.rank, 32);
+  EXPECT_TRUE(o.activation_checkpointing);
+  EXPECT_EQ(o.update.micro_batch, 1);
 }
 
 TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
