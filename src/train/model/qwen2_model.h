@@ -134,6 +134,9 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   torch::Tensor hidden_states(const torch::Tensor& input_ids,
                               const torch::Tensor& attention_mask = {}, KVCache* cache = nullptr);
   torch::Tensor lm_logits(const torch::Tensor& hidden);
+  // The LM head's weight [vocab, hidden] that lm_logits multiplies by: lm_head's, or the token
+  // embeddings' when tied. The parameter itself (gradients reach it), for chunked_scores.h.
+  torch::Tensor lm_head_weight() const;
 
   // Copies `weights` (HF names) into the parameters. kInvalidArgument naming the tensor for a
   // missing weight or a shape mismatch; unknown names are errors too (a wrong checkpoint).
