@@ -337,6 +337,10 @@ torch::Tensor Qwen2ForCausalLMImpl::lm_logits(const torch::Tensor& hidden) {
                                      : lm_head(hidden);
 }
 
+torch::Tensor Qwen2ForCausalLMImpl::lm_head_weight() const {
+  return config_.tie_word_embeddings ? model->embed_tokens->weight : lm_head->weight;
+}
+
 torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids,
                                                   const torch::Tensor& attention_mask,
                                                   KVCache* cache) {

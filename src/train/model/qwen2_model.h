@@ -166,6 +166,9 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   torch::Tensor hidden_states(const torch::Tensor& input_ids,
                               const torch::Tensor& attention_mask = {}, KVCache* cache = nullptr);
   torch::Tensor lm_logits(const torch::Tensor& hidden);
+  // The LM head's weight [vocab, hidden] that lm_logits multiplies by: lm_head's, or the token
+  // embeddings' when tied. The parameter itself (gradients reach it), for chunked_scores.h.
+  torch::Tensor lm_head_weight() const;
 
   // How load_weights fills one parameter from its checkpoint tensor (same shape; any device
   // and dtype). The default is Tensor::copy_; a loader passes one that bounds host memory.
