@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <span>
 
+#include "train/model/chunked_scores.h"
 #include "train/model/token_scores.h"
 
 namespace kevin::train {
@@ -64,10 +65,14 @@ StepSums accumulate(Qwen2ForCausalLM& model, const std::vector<Sample>& samples,
     // sequence) skip the vocabulary-wide matmul and softmax.
     const auto scored = mb.mask.to(device).to(torch::kBool);
     const auto hidden = model->hidden_states(mb.inputs.to(device)).index({scored});  // [K, hidden]
-    const auto logits = model->lm_logits(hidden);                                    // [K, vocab]
     const auto targets = mb.targets.to(device).index({scored});
-    // One pass over the vocabulary gives the log-probabilities (with gradient) and the entropy.
-    const TokenScores scores = score_tokens(logits, targets, config.temperature);
+    // One pass over the vocabulary gives the log-probabilities (with gradient) and the entropy;
+    // chunked, at most logit_chunk_rows rows of [K, vocab] logits exist at once.
+    const TokenScores scores =
+        config.logit_chunk_rows > 0
+            ? chunked_token_scores(hidden, model->lm_head_weight(), targets, config.temperature,
+                                   config.logit_chunk_rows)
+            : score_tokens(model->lm_logits(hidden), targets, config.temperature);
     GrpoInputs in;
     in.logprobs = torch::zeros(scored.sizes(), scores.logprobs.options())
                       .index_put({scored}, scores.logprobs);
