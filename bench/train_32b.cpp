@@ -1,8 +1,8 @@
 // train_32b.cpp — the trainer at QwQ-32B's shape on one GPU (random weights): writing and
 // streaming a sharded bf16 checkpoint, one LoRA GRPO update over long samples (peak GPU
 // memory against estimate_memory, tokens/s, MFU), and today's sampler. One JSON object per
-// run on stdout; bench/train_32b.sh runs the set and docs/trainer.md ("Train Kevin-32B") the figures.
-// Usage: train_32b write DIR [--layers N]
+// run on stdout; bench/train_32b.sh runs the set and docs/trainer.md ("Train Kevin-32B") the
+// figures. Usage: train_32b write DIR [--layers N]
 //        train_32b load DIR
 //        train_32b update [--from DIR | --layers N] [--samples S] [--tokens T] [--completion C]
 //                         [--rank R] [--chunk ROWS]
@@ -58,8 +58,7 @@ Args parse(int argc, char** argv) {
 }
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // /proc/self/status's VmHWM (peak resident set) in GiB.
@@ -88,8 +87,8 @@ int write(const Args& a) {
   torch::NoGradGuard no_grad;
   const double start = now_s();
   auto model = random_model(a.get("layers", 64));
-  const auto status = save_qwen2_dir(model->config(), model->named_weights(), a.dir,
-                                     torch::kBFloat16);
+  const auto status =
+      save_qwen2_dir(model->config(), model->named_weights(), a.dir, torch::kBFloat16);
   if (!status.is_ok()) {
     std::fprintf(stderr, "%s\n", status.to_string().c_str());
     return 1;
@@ -125,8 +124,8 @@ int load(const Args& a) {
 // Model FLOPs of the update (docs/trainer.md, "Train Kevin-32B"): the frozen base costs its
 // forward and the input gradients (4 per weight and token), adapters 6, attention PaLM's
 // 12·L·d·T, the LM head only at scored tokens; checkpoint recomputation is not counted.
-double update_flops(const Qwen2Config& c, int64_t lora_parameters, int64_t samples,
-                    int64_t tokens, int64_t completion) {
+double update_flops(const Qwen2Config& c, int64_t lora_parameters, int64_t samples, int64_t tokens,
+                    int64_t completion) {
   const double head = static_cast<double>(c.vocab_size * c.hidden_size);
   const double body = static_cast<double>(c.parameter_count()) - 2 * head;  // less embeddings
   const double per_token = 4 * body + 6 * static_cast<double>(lora_parameters) +
@@ -184,11 +183,13 @@ int update(const Args& a) {
   work.logit_chunk_rows = chunk;
   const MemoryEstimate estimate = estimate_memory(c, lora, work);
   torch::cuda::synchronize();
-  const double state_gib = static_cast<double>(
-      c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current) / kGiB;
+  const double state_gib =
+      static_cast<double>(
+          c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current) /
+      kGiB;
   reset_gpu_peak();
   const double start = now_s();
-  Result<std::vector<UpdateStats>> stats = [&] {
+  kevin::Result<std::vector<UpdateStats>> stats = [&] {
     Bf16Autocast autocast(true);
     return grpo_update(model, adam, batch, config);
   }();
@@ -200,32 +201,30 @@ int update(const Args& a) {
   }
   const double flops = update_flops(c, lora_parameters, samples, tokens, completion);
   const double peak = peak_gpu_gib();
-  std::printf(
-      "%s\n",
-      Json{{"mode", "update"},
-           {"layers", c.num_hidden_layers},
-           {"samples", samples},
-           {"tokens_per_sample", tokens},
-           {"completion_tokens", completion},
-           {"lora_rank", lora.rank},
-           {"logit_chunk_rows", chunk},
-           {"seconds", seconds},
-           {"tokens_per_s", static_cast<double>(samples * tokens) / seconds},
-           {"mfu", flops / seconds / kPeakBf16Flops},
-           {"peak_gpu_gib", peak},
-           {"state_gib_measured", state_gib},
-           {"estimate_gib",
-            {{"weights", estimate.weights_gib},
-             {"gradients", estimate.gradients_gib},
-             {"optimizer", estimate.optimizer_gib},
-             {"activations", estimate.activations_gib},
-             {"logits", estimate.logits_gib},
-             {"update_total", estimate.update_gib()}}},
-           {"peak_over_estimate", peak / estimate.update_gib()},
-           {"loss", stats->front().loss},
-           {"grad_norm", stats->front().grad_norm}}
-          .dump()
-          .c_str());
+  std::printf("%s\n", Json{{"mode", "update"},
+                           {"layers", c.num_hidden_layers},
+                           {"samples", samples},
+                           {"tokens_per_sample", tokens},
+                           {"completion_tokens", completion},
+                           {"lora_rank", lora.rank},
+                           {"logit_chunk_rows", chunk},
+                           {"seconds", seconds},
+                           {"tokens_per_s", static_cast<double>(samples * tokens) / seconds},
+                           {"mfu", flops / seconds / kPeakBf16Flops},
+                           {"peak_gpu_gib", peak},
+                           {"state_gib_measured", state_gib},
+                           {"estimate_gib",
+                            {{"weights", estimate.weights_gib},
+                             {"gradients", estimate.gradients_gib},
+                             {"optimizer", estimate.optimizer_gib},
+                             {"activations", estimate.activations_gib},
+                             {"logits", estimate.logits_gib},
+                             {"update_total", estimate.update_gib()}}},
+                           {"peak_over_estimate", peak / estimate.update_gib()},
+                           {"loss", stats->front().loss},
+                           {"grad_norm", stats->front().grad_norm}}
+                          .dump()
+                          .c_str());
   return 0;
 }
 
@@ -257,6 +256,7 @@ int generate_run(const Args& a) {
   work.generation_sequences = batch;
   work.generation_tokens = prompt + fresh;
   const MemoryEstimate estimate = estimate_memory(model->config(), LoraConfig{}, work);
+  const double frozen_weights_and_cache = estimate.weights_gib + estimate.kv_cache_gib;
   std::printf("%s\n", Json{{"mode", "generate"},
                            {"layers", model->config().num_hidden_layers},
                            {"batch", batch},
@@ -265,7 +265,7 @@ int generate_run(const Args& a) {
                            {"seconds", seconds},
                            {"tokens_per_s", static_cast<double>(produced) / seconds},
                            {"peak_gpu_gib", peak_gpu_gib()},
-                           {"estimate_gib", estimate.generation_gib()}}
+                           {"estimate_gib", frozen_weights_and_cache}}
                           .dump()
                           .c_str());
   return 0;

@@ -155,9 +155,9 @@ std::string memory_lines(const train::MemoryEstimate& m, const train::Workload& 
       << (w.logit_chunk_rows > 0 ? std::to_string(w.logit_chunk_rows) + "-row chunks"
                                  : std::string("unchunked"))
       << ") -> " << gib(m.update_gib()) << "\n"
-      << "         generation: KV cache " << gib(m.kv_cache_gib) << " ("
-      << w.generation_sequences << " sequences of up to " << w.generation_tokens
-      << " tokens) -> " << gib(m.generation_gib()) << "\n"
+      << "         generation: KV cache " << gib(m.kv_cache_gib) << " (" << w.generation_sequences
+      << " sequences of up to " << w.generation_tokens << " tokens) -> " << gib(m.generation_gib())
+      << "\n"
       << "         peak " << gib(m.peak_gib())
       << " before the CUDA context, allocator slack and the evaluator's share\n";
   return out.str();
@@ -187,8 +187,7 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
               : "")
       << "; " << o.steps << " steps\n"
       << "engine:  " << engine_line(c.engine) << "\n"
-      << memory_lines(m, w, o)
-      << "out:     " << o.out_dir.string()
+      << memory_lines(m, w, o) << "out:     " << o.out_dir.string()
       << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)"
                                                       : " (new)")
       << "\n"

@@ -148,8 +148,9 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<Sample>& s
   if (config.micro_batch_tokens <= 0) {
     const auto micro = static_cast<size_t>(std::max<int64_t>(1, config.micro_batch));
     for (size_t begin = 0; begin < rows.size(); begin += micro)
-      out.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(begin),
-                       rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), begin + micro)));
+      out.emplace_back(
+          rows.begin() + static_cast<std::ptrdiff_t>(begin),
+          rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), begin + micro)));
     return out;
   }
   std::vector<size_t> order = rows;

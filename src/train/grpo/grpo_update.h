@@ -28,8 +28,8 @@ struct Sample {
 
 struct UpdateConfig {
   GrpoConfig grpo;
-  int optimizer_steps = 2;   // per rollout batch, as in the paper
-  int64_t micro_batch = 8;   // sequences per forward/backward
+  int optimizer_steps = 2;  // per rollout batch, as in the paper
+  int64_t micro_batch = 8;  // sequences per forward/backward
   // > 0: micro-batches by tokens instead (micro_batch is ignored): see plan_micro_batches.
   int64_t micro_batch_tokens = 0;
   // Rows of [rows × vocabulary] logits the loss holds at once (recomputed in backward);

@@ -80,7 +80,7 @@ Sample of_length(size_t prompt, size_t completion) {
 
 TEST(PlanMicroBatches, GroupsLikeLengthsWithinTheTokenBudget) {
   // Lengths 10, 3, 8, 30, 4, 9.
-  const std::vector<Sample> samples = {of_length(6, 4), of_length(1, 2), of_length(4, 4),
+  const std::vector<Sample> samples = {of_length(6, 4),   of_length(1, 2), of_length(4, 4),
                                        of_length(20, 10), of_length(2, 2), of_length(5, 4)};
   const std::vector<size_t> rows = {0, 1, 2, 3, 4, 5};
   UpdateConfig c;

@@ -84,8 +84,10 @@ TEST_F(ModelIoTest, AdaptersOnABf16BaseAreFp32AndTheLayerRunsWithoutAutocast) {
   LoraConfig lora;
   lora.rank = 4;
   ASSERT_TRUE((*model)->add_lora(lora).is_ok());
-  for (const auto& [name, t] : (*model)->lora_weights()) EXPECT_EQ(t.scalar_type(), torch::kFloat32);
-  for (const auto& [name, t] : (*model)->named_weights()) EXPECT_EQ(t.scalar_type(), torch::kBFloat16);
+  for (const auto& [name, t] : (*model)->lora_weights())
+    EXPECT_EQ(t.scalar_type(), torch::kFloat32);
+  for (const auto& [name, t] : (*model)->named_weights())
+    EXPECT_EQ(t.scalar_type(), torch::kBFloat16);
   auto& q = *(*model)->model->layers->ptr<DecoderLayerImpl>(0)->self_attn->q_proj;
   {
     torch::NoGradGuard no_grad;
@@ -94,11 +96,12 @@ TEST_F(ModelIoTest, AdaptersOnABf16BaseAreFp32AndTheLayerRunsWithoutAutocast) {
   const auto x = torch::randn({3, 32}).to(torch::kBFloat16);
   const auto y = q.forward(x);
   EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
-  const auto want = torch::nn::functional::linear(x.to(torch::kFloat32), q.weight.to(torch::kFloat32),
-                                                  q.bias.to(torch::kFloat32)) +
-                    torch::matmul(torch::matmul(x.to(torch::kFloat32), q.lora_A->weight.t()),
-                                  q.lora_B->weight.t()) *
-                        q.lora_scale;
+  const auto want =
+      torch::nn::functional::linear(x.to(torch::kFloat32), q.weight.to(torch::kFloat32),
+                                    q.bias.to(torch::kFloat32)) +
+      torch::matmul(torch::matmul(x.to(torch::kFloat32), q.lora_A->weight.t()),
+                    q.lora_B->weight.t()) *
+          q.lora_scale;
   EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), want, 2e-2, 2e-2));
   // The adapter has a gradient and the frozen base none.
   y.to(torch::kFloat32).sum().backward();

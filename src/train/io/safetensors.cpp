@@ -669,7 +669,8 @@ void reclaim_pages(const void* data, int64_t bytes) {
 #ifdef MADV_PAGEOUT
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(bytes)) / page * page;
+  const auto end =
+      (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(bytes)) / page * page;
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
 #else
   (void)data;

@@ -35,9 +35,9 @@ torch::Tensor grouped_math_attention(const torch::Tensor& q, const torch::Tensor
   const auto b = q.size(0), h = q.size(1), t = q.size(2), d = q.size(3);
   const auto kv = k.size(1), s = k.size(2), groups = h / kv;
   const auto rows = q.to(torch::kFloat32).reshape({b, kv, groups * t, d});
-  auto scores = torch::matmul(rows, k.to(torch::kFloat32).transpose(-2, -1))
-                    .view({b, kv, groups, t, s}) /
-                std::sqrt(static_cast<double>(d));
+  auto scores =
+      torch::matmul(rows, k.to(torch::kFloat32).transpose(-2, -1)).view({b, kv, groups, t, s}) /
+      std::sqrt(static_cast<double>(d));
   if (mask.defined()) {
     scores = scores + mask.to(torch::kFloat32).unsqueeze(2);
   } else {
@@ -45,9 +45,7 @@ torch::Tensor grouped_math_attention(const torch::Tensor& q, const torch::Tensor
     scores = scores.masked_fill(future, -INFINITY);
   }
   const auto weights = torch::softmax(scores, -1).view({b, kv, groups * t, s});
-  return torch::matmul(weights, v.to(torch::kFloat32))
-      .view({b, h, t, d})
-      .to(q.scalar_type());
+  return torch::matmul(weights, v.to(torch::kFloat32)).view({b, h, t, d}).to(q.scalar_type());
 }
 #endif
 
@@ -104,8 +102,8 @@ torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
     return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true,
                                             /*scale=*/std::nullopt, /*enable_gqa=*/groups > 1);
 #else
-    return at::scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups), {},
-                                            0.0, /*is_causal=*/true);
+    return at::scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups), {}, 0.0,
+                                            /*is_causal=*/true);
 #endif
   }
   // A masked call in grouped-query mode falls back to SDPA's math path (O(T·S) memory); the
@@ -206,7 +204,9 @@ EmbeddingImpl::EmbeddingImpl(int64_t vocab, int64_t width, const torch::TensorOp
   weight = register_parameter("weight", torch::empty({vocab, width}, options));
 }
 
-torch::Tensor EmbeddingImpl::forward(const torch::Tensor& ids) { return torch::embedding(weight, ids); }
+torch::Tensor EmbeddingImpl::forward(const torch::Tensor& ids) {
+  return torch::embedding(weight, ids);
+}
 
 AttentionImpl::AttentionImpl(const Qwen2Config& c, const torch::TensorOptions& options)
     : heads_(c.num_attention_heads), kv_heads_(c.num_key_value_heads), head_dim_(c.head_dim()) {
@@ -215,8 +215,7 @@ AttentionImpl::AttentionImpl(const Qwen2Config& c, const torch::TensorOptions& o
       register_module("k_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true, options));
   v_proj =
       register_module("v_proj", Projection(c.hidden_size, kv_heads_ * head_dim_, true, options));
-  o_proj =
-      register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false, options));
+  o_proj = register_module("o_proj", Projection(heads_ * head_dim_, c.hidden_size, false, options));
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -258,8 +257,8 @@ DecoderLayerImpl::DecoderLayerImpl(const Qwen2Config& c, const torch::TensorOpti
   mlp = register_module("mlp", MLP(c, options));
   input_layernorm =
       register_module("input_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps, options));
-  post_attention_layernorm = register_module("post_attention_layernorm",
-                                             RMSNorm(c.hidden_size, c.rms_norm_eps, options));
+  post_attention_layernorm =
+      register_module("post_attention_layernorm", RMSNorm(c.hidden_size, c.rms_norm_eps, options));
 }
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -308,8 +307,8 @@ Qwen2ForCausalLMImpl::Qwen2ForCausalLMImpl(Qwen2Config c, const ModelInit& init)
   const auto options = torch::TensorOptions(init.device).dtype(init.dtype);
   model = register_module("model", Qwen2Body(config_, options));
   if (!config_.tie_word_embeddings) {
-    lm_head = register_module(
-        "lm_head", Projection(config_.hidden_size, config_.vocab_size, false, options));
+    lm_head = register_module("lm_head",
+                              Projection(config_.hidden_size, config_.vocab_size, false, options));
   }
   const int64_t d = config_.head_dim();
   inv_freq_ = 1.0 / torch::pow(config_.rope_theta,
@@ -365,6 +364,9 @@ torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids
     cache->values.resize(static_cast<size_t>(config_.num_hidden_layers));
   }
   const bool checkpoint = checkpointing_ && cache == nullptr && torch::GradMode::is_enabled();
+  // A checkpointed layer's output needs a gradient only if one of its inputs does: with a
+  // frozen embedding (LoRA) none would, and no adapter would ever get one.
+  if (checkpoint && !x.requires_grad()) x = x.detach().requires_grad_(true);
   for (size_t i = 0; i < model->layers->size(); ++i) {
     auto layer = model->layers->ptr<DecoderLayerImpl>(i);
     if (checkpoint) {

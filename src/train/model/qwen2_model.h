@@ -172,7 +172,8 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
 
   // How load_weights fills one parameter from its checkpoint tensor (same shape; any device
   // and dtype). The default is Tensor::copy_; a loader passes one that bounds host memory.
-  using CopyWeight = std::function<Status(const torch::Tensor& source, const torch::Tensor& parameter)>;
+  using CopyWeight =
+      std::function<Status(const torch::Tensor& source, const torch::Tensor& parameter)>;
   // Copies `weights` (HF names) into the parameters, checking every name and shape before the
   // first copy. kInvalidArgument naming the tensor for a missing weight or a shape mismatch;
   // unknown names are errors too (a wrong checkpoint). `lm_head.weight` may be absent when the

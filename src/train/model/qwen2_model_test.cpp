@@ -123,9 +123,9 @@ torch::Tensor expanded_attention(const torch::Tensor& q, const torch::Tensor& k,
   const auto ke = k.repeat_interleave(groups, 1), ve = v.repeat_interleave(groups, 1);
   auto scores = torch::matmul(q, ke.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
   const auto t = q.size(2), s = k.size(2);
-  scores = mask.defined() ? scores + mask
-                          : scores.masked_fill(torch::ones({t, s}, torch::kBool).triu(s - t + 1),
-                                               -INFINITY);
+  scores = mask.defined()
+               ? scores + mask
+               : scores.masked_fill(torch::ones({t, s}, torch::kBool).triu(s - t + 1), -INFINITY);
   return torch::matmul(torch::softmax(scores, -1), ve);
 }
 
@@ -133,8 +133,8 @@ TEST(GroupedAttention, EqualsTheExpandedFormWithAndWithoutAMask) {
   torch::manual_seed(11);
   const auto q = torch::randn({2, 6, 5, 8}), k = torch::randn({2, 2, 5, 8}),
              v = torch::randn({2, 2, 5, 8});
-  EXPECT_TRUE(torch::allclose(grouped_attention(q, k, v, {}), expanded_attention(q, k, v, {}),
-                              1e-5, 1e-6));
+  EXPECT_TRUE(
+      torch::allclose(grouped_attention(q, k, v, {}), expanded_attention(q, k, v, {}), 1e-5, 1e-6));
   // A cache longer than the queries, with padding that row 1 may not see.
   const auto kc = torch::randn({2, 2, 9, 8}), vc = torch::randn({2, 2, 9, 8});
   auto mask = torch::zeros({2, 1, 5, 9});
@@ -173,6 +173,30 @@ TEST(Qwen2Model, ActivationCheckpointingKeepsTheGradients) {
   const auto checkpointed = gradients(m, x);
   ASSERT_EQ(plain.size(), checkpointed.size());
   for (const auto& [name, g] : plain) {
+    EXPECT_TRUE(torch::allclose(g, checkpointed.at(name), 1e-5, 1e-7)) << name;
+  }
+}
+
+TEST(Qwen2Model, CheckpointingGivesAdaptersOnAFrozenBaseTheirGradients) {
+  // The embedding is frozen under LoRA, so no checkpointed layer's input needs a gradient;
+  // the adapters must get theirs all the same, equal to the plain forward's.
+  torch::manual_seed(6);
+  Qwen2ForCausalLM m(tiny());
+  LoraConfig lora;
+  lora.rank = 4;
+  ASSERT_TRUE(m->add_lora(lora).is_ok());
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [name, t] : m->lora_weights()) t.normal_(0.0, 0.1);
+  }
+  const auto x = torch::randint(0, 50, {2, 6}, torch::kLong);
+  const auto plain = gradients(m, x);
+  m->set_activation_checkpointing(true);
+  const auto checkpointed = gradients(m, x);
+  ASSERT_EQ(plain.size(), m->lora_weights().size());
+  ASSERT_EQ(checkpointed.size(), plain.size());
+  for (const auto& [name, g] : plain) {
+    EXPECT_GT(g.abs().sum().item<double>(), 0.0) << name;
     EXPECT_TRUE(torch::allclose(g, checkpointed.at(name), 1e-5, 1e-7)) << name;
   }
 }

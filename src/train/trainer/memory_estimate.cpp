@@ -16,7 +16,7 @@ constexpr double kFp32 = 4;
 std::map<std::string, int64_t> adapter_sides(const Qwen2Config& c) {
   const int64_t h = c.hidden_size, kv = c.num_key_value_heads * c.head_dim(),
                 q = c.num_attention_heads * c.head_dim(), i = c.intermediate_size;
-  return {{"q_proj", h + q},    {"k_proj", h + kv}, {"v_proj", h + kv}, {"o_proj", q + h},
+  return {{"q_proj", h + q},    {"k_proj", h + kv}, {"v_proj", h + kv},  {"o_proj", q + h},
           {"gate_proj", h + i}, {"up_proj", h + i}, {"down_proj", i + h}};
 }
 
@@ -54,8 +54,7 @@ MemoryEstimate estimate_memory(const Qwen2Config& c, const LoraConfig& lora, con
   m.parameters = c.parameter_count();
   m.trainable = lora.rank > 0 ? adapter_parameters(c, lora) : m.parameters;
   const double adapters = lora.rank > 0 ? static_cast<double>(m.trainable) : 0;
-  m.weights_gib =
-      (w.base_bytes * static_cast<double>(m.parameters) + kFp32 * adapters) / kGiB;
+  m.weights_gib = (w.base_bytes * static_cast<double>(m.parameters) + kFp32 * adapters) / kGiB;
   m.gradients_gib = kFp32 * static_cast<double>(m.trainable) / kGiB;
   m.optimizer_gib = 2 * kFp32 * static_cast<double>(m.trainable) / kGiB;
 
@@ -66,8 +65,8 @@ MemoryEstimate estimate_memory(const Qwen2Config& c, const LoraConfig& lora, con
   m.activations_gib = (w.checkpointing ? checkpoints + per_layer : layers * per_layer) / kGiB;
 
   // The logits and their gradient in the activation dtype, for a chunk of rows or for all.
-  const int64_t rows = w.logit_chunk_rows > 0 ? std::min(w.logit_chunk_rows, w.scored_tokens)
-                                              : w.scored_tokens;
+  const int64_t rows =
+      w.logit_chunk_rows > 0 ? std::min(w.logit_chunk_rows, w.scored_tokens) : w.scored_tokens;
   m.logits_gib =
       2.0 * w.base_bytes * static_cast<double>(rows) * static_cast<double>(c.vocab_size) / kGiB;
 

@@ -23,8 +23,8 @@ struct Workload {
 };
 
 struct MemoryEstimate {
-  int64_t parameters = 0;  // the model's
-  int64_t trainable = 0;   // LoRA adapters, or every parameter for full fine-tuning
+  int64_t parameters = 0;      // the model's
+  int64_t trainable = 0;       // LoRA adapters, or every parameter for full fine-tuning
   double weights_gib = 0;      // base weights at base_bytes, plus fp32 adapters
   double gradients_gib = 0;    // fp32, trainable parameters only
   double optimizer_gib = 0;    // AdamW's two fp32 moments
@@ -35,7 +35,9 @@ struct MemoryEstimate {
   double update_gib() const { return state_gib() + activations_gib + logits_gib; }
   double generation_gib() const { return state_gib() + kv_cache_gib; }
   // The larger phase: the two never hold their memory at the same time.
-  double peak_gib() const { return update_gib() > generation_gib() ? update_gib() : generation_gib(); }
+  double peak_gib() const {
+    return update_gib() > generation_gib() ? update_gib() : generation_gib();
+  }
 };
 
 // The estimate for `model` with `lora` (rank 0: full fine-tuning) running `work`. Activations

@@ -103,10 +103,10 @@ Result<std::vector<MaxTokensChange>> parse_max_tokens_schedule(const Json& rollo
 }
 
 Status parse_grpo(const Json& j, TrainerOptions& o) {
-  KEVIN_RETURN_IF_ERROR(
-      check_keys(j, "\"grpo\"",
-                 {"clip_low", "clip_high", "kl_beta", "length_norm", "steps_per_batch",
-                  "step_samples", "micro_batch", "grad_clip", "max_tokens"}));
+  KEVIN_RETURN_IF_ERROR(check_keys(
+      j, "\"grpo\"",
+      {"clip_low", "clip_high", "kl_beta", "length_norm", "steps_per_batch", "step_samples",
+       "micro_batch", "micro_batch_tokens", "logit_chunk_rows", "grad_clip", "max_tokens"}));
   UpdateConfig& u = o.update;
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_low, get_or<double>(j, "grpo", "clip_low", u.grpo.clip_low));
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,

@@ -564,6 +564,46 @@ TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
   EXPECT_LT(adapters.state_gib(), full.state_gib() / 3);
 }
 
+TEST(TrainerConfig, MemoryEstimateSizesActivationsLogitsAndTheCache) {
+  Qwen2Config c;  // QwQ-32B's shape
+  c.vocab_size = 152064;
+  c.hidden_size = 5120;
+  c.intermediate_size = 27648;
+  c.num_hidden_layers = 64;
+  c.num_attention_heads = 40;
+  c.num_key_value_heads = 8;
+  LoraConfig lora;
+  lora.rank = 32;
+  Workload w;
+  w.base_bytes = 2;
+  w.checkpointing = true;
+  w.micro_batch_tokens = 24576;
+  w.scored_tokens = 16384;
+  w.logit_chunk_rows = 2048;
+  w.generation_sequences = 16;
+  w.generation_tokens = 24576;
+  const double gib = double(1ull << 30);
+  const MemoryEstimate m = estimate_memory(c, lora, w);
+  EXPECT_NEAR(
+      m.weights_gib,
+      (2.0 * static_cast<double>(m.parameters) + 4.0 * static_cast<double>(m.trainable)) / gib,
+      1e-9);
+  // Checkpoints: every layer's bf16 input; then one layer's working set.
+  const double checkpoints = 64.0 * 24576 * 5120 * 2 / gib;
+  EXPECT_NEAR(m.activations_gib, checkpoints + layer_bytes_per_token(c, lora, 2) * 24576 / gib,
+              1e-9);
+  EXPECT_NEAR(m.logits_gib, 2.0 * 2 * 2048 * 152064 / gib, 1e-9);
+  // 16 sequences × 24576 tokens × 64 layers × (K + V) × 8 heads × 128 × 2 bytes = 96 GiB.
+  EXPECT_NEAR(m.kv_cache_gib, 96.0, 1e-9);
+  EXPECT_DOUBLE_EQ(m.peak_gib(), std::max(m.update_gib(), m.generation_gib()));
+  // Without checkpoints every layer keeps its working set; unchunked, every scored row.
+  w.checkpointing = false;
+  w.logit_chunk_rows = 0;
+  const MemoryEstimate plain = estimate_memory(c, lora, w);
+  EXPECT_NEAR(plain.activations_gib, 64 * layer_bytes_per_token(c, lora, 2) * 24576 / gib, 1e-9);
+  EXPECT_NEAR(plain.logits_gib, 8 * m.logits_gib, 1e-9);
+}
+
 TEST(TrainerConfig, ErrorsNameTheKey) {
   const Json good = {{"model", "m"}, {"out", "o"}};
   ASSERT_TRUE(trainer_options_from_json(good).is_ok());
