@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # train_sizing.sh — the sizing table of docs/trainer.md: `kevin train --dry-run`'s memory
-# estimate (model state per replica: fp32 weights, gradients, AdamW moments) for the published
+# estimate (model state per replica: base weights, fp32 gradients, AdamW moments) for the published
 # Qwen2.5 shapes, full fine-tuning and LoRA rank 32. The model folders hold only config.json
 # (plus empty weight and tokenizer files, which a dry run does not read).
 # Usage: bench/train_sizing.sh BUILD_DIR
@@ -22,7 +22,9 @@ while read -r name vocab hidden inter layers heads kv tied; do
     "$vocab" "$hidden" "$inter" "$layers" "$heads" "$kv" "$tied" > "$dir/config.json"
   row() {  # $1 = lora rank → "TOTAL (TRAINABLE)" from the dry run's memory line
     printf '{"model": "%s", "out": "%s/out", "tasks": "level1", "lora": {"rank": %s}, "engine": {"fake": true}}' "$dir" "$work" "$1" > "$work/c.json"
-    "$kevin" --log-level off train --config "$work/c.json" --dry-run | sed -n 's/^memory:.* = \([0-9.]* GiB\) (.*, \([0-9.]*M\) trainable)$/\1 (\2)/p'
+    local out; out=$("$kevin" --log-level off train --config "$work/c.json" --dry-run)
+    echo "$(sed -n 's/^ *model state: .* = \([0-9.]* GiB\)$/\1/p' <<< "$out")" \
+      "($(sed -n 's/^memory:.*, \([0-9.]*M\) trainable)$/\1/p' <<< "$out"))"
   }
   row 0 > /dev/null
   params=$("$kevin" --log-level off train --config "$work/c.json" --dry-run | sed -n 's/^model:.*(Qwen2, \([0-9.]*B\) parameters.*/\1/p')
