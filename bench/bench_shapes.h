@@ -3,6 +3,7 @@
 #pragma once
 
 #include "train/model/qwen2_config.h"
+#include "train/test_configs.h"
 
 namespace kevin::bench {
 
@@ -20,19 +21,6 @@ inline train::Qwen2Config qwen25_half_b() {
 }
 
 // QwQ-32B's config.json (the paper's base model); `layers` below 64 keeps every other size.
-inline train::Qwen2Config qwq_32b(int64_t layers = 64) {
-  train::Qwen2Config c;
-  c.vocab_size = 152064;
-  c.hidden_size = 5120;
-  c.intermediate_size = 27648;
-  c.num_hidden_layers = layers;
-  c.num_attention_heads = 40;
-  c.num_key_value_heads = 8;
-  c.max_position_embeddings = 40960;
-  c.rms_norm_eps = 1e-5;
-  c.rope_theta = 1e6;
-  c.tie_word_embeddings = false;
-  return c;
-}
+inline train::Qwen2Config qwq_32b(int64_t layers = 64) { return train::qwq_32b_shape(layers); }
 
 }  // namespace kevin::bench

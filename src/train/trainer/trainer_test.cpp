@@ -565,13 +565,7 @@ TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
 }
 
 TEST(TrainerConfig, MemoryEstimateSizesActivationsLogitsAndTheCache) {
-  Qwen2Config c;  // QwQ-32B's shape
-  c.vocab_size = 152064;
-  c.hidden_size = 5120;
-  c.intermediate_size = 27648;
-  c.num_hidden_layers = 64;
-  c.num_attention_heads = 40;
-  c.num_key_value_heads = 8;
+  const Qwen2Config c = qwq_32b_shape();
   LoraConfig lora;
   lora.rank = 32;
   Workload w;
