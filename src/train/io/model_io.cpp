@@ -45,13 +45,40 @@ Result<torch::ScalarType> export_dtype_of(const std::string& name) {
   return invalid_argument("unknown dtype \"" + name + "\" (bfloat16, float16 or float32)");
 }
 
+namespace {
+
+// The weights folder, then config.json (a reader that finds the config finds the weights).
+Status write_qwen2_dir(const Qwen2Config& config, const std::vector<DeferredTensor>& weights,
+                       const std::filesystem::path& dir, torch::ScalarType dtype,
+                       uint64_t max_shard_bytes) {
+  Qwen2Config saved = config;
+  saved.torch_dtype = dtype_name(dtype);
+  KEVIN_RETURN_IF_ERROR(write_sharded_safetensors(dir, weights, max_shard_bytes));
+  return write_file_atomic(dir / "config.json", dump_json(to_json(saved), 2) + "\n");
+}
+
+}  // namespace
+
 Status save_qwen2_dir(const Qwen2Config& config, const NamedTensors& weights,
                       const std::filesystem::path& dir, torch::ScalarType dtype,
                       uint64_t max_shard_bytes) {
-  Qwen2Config saved = config;
-  saved.torch_dtype = dtype_name(dtype);
-  KEVIN_RETURN_IF_ERROR(write_sharded_safetensors(dir, cast_all(weights, dtype), max_shard_bytes));
-  return write_file_atomic(dir / "config.json", dump_json(to_json(saved), 2) + "\n");
+  std::vector<DeferredTensor> deferred;
+  for (const auto& [name, tensor] : weights) {
+    if (!tensor.defined())
+      return invalid_argument(dir.string() + ": weight " + name + " is undefined");
+    deferred.push_back({name, dtype, tensor.sizes().vec(), [tensor = tensor] { return tensor; }});
+  }
+  return write_qwen2_dir(config, deferred, dir, dtype, max_shard_bytes);
+}
+
+Status save_merged_qwen2_dir(const Qwen2ForCausalLM& model, const std::filesystem::path& dir,
+                             torch::ScalarType dtype, uint64_t max_shard_bytes) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [name, tensor] : model->named_weights()) shapes[name] = tensor.sizes().vec();
+  std::vector<DeferredTensor> deferred;
+  for (auto& [name, make] : model->merged_weight_makers())
+    deferred.push_back({name, dtype, shapes.at(name), std::move(make)});
+  return write_qwen2_dir(model->config(), deferred, dir, dtype, max_shard_bytes);
 }
 
 Status save_peft_adapter(const Qwen2ForCausalLM& model, const std::filesystem::path& dir,

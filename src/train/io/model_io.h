@@ -31,6 +31,13 @@ Status save_qwen2_dir(const Qwen2Config& config, const NamedTensors& weights,
                       const std::filesystem::path& dir, torch::ScalarType dtype,
                       uint64_t max_shard_bytes = 5ull << 30);
 
+// save_qwen2_dir of the model's merged_weights, one shard's worth merged at a time (its
+// merged_weight_makers): exporting a 32B model needs about one shard of device memory beside
+// it, not a merged copy. Errors as save_qwen2_dir, and kFailedPrecondition when merging one
+// shard runs out of memory.
+Status save_merged_qwen2_dir(const Qwen2ForCausalLM& model, const std::filesystem::path& dir,
+                             torch::ScalarType dtype, uint64_t max_shard_bytes = 5ull << 30);
+
 // Writes the model's LoRA adapters as a PEFT folder (adapter_config.json and
 // adapter_model.safetensors under PEFT's "base_model.model." names) that PEFT and vLLM load
 // on top of `base_model`. kFailedPrecondition when the model has no adapters.

@@ -125,6 +125,33 @@ TEST_F(ModelIoTest, LoadErrorsNameTheFolder) {
       << wrong.status().to_string();
 }
 
+TEST_F(ModelIoTest, MergedExportsEqualTheMergedWeights) {
+  torch::manual_seed(8);
+  Qwen2ForCausalLM model(tiny_qwen2(40, 32, 48));
+  LoraConfig lora;
+  lora.rank = 4;
+  ASSERT_TRUE(model->add_lora(lora).is_ok());
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [name, t] : model->lora_weights()) t.normal_(0.0, 0.1);
+  }
+  // Small shards: merged projections are made a shard at a time.
+  ASSERT_TRUE(save_merged_qwen2_dir(model, dir_, torch::kFloat32, 16 << 10).is_ok());
+  ASSERT_GT(load_safetensors_dir(dir_)->size(), 1u);
+  auto exported = load_qwen2_dir(dir_);
+  ASSERT_TRUE(exported.is_ok()) << exported.status().to_string();
+  const auto want = model->merged_weights();
+  const auto got = (*exported)->named_weights();
+  ASSERT_EQ(want.size(), got.size());
+  bool some_merged = false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(want[i].first, got[i].first);
+    EXPECT_TRUE(torch::equal(want[i].second, got[i].second)) << want[i].first;
+    some_merged |= !torch::equal(want[i].second, model->named_weights()[i].second);
+  }
+  EXPECT_TRUE(some_merged);  // the adapters changed the exported weights
+}
+
 TEST(StreamInto, CopiesAcrossChunksAndConvertsWithoutChangingTheSource) {
   // Three chunks, the last one short.
   const int64_t n = 2 * kStreamChunkBytes / 4 + 1000;

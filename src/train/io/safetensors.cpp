@@ -574,25 +574,63 @@ Status write_safetensors(const fs::path& file,
 Status write_sharded_safetensors(const fs::path& dir,
                                  const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
                                  uint64_t max_shard_bytes) {
+  std::vector<DeferredTensor> deferred;
+  for (const auto& [name, t] : tensors) {
+    if (!t.defined())
+      return invalid_argument(dir.string() + ": tensor " + in_quotes(name) + ": undefined tensor");
+    deferred.push_back({name, t.scalar_type(), t.sizes().vec(), [t] { return t; }});
+  }
+  return write_sharded_safetensors(dir, deferred, max_shard_bytes);
+}
+
+namespace {
+
+// The values of one shard's tensors, made and converted in order.
+Result<std::vector<std::pair<std::string, torch::Tensor>>> make_shard(
+    const fs::path& dir, const std::vector<const DeferredTensor*>& shard) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const DeferredTensor* d : shard) {
+    const std::string where = dir.string() + ": tensor " + in_quotes(d->name) + ": ";
+    torch::Tensor t;
+    try {
+      torch::NoGradGuard no_grad;
+      t = d->make();
+      if (t.defined()) t = t.detach().to(d->dtype);
+    } catch (const std::exception& e) {
+      return failed_precondition(where + "cannot make it: " + torch_error(e));
+    }
+    if (!t.defined()) return invalid_argument(where + "undefined tensor");
+    if (t.sizes().vec() != d->shape) {
+      return invalid_argument(where + "made with shape " + c10::str(t.sizes()) + ", planned as " +
+                              c10::str(c10::IntArrayRef(d->shape)));
+    }
+    out.emplace_back(d->name, std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status write_sharded_safetensors(const fs::path& dir, const std::vector<DeferredTensor>& tensors,
+                                 uint64_t max_shard_bytes) {
   if (max_shard_bytes == 0)
     return invalid_argument(dir.string() + ": max_shard_bytes must be positive");
   // Shards are filled in order, as transformers does; a new one starts when the next tensor
   // would not fit (a tensor larger than the limit gets a shard of its own).
-  std::vector<std::vector<std::pair<std::string, torch::Tensor>>> shards;
+  std::vector<std::vector<const DeferredTensor*>> shards;
   std::set<std::string_view> seen;
   uint64_t shard_bytes = 0;
   uint64_t total_bytes = 0;
-  for (const auto& [name, t] : tensors) {
-    if (!seen.insert(name).second)
-      return invalid_argument(dir.string() + ": tensor " + in_quotes(name) + ": duplicate name");
-    if (!t.defined())
-      return invalid_argument(dir.string() + ": tensor " + in_quotes(name) + ": undefined tensor");
-    const uint64_t bytes = byte_size(t);
+  for (const DeferredTensor& d : tensors) {
+    if (!seen.insert(d.name).second)
+      return invalid_argument(dir.string() + ": tensor " + in_quotes(d.name) + ": duplicate name");
+    uint64_t bytes = static_cast<uint64_t>(c10::elementSize(d.dtype));
+    for (const int64_t dim : d.shape) bytes *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
     if (shards.empty() || (!shards.back().empty() && shard_bytes + bytes > max_shard_bytes)) {
       shards.emplace_back();
       shard_bytes = 0;
     }
-    shards.back().emplace_back(name, t);
+    shards.back().push_back(&d);
     shard_bytes += bytes;
     total_bytes += bytes;
   }
@@ -603,9 +641,10 @@ Status write_sharded_safetensors(const fs::path& dir,
   for (size_t i = 0; i < shards.size(); ++i) {
     const std::string file_name =
         shards.size() == 1 ? std::string(kSingleFileName) : shard_file_name(i + 1, shards.size());
-    KEVIN_RETURN_IF_ERROR(write_safetensors(dir / file_name, shards[i], {{"format", "pt"}}));
+    KEVIN_ASSIGN_OR_RETURN(auto made, make_shard(dir, shards[i]));
+    KEVIN_RETURN_IF_ERROR(write_safetensors(dir / file_name, made, {{"format", "pt"}}));
     written.insert(file_name);
-    for (const auto& [name, t] : shards[i]) weight_map[name] = file_name;
+    for (const DeferredTensor* d : shards[i]) weight_map[d->name] = file_name;
   }
   if (shards.size() > 1) {
     const Json index = {{"metadata", {{"total_size", total_bytes}}}, {"weight_map", weight_map}};

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -118,6 +119,26 @@ Status write_safetensors(const std::filesystem::path& file,
 // max_shard_bytes == 0 → kInvalidArgument.
 Status write_sharded_safetensors(const std::filesystem::path& dir,
                                  const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                 uint64_t max_shard_bytes);
+
+// A tensor whose values a sharded writer asks for only when it writes the shard that holds
+// it: the name, dtype and shape up front (they decide the shards), the values from `make`
+// (any device and dtype; converted to `dtype`, and must have `shape`).
+struct DeferredTensor {
+  std::string name;
+  torch::ScalarType dtype = torch::kFloat32;
+  std::vector<int64_t> shape;
+  std::function<torch::Tensor()> make;
+};
+
+// write_sharded_safetensors over deferred tensors: the shards are planned from dtypes and
+// shapes, then each shard's tensors are made, converted and written before the next shard's
+// are made, so at most one shard's values exist at once (a merged 32B export needs one 5 GiB
+// shard beside the model, not a second model). Errors as above; a made tensor of another
+// shape → kInvalidArgument; a torch failure while making or converting one (out of memory)
+// → kFailedPrecondition. Shards written before an error stay, as above.
+Status write_sharded_safetensors(const std::filesystem::path& dir,
+                                 const std::vector<DeferredTensor>& tensors,
                                  uint64_t max_shard_bytes);
 
 // Loads every tensor of a checkpoint folder: the shards model.safetensors.index.json names

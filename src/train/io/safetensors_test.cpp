@@ -461,6 +461,39 @@ TEST_F(SafetensorsTest, WritesAndLoadsShardedCheckpoints) {
   EXPECT_TRUE(contains(no_room.message(), "max_shard_bytes must be positive"));
 }
 
+TEST_F(SafetensorsTest, DeferredTensorsAreMadeOneShardAtATime) {
+  // Three 400-byte tensors, shards of 500 bytes: one tensor a shard. Each tensor is made only
+  // once the shards before it are on disk, and converted to its planned dtype.
+  std::vector<DeferredTensor> deferred;
+  std::vector<size_t> files_seen;
+  const auto shard_files = [&] {
+    size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir_))
+      n += entry.path().extension() == ".safetensors";
+    return n;
+  };
+  for (int i = 0; i < 3; ++i) {
+    deferred.push_back({"t" + std::to_string(i), torch::kFloat32, {100}, [&, i] {
+                          files_seen.push_back(shard_files());
+                          return torch::full({100}, i, torch::kFloat64);
+                        }});
+  }
+  ASSERT_TRUE(write_sharded_safetensors(dir_, deferred, 500).is_ok());
+  EXPECT_EQ(files_seen, (std::vector<size_t>{0, 1, 2}));
+  auto loaded = load_safetensors_dir(dir_);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  for (int i = 0; i < 3; ++i) {
+    const auto& t = loaded->at("t" + std::to_string(i));
+    EXPECT_EQ(t.scalar_type(), torch::kFloat32);
+    EXPECT_TRUE(torch::equal(t, torch::full({100}, i, torch::kFloat32)));
+  }
+  // A tensor made with another shape than planned is refused, naming it.
+  deferred[1].make = [] { return torch::zeros({7}); };
+  const Status wrong = write_sharded_safetensors(dir_ / "wrong", deferred, 500);
+  EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(wrong.message(), "\"t1\": made with shape [7], planned as [100]"));
+}
+
 TEST_F(SafetensorsTest, LoadsFoldersWithoutAnIndex) {
   ASSERT_TRUE(write_safetensors(dir_ / "part1.safetensors", {{"a", torch::ones({2})}}).is_ok());
   ASSERT_TRUE(write_safetensors(dir_ / "part2.safetensors", {{"b", torch::zeros({3})}}).is_ok());

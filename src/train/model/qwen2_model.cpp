@@ -401,18 +401,29 @@ std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::lora_we
   return out;
 }
 
-std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::merged_weights() const {
-  std::map<std::string, torch::Tensor> merged;
+std::vector<std::pair<std::string, std::function<torch::Tensor()>>>
+Qwen2ForCausalLMImpl::merged_weight_makers() const {
+  std::map<std::string, const ProjectionImpl*> adapted;
   for (const auto& m : named_modules()) {
     if (const auto* projection = m.value()->as<ProjectionImpl>();
         projection != nullptr && projection->has_lora()) {
-      merged[m.key() + ".weight"] = projection->merged_weight();
+      adapted[m.key() + ".weight"] = projection;
     }
   }
-  auto out = named_weights();
-  for (auto& [name, tensor] : out) {
-    if (const auto it = merged.find(name); it != merged.end()) tensor = it->second;
+  std::vector<std::pair<std::string, std::function<torch::Tensor()>>> out;
+  for (const auto& [name, tensor] : named_weights()) {
+    if (const auto it = adapted.find(name); it != adapted.end()) {
+      out.emplace_back(name, [projection = it->second] { return projection->merged_weight(); });
+    } else {
+      out.emplace_back(name, [tensor = tensor] { return tensor; });
+    }
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Qwen2ForCausalLMImpl::merged_weights() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& [name, make] : merged_weight_makers()) out.emplace_back(name, make());
   return out;
 }
 

@@ -185,6 +185,10 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   // named_weights with every adapter folded into its projection's weight (detached copies
   // for adapted projections): the weights of the fine-tuned model as a plain checkpoint.
   std::vector<std::pair<std::string, torch::Tensor>> merged_weights() const;
+  // merged_weights on demand: each function returns that weight, merged when its projection
+  // has an adapter (a new tensor each call), so an exporter can hold a few at a time. The
+  // functions borrow this model and must not outlive it.
+  std::vector<std::pair<std::string, std::function<torch::Tensor()>>> merged_weight_makers() const;
 
   // Adds adapters to every projection named in `lora.targets` and freezes every base
   // parameter. kInvalidArgument for rank < 1, an unknown target, or adapters already added.

@@ -648,8 +648,7 @@ struct Trainer::Impl {
     KEVIN_ASSIGN_OR_RETURN(torch::ScalarType dtype, export_dtype_of(o.export_dtype));
     if (o.export_merged) {
       const fs::path dir = o.out_dir / "export" / "merged";
-      KEVIN_RETURN_IF_ERROR(
-          save_qwen2_dir(model()->config(), model()->merged_weights(), dir, dtype));
+      KEVIN_RETURN_IF_ERROR(save_merged_qwen2_dir(model(), dir, dtype));
       for (const char* name : {"tokenizer.json", "tokenizer_config.json", "vocab.json",
                                "merges.txt", "special_tokens_map.json", "generation_config.json"}) {
         std::error_code ec;
