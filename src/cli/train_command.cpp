@@ -168,6 +168,7 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
   const train::TrainerOptions& o = c.options;
   auto model = check_model_folder(o.model_dir);
   if (!model.is_ok()) return report(err, model.status());
+  if (Status fits = train::check_context_fits(o, *model); !fits.is_ok()) return report(err, fits);
   // Sized for the GPU it would train on; "cpu" runs in fp32 there.
   const torch::Device device = o.device == "cpu" ? torch::kCPU : torch::kCUDA;
   const train::MemoryEstimate m =

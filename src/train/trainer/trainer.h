@@ -122,6 +122,14 @@ std::vector<std::vector<size_t>> step_batches(size_t samples, int steps, StepSam
 // CPU computes in fp32).
 torch::ScalarType base_dtype(const TrainerOptions& o, torch::Device device);
 
+// The longest answer any step allows: rollout.max_tokens or a larger value of its schedule.
+int longest_answer(const TrainerOptions& o);
+
+// kInvalidArgument when a full prompt (rollout.context_tokens) plus the longest answer would
+// pass the model's max_position_embeddings: positions beyond those the model was trained on
+// give it rotary angles it never saw. The message names both keys and the sum.
+Status check_context_fits(const TrainerOptions& o, const Qwen2Config& model);
+
 // What a replica on `device` runs with these options, for estimate_memory: the base dtype,
 // checkpointing, the largest micro-batch (the token budget, or micro_batch sequences of a
 // full prompt plus the longest answer), its scored tokens, the logit chunk, and the sequences

@@ -375,15 +375,28 @@ torch::ScalarType base_dtype(const TrainerOptions& o, torch::Device device) {
   return bf16 && o.lora.rank > 0 ? torch::kBFloat16 : torch::kFloat32;
 }
 
+int longest_answer(const TrainerOptions& o) {
+  int limit = o.rollout.generation.max_tokens;
+  for (const auto& change : o.max_tokens_schedule) limit = std::max(limit, change.max_tokens);
+  return limit;
+}
+
+Status check_context_fits(const TrainerOptions& o, const Qwen2Config& model) {
+  const auto sequence = static_cast<int64_t>(o.rollout.prompt.context_tokens) + longest_answer(o);
+  if (sequence <= model.max_position_embeddings) return Status::ok();
+  return invalid_argument("rollout.context_tokens (" +
+                          std::to_string(o.rollout.prompt.context_tokens) +
+                          ") + the longest answer (" + std::to_string(longest_answer(o)) +
+                          ", rollout.max_tokens or its schedule) = " + std::to_string(sequence) +
+                          " tokens, more than the model's max_position_embeddings (" +
+                          std::to_string(model.max_position_embeddings) + "): lower one of them");
+}
+
 Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas) {
   Workload w;
   w.base_bytes = base_dtype(o, device) == torch::kBFloat16 ? 2 : 4;
   w.checkpointing = o.activation_checkpointing;
-  // The longest answer the schedule ever allows.
-  int answer_limit = o.rollout.generation.max_tokens;
-  for (const auto& change : o.max_tokens_schedule)
-    answer_limit = std::max(answer_limit, change.max_tokens);
-  const auto answer = static_cast<int64_t>(answer_limit);
+  const auto answer = static_cast<int64_t>(longest_answer(o));
   const auto sequence = static_cast<int64_t>(o.rollout.prompt.context_tokens) + answer;
   const int64_t rows = o.update.micro_batch_tokens > 0
                            ? std::max<int64_t>(1, o.update.micro_batch_tokens / sequence)

@@ -514,6 +514,8 @@ TEST(TrainerConfig, TheShippedConfigsParseAndKevin32bIsThePapersRecipe) {
   EXPECT_EQ(j["tasks"], Json({"level1", "level2"}));
   auto parsed_options = trainer_options_from_json(j);
   ASSERT_TRUE(parsed_options.is_ok()) << parsed_options.status().to_string();
+  // The paper's 8k prompt and 22k answer fit QwQ-32B's 40,960 positions.
+  EXPECT_TRUE(check_context_fits(*parsed_options, qwq_32b_shape()).is_ok());
   const TrainerOptions& o = *parsed_options;
   EXPECT_EQ(o.model_dir, "models/QwQ-32B");
   EXPECT_EQ(o.tasks_per_step, 8);
@@ -596,6 +598,26 @@ TEST(TrainerConfig, MemoryEstimateSizesActivationsLogitsAndTheCache) {
   const MemoryEstimate plain = estimate_memory(c, lora, w);
   EXPECT_NEAR(plain.activations_gib, 64 * layer_bytes_per_token(c, lora, 2) * 24576 / gib, 1e-9);
   EXPECT_NEAR(plain.logits_gib, 8 * m.logits_gib, 1e-9);
+}
+
+TEST(TrainerConfig, PromptAndAnswerMustFitTheModelsPositions) {
+  auto o = trainer_options_from_json(
+      {{"model", "m"},
+       {"out", "o"},
+       {"rollout",
+        {{"context_tokens", 24000},
+         {"max_tokens", 16384},
+         {"max_tokens_schedule", {{{"step", 30}, {"max_tokens", 22528}}}}}}});
+  ASSERT_TRUE(o.is_ok()) << o.status().to_string();
+  const Status too_long = check_context_fits(*o, qwq_32b_shape());
+  EXPECT_EQ(too_long.code(), StatusCode::kInvalidArgument);
+  // The schedule's larger limit counts, not the first one.
+  EXPECT_NE(too_long.message().find("(22528, rollout.max_tokens or its schedule) = 46528"),
+            std::string::npos)
+      << too_long.to_string();
+  EXPECT_NE(too_long.message().find("max_position_embeddings (40960)"), std::string::npos);
+  o->rollout.prompt.context_tokens = 18432;  // 18432 + 22528 = 40960: exactly the limit
+  EXPECT_TRUE(check_context_fits(*o, qwq_32b_shape()).is_ok());
 }
 
 TEST(TrainerConfig, ErrorsNameTheKey) {
