@@ -163,21 +163,23 @@ std::string memory_lines(const train::MemoryEstimate& m, const train::Workload& 
   return out.str();
 }
 
-// --dry-run: everything training needs is checked and sized; nothing is trained or written.
-int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
+// What a run will do, from its options and the model folder's config: the model, tasks,
+// step shape, engine, memory table and out folder. The dry run prints it, and a real run
+// prints it before it starts. kInvalidArgument when prompt plus answer would pass the
+// model's positions.
+Result<std::string> run_summary(const ResolvedConfig& c) {
   const train::TrainerOptions& o = c.options;
-  auto model = check_model_folder(o.model_dir);
-  if (!model.is_ok()) return report(err, model.status());
-  if (Status fits = train::check_context_fits(o, *model); !fits.is_ok()) return report(err, fits);
+  KEVIN_ASSIGN_OR_RETURN(train::Qwen2Config model, check_model_folder(o.model_dir));
+  KEVIN_RETURN_IF_ERROR(train::check_context_fits(o, model));
   // Sized for the GPU it would train on; "cpu" runs in fp32 there.
   const torch::Device device = o.device == "cpu" ? torch::kCPU : torch::kCUDA;
-  const train::MemoryEstimate m =
-      train::estimate_memory(*model, o.lora, train::workload_of(o, device));
   const train::Workload w = train::workload_of(o, device);
+  const train::MemoryEstimate m = train::estimate_memory(model, o.lora, w);
   const auto& al = o.rollout.allocations.front();
+  std::ostringstream out;
   out << "model:   " << o.model_dir.string() << " (Qwen2, " << std::fixed << std::setprecision(2)
-      << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model->num_hidden_layers
-      << " layers, hidden " << model->hidden_size << ", vocab " << model->vocab_size << ")\n"
+      << static_cast<double>(m.parameters) / 1e9 << "B parameters: " << model.num_hidden_layers
+      << " layers, hidden " << model.hidden_size << ", vocab " << model.vocab_size << ")\n"
       << "tasks:   " << o.train_tasks.size() << " for training, " << o.holdout_tasks.size()
       << " held out\n"
       << "step:    " << o.tasks_per_step << " tasks x " << al.label()
@@ -189,9 +191,16 @@ int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
       << "; " << o.steps << " steps\n"
       << "engine:  " << engine_line(c.engine) << "\n"
       << memory_lines(m, w, o) << "out:     " << o.out_dir.string()
-      << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it would resume)"
-                                                      : " (new)")
-      << "\n"
+      << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it resumes)" : " (new)")
+      << "\n";
+  return out.str();
+}
+
+// --dry-run: everything training needs is checked and sized; nothing is trained or written.
+int dry_run(const ResolvedConfig& c, std::ostream& out, std::ostream& err) {
+  auto summary = run_summary(c);
+  if (!summary.is_ok()) return report(err, summary.status());
+  out << *summary
       << "dry run: the config, model folder and tasks are usable; nothing was trained\n";
   return kExitOk;
 }
@@ -207,15 +216,26 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (a.dry_run) return dry_run(*resolved, out, err);
+  auto summary = run_summary(*resolved);
+  if (!summary.is_ok()) return report(err, summary.status());
+  err << *summary;
   auto evaluator = make_evaluator(resolved->engine);
   if (!evaluator.is_ok()) return report(err, evaluator.status());
-  const std::string out_dir = resolved->options.out_dir.string();
+  const fs::path out_dir = resolved->options.out_dir;
   const int steps = resolved->options.steps;
+  const Json every_key = printed_config(*resolved);
   auto trainer = train::Trainer::create(std::move(resolved->options), evaluator->get());
   if (!trainer.is_ok()) return report(err, trainer.status());
+  // train_config.json keeps the keys as given (what a resume compares); this file every key
+  // with the value the run uses, defaults included.
+  if (Status kept =
+          write_file_atomic(out_dir / "train_config.resolved.json", dump_json(every_key, 2) + "\n");
+      !kept.is_ok()) {
+    return report(err, kept);
+  }
   if ((*trainer)->next_step() > 0)
-    err << "kevin train: resuming " << out_dir << " at step " << (*trainer)->next_step() + 1
-        << "\n";
+    err << "kevin train: resuming " << out_dir.string() << " at step "
+        << (*trainer)->next_step() + 1 << "\n";
   const Status ran = (*trainer)->run(err, interrupt);
   if (ran.code() == StatusCode::kCancelled) {
     err << "kevin train: " << ran.message() << "\nresume with: kevin train --config " << a.config
@@ -228,9 +248,9 @@ int run_train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
         << "\n";
     return kExitFailure;
   }
-  out << "training complete: " << steps << " steps in " << out_dir
+  out << "training complete: " << steps << " steps in " << out_dir.string()
       << " (train_log.jsonl, checkpoints/, export/)\n"
-      << "report: kevin report " << out_dir << "\n";
+      << "report: kevin report " << out_dir.string() << "\n";
   return kExitOk;
 }
 

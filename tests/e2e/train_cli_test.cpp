@@ -165,6 +165,16 @@ TEST_F(TrainCli, TrainsResumesAndReports) {
   const auto first = run_kevin({"train", "--config", config.string()});
   ASSERT_EQ(first.code, 0) << first.output;
   EXPECT_NE(first.output.find("training complete: 2 steps"), std::string::npos) << first.output;
+  // The start-up summary comes first, then the steps.
+  const auto summary = first.output.find("memory:  per replica");
+  EXPECT_NE(summary, std::string::npos) << first.output;
+  EXPECT_LT(summary, first.output.find("train step 1/2")) << first.output;
+  // Every key is saved with the value used, defaults included.
+  auto resolved = read_file(path("out") / "train_config.resolved.json");
+  ASSERT_TRUE(resolved.is_ok());
+  const Json every_key = parse_json(*resolved).value();
+  EXPECT_EQ(every_key["grpo"]["clip_high"], 0.28) << *resolved;
+  EXPECT_EQ(every_key["grpo"]["logit_chunk_rows"], 2048) << *resolved;
   EXPECT_NE(first.output.find("train step 2/2"), std::string::npos);
   EXPECT_TRUE(fs::exists(path("out") / "export" / "merged" / "model.safetensors"));
   EXPECT_TRUE(fs::exists(path("out") / "checkpoints" / "step-000002" / "trainer_state.json"));
