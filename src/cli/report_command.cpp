@@ -7,10 +7,13 @@
 #include <system_error>
 
 #include "cli/app.h"
+#include "core/file.h"
 #include "report/html_report.h"
 #include "report/metrics.h"
 #include "report/tables.h"
 #include "report/train_report.h"
+#include "rollout/records.h"
+#include "rollout/run_store.h"
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
@@ -70,8 +73,28 @@ int train_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
       out, err);
 }
 
+// A run stopped before it wrote its outputs (a second Ctrl-C, a kill) keeps every finished
+// turn in run.db: writes trajectories.jsonl, best/ and metrics.json from it as the run would
+// have, and returns how many turns they hold. Errors: the config or database cannot be read.
+Result<size_t> rebuild_run_outputs(const fs::path& dir) {
+  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(dir / "config.json"));
+  KEVIN_ASSIGN_OR_RETURN(Json config, parse_json(text));
+  if (!config.is_object()) return invalid_argument("config.json is not a JSON object");
+  KEVIN_ASSIGN_OR_RETURN(auto rollout_config, rollout::rollout_config_from_json(
+                                                  config.value("rollout", Json::object())));
+  KEVIN_ASSIGN_OR_RETURN(auto store, rollout::RunStore::open(dir / "run.db"));
+  KEVIN_ASSIGN_OR_RETURN(auto scored, rollout::scored_turns(store, rollout_config));
+  const Json engine = config.value("engine", Json::object());
+  const std::string ext =
+      engine.is_object() && engine.value("backend", "") == "cuda" ? "cu" : "cpp";
+  KEVIN_RETURN_IF_ERROR(rollout::write_run_outputs(scored, dir, ext));
+  if (!scored.empty()) KEVIN_RETURN_IF_ERROR(report::write_metrics_file(dir));
+  return scored.size();
+}
+
 // A run folder (trajectories.jsonl) gets the run report; a training folder (train_log.jsonl and
-// no trajectories.jsonl), the training report.
+// no trajectories.jsonl), the training report. A run folder whose run stopped before writing
+// its records has them rebuilt from run.db first.
 int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
   const fs::path dir = a.dir;
   std::error_code ec;
@@ -79,8 +102,20 @@ int report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
     err << "kevin report: no run folder " << dir.string() << "\n";
     return kExitUsage;
   }
-  const bool has_records = fs::exists(dir / kRecords, ec),
-             has_train_log = fs::exists(dir / kTrainLog, ec);
+  bool has_records = fs::exists(dir / kRecords, ec);
+  const bool has_train_log = fs::exists(dir / kTrainLog, ec);
+  if (!has_records && fs::exists(dir / "run.db", ec)) {
+    auto rebuilt = rebuild_run_outputs(dir);
+    if (!rebuilt.is_ok()) {
+      err << "kevin report: " << dir.string() << " has run.db but no " << kRecords
+          << ", and rebuilding it failed: " << rebuilt.status().message() << "\n";
+      return kExitFailure;
+    }
+    err << "kevin report: the run in " << dir.string() << " stopped before writing its records; "
+        << *rebuilt << " finished turns read from run.db (resume with: kevin run --resume "
+        << dir.string() << ")\n";
+    has_records = true;
+  }
   if (!has_records && !has_train_log) {
     err << "kevin report: " << dir.string() << " holds neither " << kRecords << " nor " << kTrainLog
         << "\n";

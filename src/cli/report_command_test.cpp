@@ -12,6 +12,8 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "report/test_train_log.h"
+#include "rollout/rollout.h"
+#include "rollout/run_store.h"
 #include "sys/tempdir.h"
 
 namespace kevin::cli {
@@ -62,6 +64,38 @@ class ReportCommand : public ::testing::Test {
   sys::TempDir dir_;
   fs::path run_;
 };
+
+TEST_F(ReportCommand, ARunStoppedBeforeWritingItsRecordsIsReadFromItsDatabase) {
+  // What a second Ctrl-C leaves: config.json and run.db, no trajectories.jsonl.
+  const fs::path stopped = dir_.path() / "stopped";
+  Json config = {{"rollout", rollout::to_json(rollout::RolloutConfig{})},
+                 {"engine", {{"backend", "cpu"}}}};
+  ASSERT_TRUE(write_file_atomic(stopped / "config.json", dump_json(config)).is_ok());
+  {
+    auto store = rollout::RunStore::open(stopped / "run.db");
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    for (int turn = 0; turn < 2; ++turn) {
+      Json r = parse_json(record(0, turn, turn == 1, 1.5)).value();
+      r["score"] = turn == 1 ? 1.8 : 0.0;
+      ASSERT_TRUE(store->put_turn({"2x2", "level1/001_x", 0, turn}, r).is_ok());
+    }
+  }
+  const auto result = run({"report", stopped.string()});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.err.find("stopped before writing its records; 2 finished turns read from "
+                            "run.db (resume with: kevin run --resume"),
+            std::string::npos)
+      << result.err;
+  EXPECT_TRUE(fs::exists(stopped / "trajectories.jsonl"));
+  EXPECT_TRUE(fs::exists(stopped / "report.html"));
+  // A database that cannot be read is a one-line failure, not a crash.
+  const fs::path broken = dir_.path() / "broken";
+  ASSERT_TRUE(write_file_atomic(broken / "config.json", "{}").is_ok());
+  ASSERT_TRUE(write_file_atomic(broken / "run.db", "not a database").is_ok());
+  const auto bad = run({"report", broken.string()});
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("has run.db but no trajectories.jsonl"), std::string::npos) << bad.err;
+}
 
 TEST_F(ReportCommand, PrintsTablesAndWritesReport) {
   const Outcome r = run({"report", run_.string()});
