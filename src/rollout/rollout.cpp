@@ -329,6 +329,9 @@ struct Rollout::Impl {
       return Status(generated.status().code(),
                     "policy " + r.policy_->name() + ": " + generated.status().message());
     }
+    // An answer that arrives after Ctrl-C is not judged: its evaluation could first prepare
+    // the task's reference data, minutes after the user asked to stop.
+    if (interrupted()) return cancelled("interrupted");
     const policy::Generation& gen = *generated;
     const policy::ParsedResponse parsed =
         policy::parse_response(gen.content, r.config_.max_summary_chars, r.config_.prompt.format);

@@ -200,6 +200,23 @@ TEST_F(RolloutTest, AnInterruptStopsNewTurnsAbandonsGenerationsAndKeepsFinishedT
   EXPECT_EQ(progress_.turns_total.load(), 18u);
 }
 
+TEST_F(RolloutTest, AGenerationThatEndsAfterAnInterruptIsNotJudged) {
+  // A policy that does not notice the interrupt (a local model finishing its batch) still
+  // returns its answer; judging it would start reference preparation for its task, which can
+  // take minutes after the user asked to stop.
+  config_.parallel = 1;
+  std::atomic<bool> interrupt{false};
+  std::atomic<int> calls{0};
+  FunctionPolicy policy([&](const std::string& prompt, int turn) {
+    if (++calls == 3) interrupt.store(true);
+    return script(prompt, turn);
+  });
+  Rollout rollout(config_, &policy, &fake_, &*store_, &progress_);
+  const Status st = rollout.run(tasks_, &interrupt);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.to_string();
+  EXPECT_EQ(*store_->turn_count(), 2u) << "the third answer arrived after the interrupt";
+}
+
 TEST_F(RolloutTest, BeamKeepsTheBestTrajectoriesAndContinuesCopies) {
   config_.beam = true;
   config_.beam_config = {2, 2};
