@@ -123,9 +123,11 @@ torch::Tensor expanded_attention(const torch::Tensor& q, const torch::Tensor& k,
   const auto ke = k.repeat_interleave(groups, 1), ve = v.repeat_interleave(groups, 1);
   auto scores = torch::matmul(q, ke.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
   const auto t = q.size(2), s = k.size(2);
-  scores = mask.defined()
-               ? scores + mask
-               : scores.masked_fill(torch::ones({t, s}, torch::kBool).triu(s - t + 1), -INFINITY);
+  scores =
+      mask.defined()
+          ? scores + mask
+          : scores.masked_fill(torch::ones({t, s}, q.options().dtype(torch::kBool)).triu(s - t + 1),
+                               -INFINITY);
   return torch::matmul(torch::softmax(scores, -1), ve);
 }
 
@@ -142,6 +144,26 @@ TEST(GroupedAttention, EqualsTheExpandedFormWithAndWithoutAMask) {
   mask.index_put_({torch::indexing::Slice(), 0, 0, 8}, -INFINITY);
   EXPECT_TRUE(torch::allclose(grouped_attention(q, kc, vc, mask),
                               expanded_attention(q, kc, vc, mask), 1e-5, 1e-6));
+}
+
+TEST(GroupedAttention, CudaBf16EqualsTheExpandedForm) {
+  // On CUDA the mask-free path is SDPA's grouped-query mode (flash kernels); the masked path
+  // expands K/V. Both against the fp32 expanded reference, at bf16 tolerance.
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  torch::manual_seed(12);
+  const auto bf16 = torch::TensorOptions(torch::kCUDA).dtype(torch::kBFloat16);
+  const auto q = torch::randn({2, 40, 64, 128}, bf16), k = torch::randn({2, 8, 64, 128}, bf16),
+             v = torch::randn({2, 8, 64, 128}, bf16);
+  const auto f32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32); };
+  const auto want = expanded_attention(f32(q), f32(k), f32(v), {});
+  EXPECT_TRUE(torch::allclose(f32(grouped_attention(q, k, v, {})), want, 2e-2, 2e-2));
+  const auto causal =
+      torch::zeros({64, 64}, f32(q).options())
+          .masked_fill(torch::ones({64, 64}, torch::kBool).triu(1).cuda(), -INFINITY)
+          .view({1, 1, 64, 64})
+          .expand({2, 1, 64, 64});
+  EXPECT_TRUE(torch::allclose(f32(grouped_attention(q, k, v, causal.to(torch::kBFloat16))), want,
+                              2e-2, 2e-2));
 }
 
 TEST(Qwen2Model, CausalFastPathEqualsTheMaskedPath) {

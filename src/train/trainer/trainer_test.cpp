@@ -213,6 +213,32 @@ TEST_F(TrainerTest, TrainsOnCudaInMixedPrecision) {
   EXPECT_TRUE(load_qwen2_dir(out("cuda") / "export" / "merged").is_ok());
 }
 
+// On the GPU with LoRA: the frozen base streamed in bf16, fp32 adapters that change under
+// checkpointing, the merged export made a shard at a time, and the PEFT adapter.
+TEST_F(TrainerTest, TrainsLoraOnABf16BaseOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Json config = base_config(model_dir(), out("cuda-lora"));
+  config["steps"] = 2;
+  config["device"] = "cuda";
+  config["lora"] = {{"rank", 4}};
+  config["activation_checkpointing"] = true;
+  config["rollout"]["parallel"] = 4;
+  train(config);
+  ASSERT_EQ(log_lines(out("cuda-lora")).size(), 2u);
+  auto saved = SafetensorsFile::open(out("cuda-lora") / "checkpoints" / "step-000002" /
+                                     "trainable.safetensors");
+  ASSERT_TRUE(saved.is_ok());
+  bool adapted = false;
+  for (const std::string& name : saved->names()) {
+    const auto t = saved->tensor(name).value();
+    EXPECT_EQ(t.scalar_type(), torch::kFloat32) << name;
+    if (name.find("lora_B") != std::string::npos) adapted |= t.abs().sum().item<double>() > 0;
+  }
+  EXPECT_TRUE(adapted) << "B starts at zero: only gradients make it move";
+  EXPECT_TRUE(load_qwen2_dir(out("cuda-lora") / "export" / "merged").is_ok());
+  EXPECT_TRUE(fs::exists(out("cuda-lora") / "export" / "lora" / "adapter_model.safetensors"));
+}
+
 // Data parallel on the CPU: two replicas sample and train (the checkpoint checks that they
 // stayed identical), and the run resumes on one replica (the device count may change).
 TEST_F(TrainerTest, ReplicasTrainTogetherAndResumeOnAnotherCount) {
