@@ -289,6 +289,27 @@ Result<std::string> check_served_model(const std::string& url, const std::string
 #endif
 }
 
+CpuSizeVerdict cpu_size_verdict(const std::string& file_name, uint64_t call_bytes,
+                                bool reduced_for_cpu, int seeds, bool full_size) {
+  using Kind = CpuSizeVerdict::Kind;
+  if (reduced_for_cpu || call_bytes <= kCpuNoticeBytes) return {};
+  constexpr double kGiB = double(uint64_t{1} << 30);
+  const double call = static_cast<double>(call_bytes) / kGiB;
+  const double sets = call * (seeds + tasks::kDefaultMinTimingSets);
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << file_name
+    << " has no reduced CPU sizes (KEVIN_CPU_SIZES), so the CPU backend runs it at full size: one "
+       "call moves "
+    << call << " GiB (inputs, parameters and outputs), reference preparation writes about " << sets
+    << " GiB of sets, and every reference, baseline and candidate call computes at that "
+       "size";
+  if (call_bytes <= kCpuFullSizeBytes) return {Kind::kNotice, o.str() + " (seconds per call)"};
+  o << " (minutes each for a large GPU problem)";
+  if (full_size) return {Kind::kWarning, o.str()};
+  return {Kind::kRefusal,
+          o.str() + "; pass --full-size to run it anyway, or run it on a GPU machine"};
+}
+
 Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds,
                            bool full_size) {
   auto* engine = dynamic_cast<env::EngineEvaluator*>(evaluator);
@@ -296,24 +317,19 @@ Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::pat
   auto measured = engine->call_size(task);
   if (!measured.is_ok())
     return Status::ok();  // the task's own error surfaces, with its exit code, when it is prepared
-  const env::EngineEvaluator::CallSize size = *measured;
-  const uint64_t call = size.input_bytes + size.output_bytes;
-  if (size.reduced_for_cpu || call <= kCpuFullSizeBytes) return Status::ok();
-  constexpr double kGiB = double(uint64_t{1} << 30);
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(2) << task.filename().string()
-    << " has no reduced CPU sizes (KEVIN_CPU_SIZES), so the CPU backend runs it at full size: one "
-       "call moves "
-    << static_cast<double>(call) / kGiB
-    << " GiB (inputs, parameters and outputs), reference preparation writes about "
-    << static_cast<double>(call) * (seeds + tasks::kDefaultMinTimingSets) / kGiB
-    << " GiB of sets, and every reference, baseline and candidate call computes at that size "
-       "(minutes each for a large "
-       "GPU problem)";
-  if (!full_size)
-    return invalid_argument(o.str() +
-                            "; pass --full-size to run it anyway, or run it on a GPU machine");
-  KEVIN_LOG(warn) << o.str();
+  const CpuSizeVerdict verdict =
+      cpu_size_verdict(task.filename().string(), measured->input_bytes + measured->output_bytes,
+                       measured->reduced_for_cpu, seeds, full_size);
+  switch (verdict.kind) {
+    case CpuSizeVerdict::Kind::kRefusal:
+      return invalid_argument(verdict.text);
+    case CpuSizeVerdict::Kind::kWarning:
+    case CpuSizeVerdict::Kind::kNotice:
+      KEVIN_LOG(warn) << verdict.text;
+      break;
+    case CpuSizeVerdict::Kind::kQuiet:
+      break;
+  }
   return Status::ok();
 }
 

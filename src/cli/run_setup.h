@@ -72,11 +72,24 @@ Result<std::string> judging_of(const Json& engine);
 // One call's inputs and outputs past which a task without reduced CPU sizes needs --full-size
 // on the CPU backend (a KernelBench file at its GPU sizes: minutes per call, gigabytes).
 inline constexpr uint64_t kCpuFullSizeBytes = uint64_t{256} << 20;
-// On the CPU backend, a task without KEVIN_CPU_SIZES whose call moves more than
-// kCpuFullSizeBytes is refused (kInvalidArgument naming its size, the memory reference
-// preparation needs and --full-size) unless `full_size`; with it, the same estimate is logged
-// as a warning. Other engines, smaller tasks and tasks that do not load (their error is
-// reported when they are prepared) pass.
+// Past this, a task running at full size on the CPU is worth a word before it starts (its
+// reference preparation alone writes gigabytes), though it is not refused.
+inline constexpr uint64_t kCpuNoticeBytes = uint64_t{64} << 20;
+
+// What the CPU backend says before running a task whose one call moves `call_bytes` (inputs,
+// parameters, outputs): nothing when it has reduced CPU sizes or is small; a notice past
+// kCpuNoticeBytes; past kCpuFullSizeBytes a refusal unless `full_size` (then a warning). The
+// text names the file, the call's size and what reference preparation writes for `seeds`.
+struct CpuSizeVerdict {
+  enum class Kind { kQuiet, kNotice, kWarning, kRefusal } kind = Kind::kQuiet;
+  std::string text;
+};
+CpuSizeVerdict cpu_size_verdict(const std::string& file_name, uint64_t call_bytes,
+                                bool reduced_for_cpu, int seeds, bool full_size);
+
+// On the CPU backend, cpu_size_verdict for the task's measured call: a refusal is
+// kInvalidArgument, a warning or notice is logged. Other engines and tasks that do not load
+// (their error is reported when they are prepared) pass.
 Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds,
                            bool full_size);
 

@@ -9,6 +9,24 @@
 namespace kevin::cli {
 namespace {
 
+TEST(CpuSizeVerdictTest, SaysAWordFromTheNoticeSizeAndRefusesPastTheFullSize) {
+  using Kind = CpuSizeVerdict::Kind;
+  const uint64_t mib = uint64_t{1} << 20;
+  // Small, or reduced for the CPU: nothing to say.
+  EXPECT_EQ(cpu_size_verdict("t.py", 64 * mib, false, 5, false).kind, Kind::kQuiet);
+  EXPECT_EQ(cpu_size_verdict("t.py", 1024 * mib, true, 5, false).kind, Kind::kQuiet);
+  // 192 MiB a call (a level-1 task at GPU sizes): runs, but the user is told what it costs.
+  const CpuSizeVerdict notice = cpu_size_verdict("t.py", 192 * mib, false, 5, false);
+  EXPECT_EQ(notice.kind, Kind::kNotice);
+  EXPECT_NE(notice.text.find("t.py has no reduced CPU sizes"), std::string::npos) << notice.text;
+  EXPECT_NE(notice.text.find("one call moves 0.19 GiB"), std::string::npos) << notice.text;
+  // Past the full size: refused without --full-size, a warning with it.
+  const CpuSizeVerdict refused = cpu_size_verdict("t.py", 300 * mib, false, 5, false);
+  EXPECT_EQ(refused.kind, Kind::kRefusal);
+  EXPECT_NE(refused.text.find("pass --full-size"), std::string::npos) << refused.text;
+  EXPECT_EQ(cpu_size_verdict("t.py", 300 * mib, false, 5, true).kind, Kind::kWarning);
+}
+
 TEST(ParseDevicesTest, AllIsEveryVisibleGpu) {
   auto all = parse_devices("all");
   ASSERT_TRUE(all.is_ok());
