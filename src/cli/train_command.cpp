@@ -165,12 +165,12 @@ std::string memory_lines(const train::MemoryEstimate& m, const train::Workload& 
 
 // What a run will do, from its options and the model folder's config: the model, tasks,
 // step shape, engine, memory table and out folder. The dry run prints it, and a real run
-// prints it before it starts. kInvalidArgument when prompt plus answer would pass the
-// model's positions.
+// prints it before it starts; a prompt budget plus longest answer past the model's positions
+// ends it with a warning line. Errors: the model folder's.
 Result<std::string> run_summary(const ResolvedConfig& c) {
   const train::TrainerOptions& o = c.options;
   KEVIN_ASSIGN_OR_RETURN(train::Qwen2Config model, check_model_folder(o.model_dir));
-  KEVIN_RETURN_IF_ERROR(train::check_context_fits(o, model));
+  const Status fits = train::check_context_fits(o, model);
   // Sized for the GPU it would train on; "cpu" runs in fp32 there.
   const torch::Device device = o.device == "cpu" ? torch::kCPU : torch::kCUDA;
   const train::Workload w = train::workload_of(o, device);
@@ -193,6 +193,7 @@ Result<std::string> run_summary(const ResolvedConfig& c) {
       << memory_lines(m, w, o) << "out:     " << o.out_dir.string()
       << (fs::exists(o.out_dir / "train_config.json") ? " (holds a run: it resumes)" : " (new)")
       << "\n";
+  if (!fits.is_ok()) out << "warning: " << fits.message() << "\n";
   return out.str();
 }
 

@@ -329,8 +329,6 @@ struct Trainer::Impl {
   }
 
   Status load_model() {
-    KEVIN_ASSIGN_OR_RETURN(Qwen2Config config, load_qwen2_config(o.model_dir));
-    KEVIN_RETURN_IF_ERROR(check_context_fits(o, config));
     KEVIN_ASSIGN_OR_RETURN(std::vector<torch::Device> devices, choose_devices());
     bf16 = devices.front().is_cuda() && o.precision != "fp32";
     KEVIN_ASSIGN_OR_RETURN(Tokenizer t, Tokenizer::load(o.model_dir / "tokenizer.json"));

@@ -127,7 +127,10 @@ int longest_answer(const TrainerOptions& o);
 
 // kInvalidArgument when a full prompt (rollout.context_tokens) plus the longest answer would
 // pass the model's max_position_embeddings: positions beyond those the model was trained on
-// give it rotary angles it never saw. The message names both keys and the sum.
+// give it rotary angles it never saw. The message names both keys and the sum. `kevin train`
+// warns with it (dry run and start-up summary) rather than refusing: the budget is an
+// estimate and most prompts are shorter, so the defaults (24000 + 16384) pass a 32k model's
+// positions and still run.
 Status check_context_fits(const TrainerOptions& o, const Qwen2Config& model);
 
 // What a replica on `device` runs with these options, for estimate_memory: the base dtype,
