@@ -7,25 +7,48 @@ CMAKE_ARGS ?=
 # Set SKIP_DEPS=1 where packages cannot be installed (e.g. the GPU machine).
 SKIP_DEPS  ?= 0
 
-.PHONY: all deps configure build demo test test-unit asan tsan thread-safety format clean
+.PHONY: all deps deps-demo configure build build-demo demo test test-unit asan tsan thread-safety format clean
 
 all: build
 
+# The packages present, as install-deps last saw them: a change configures the build again, so
+# `make build` after `make demo` finds the trainer's, server's and queue's packages.
+STAMP := $(BUILD)/packages.list
+
 deps:
 ifeq ($(SKIP_DEPS),0)
-	@scripts/install-deps
+	@scripts/install-deps --stamp $(STAMP)
 endif
 
-$(BUILD)/CMakeCache.txt:
-	@$(MAKE) --no-print-directory deps
+deps-demo:
+ifeq ($(SKIP_DEPS),0)
+	@scripts/install-deps --demo --stamp $(STAMP)
+endif
+
+$(STAMP):
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/CMakeCache.txt: $(STAMP)
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
-configure: deps $(BUILD)/CMakeCache.txt
+configure: deps
+	@$(MAKE) --no-print-directory $(BUILD)/CMakeCache.txt
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# What the demo runs and nothing else: the kevin binary with its runner and sandbox (and the
+# trainer where libtorch is installed); the tests build under `make test`.
+build-demo:
+	@$(MAKE) --no-print-directory $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target kevin
+
+demo:
+	@echo "== kevin demo (1/3): installing packages (the demo's part of scripts/install-deps) =="
+	@$(MAKE) --no-print-directory deps-demo
+	@echo "== kevin demo (2/3): building kevin (the binary, its runner and sandbox; tests build under make test) =="
+	@$(MAKE) --no-print-directory build-demo
+	@echo "== kevin demo (3/3): judging the examples =="
 	@scripts/demo $(BUILD)
 
 test: build

@@ -189,7 +189,9 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
     KEVIN_ASSIGN_OR_RETURN(auto local, train::LocalPolicy::load(o));
     return std::unique_ptr<policy::Policy>(std::move(local));
 #else
-    return failed_precondition("this kevin was built without libtorch: no local model");
+    return failed_precondition(
+        "this kevin was built without libtorch: no local model (`make build` in kevin's "
+        "source folder installs libtorch-dev and rebuilds)");
 #endif
   }
 #if defined(KEVIN_HAVE_CURL)

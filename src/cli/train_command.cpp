@@ -285,7 +285,8 @@ void add_train_command(CLI::App& app, Action& action) {
 void add_train_command(CLI::App& app, Action& action) {
   add_unavailable_command(
       app, action, "train", "train a policy with multi-turn GRPO",
-      "this kevin was built without libtorch; configure with PyTorch's CMake prefix");
+      "this kevin was built without libtorch; `make build` in kevin's source folder installs "
+      "libtorch-dev and rebuilds (or configure with PyTorch's CMake prefix)");
 }
 #endif
 
