@@ -17,6 +17,7 @@ constexpr const char* kStyle =
     R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:1120px;margin:2em auto;padding:0 1em}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:2px solid #ddd;padding-bottom:.2em}h3{margin-top:1.5em}
 table{border-collapse:collapse;margin:.4em 0 1.2em}
+.scroll{overflow-x:auto;max-width:100%}
 th,td{padding:.2em .7em;border-bottom:1px solid #e3e3e3;text-align:right;font-variant-numeric:tabular-nums}
 th:first-child,td:first-child{text-align:left}
 th{background:#f5f5f5}
@@ -24,6 +25,14 @@ code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
 .note{color:#666}
 .charts{display:flex;flex-wrap:wrap;gap:1em}
 .charts svg{border:1px solid #e3e3e3;border-radius:4px;background:#fff}
+summary{cursor:pointer}
+pre{text-align:left;overflow-x:auto;max-width:100%;margin:.3em 0;padding:.5em .7em;background:#f6f6f6;border:1px solid #e3e3e3;border-radius:4px;font-size:.8em;line-height:1.35}
+.turns{width:100%;table-layout:fixed}
+.turns th,.turns td{text-align:left;border-bottom:none}
+.turns th.turn{width:3.5em}
+.turns th.speedup{width:5.5em}
+.turns tr.detail td{border-bottom:1px solid #e3e3e3;padding-bottom:.6em}
+.feedback{white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,monospace;font-size:.8em;color:#444;margin:.1em 0 .3em}
 )";
 
 std::string cell(const std::string& text) { return "<td>" + text + "</td>"; }
@@ -33,7 +42,8 @@ std::string cell(const std::string& text) { return "<td>" + text + "</td>"; }
 std::string html_page(std::string_view title, std::string_view body) {
   const std::string heading = html_escape(title);
   std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
+  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta "
+          "name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
        << heading << "</title>\n<style>\n"
        << kStyle << "</style>\n</head>\n<body>\n<h1>" << heading << "</h1>\n"
        << body << "</body>\n</html>\n";
@@ -43,7 +53,7 @@ std::string html_page(std::string_view title, std::string_view body) {
 std::string html_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows) {
   std::ostringstream out;
-  out << "<table><tr>";
+  out << "<div class=\"scroll\"><table><tr>";
   for (const std::string& h : header) out << "<th>" << h << "</th>";
   out << "</tr>\n";
   for (const auto& row : rows) {
@@ -51,7 +61,7 @@ std::string html_table(const std::vector<std::string>& header,
     for (const std::string& c : row) out << cell(c);
     out << "</tr>\n";
   }
-  out << "</table>\n";
+  out << "</table></div>\n";
   return out.str();
 }
 

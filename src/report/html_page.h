@@ -13,8 +13,9 @@ namespace kevin::report {
 // then <body> with `title` as its <h1> followed by `body` (markup, inserted as is). Pure.
 std::string html_page(std::string_view title, std::string_view body);
 
-// A <table> with one header row. Header and cells are markup, inserted as is: callers escape
-// any text that comes from records. Pure.
+// A <table> with one header row, in a box that scrolls sideways when the table is wider than
+// the page (a phone's screen), so the page itself keeps its width. Header and cells are markup,
+// inserted as is: callers escape any text that comes from records. Pure.
 std::string html_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows);
 

@@ -137,6 +137,65 @@ TEST_F(HtmlReport, VerdictsPerTaskAndEveryTrajectoryTurnByTurn) {
   EXPECT_EQ(occurrences(capped, "in trajectories.jsonl (page limit reached)"), 14u);
 }
 
+// The declarations of the style sheet's rule for exactly `selector` ("" when there is none).
+std::string css_rule(const std::string& html, const std::string& selector) {
+  const size_t style = html.find("<style>");
+  const size_t end = html.find("</style>");
+  if (style == std::string::npos || end == std::string::npos) return "";
+  const std::string sheet = html.substr(style, end - style);
+  for (size_t at = sheet.find(selector + "{"); at != std::string::npos;
+       at = sheet.find(selector + "{", at + 1)) {
+    const char before = sheet[at - 1];
+    if (before != '\n' && before != '}') continue;  // the end of a longer selector
+    const size_t open = at + selector.size() + 1;
+    return sheet.substr(open, sheet.find('}', open) - open);
+  }
+  return "";
+}
+
+// Issue 35, item 8: an expanded kernel was a right-aligned <pre> in the table's last column,
+// which widened the table past the page and squeezed the feedback column to a word a line.
+TEST_F(HtmlReport, ExpandedKernelsAndFeedbackSpanTheTurnTable) {
+  std::vector<Json> records = trajectory_records("lvl/a", "1x1", 0, {{"compile_error"}});
+  records[0]["code"] = "__global__ void k(float* out) { out[threadIdx.x] = 1.0f; }" +
+                       std::string(300, ' ') + "// a long line";
+  records[0]["feedback"] = "candidate.cu:1:7: error: expected ';'\n  1 | __global__ void k(";
+  ASSERT_TRUE(write_file_atomic(run_ / "trajectories.jsonl", testing::jsonl(records)).is_ok());
+  const std::string html = report_at(run_ / "report.html", compute_metrics(rows_of(records)));
+  const size_t view = html.find("<h2>Trajectories</h2>");
+  ASSERT_NE(view, std::string::npos);
+  const std::string trajectories = html.substr(view);
+  // The turn table: three narrow columns, laid out to the page's width whatever it holds.
+  EXPECT_NE(trajectories.find("<table class=\"turns\"><tr><th class=\"turn\">turn</th><th>verdict"
+                              "</th><th class=\"speedup\">speedup</th></tr>"),
+            std::string::npos);
+  const std::string table = css_rule(html, ".turns");
+  EXPECT_NE(table.find("width:100%"), std::string::npos) << table;
+  EXPECT_NE(table.find("table-layout:fixed"), std::string::npos) << table;
+  // Feedback and kernel in a row of their own, spanning every column.
+  const size_t detail = trajectories.find("<tr class=\"detail\"><td colspan=\"3\">");
+  ASSERT_NE(detail, std::string::npos) << trajectories;
+  const size_t feedback = trajectories.find(
+      "<div class=\"feedback\">candidate.cu:1:7: error: expected &#39;;&#39;\n  1 |", detail);
+  const size_t kernel = trajectories.find("<details><summary>kernel, ", detail);
+  const size_t row_end = trajectories.find("</tr>", detail);
+  EXPECT_LT(feedback, kernel);
+  EXPECT_LT(kernel, row_end);
+  EXPECT_EQ(trajectories.find("<td><details>"), std::string::npos) << "no kernel column";
+  const std::string wrapping = css_rule(html, ".feedback");
+  EXPECT_NE(wrapping.find("white-space:pre-wrap"), std::string::npos) << wrapping;
+  EXPECT_NE(wrapping.find("overflow-wrap:anywhere"), std::string::npos) << wrapping;
+  // Code left-aligned in a box of its own that scrolls sideways instead of widening the page.
+  const std::string code = css_rule(html, "pre");
+  for (const char* declaration : {"text-align:left", "overflow-x:auto", "max-width:100%"})
+    EXPECT_NE(code.find(declaration), std::string::npos) << declaration << " in " << code;
+  EXPECT_NE(html.find("<meta name=\"viewport\" content=\"width=device-width"), std::string::npos)
+      << "phones lay the page out at their own width";
+  // Wider tables (tasks, verdicts) scroll in a box of their own on a phone's screen.
+  EXPECT_NE(html.find("<div class=\"scroll\"><table><tr><th>task</th>"), std::string::npos);
+  EXPECT_NE(css_rule(html, ".scroll").find("overflow-x:auto"), std::string::npos);
+}
+
 TEST(SvgChart, ASeriesHiddenUnderAnotherSaysSo) {
   Chart c{"c",
           "turns",

@@ -151,29 +151,33 @@ Status collect(const Json& r, TrajectoryTexts& out, FinishRange& finished) {
   return Status::ok();
 }
 
-std::string turn_row(const TurnText& t, size_t* code_budget) {
-  std::string code = kNone;
+// A turn as two rows: turn, verdict and speedup, then a row spanning the table with the
+// feedback and the collapsed kernel, so neither is squeezed into a column of its own.
+std::string turn_rows(const TurnText& t, size_t* code_budget) {
+  std::string kernel = "<p class=\"note\">no kernel</p>";
   if (!t.code.empty() && t.code.size() <= *code_budget) {
     *code_budget -= t.code.size();
-    code = "<details><summary>" + std::to_string(t.code.size()) + " bytes</summary><pre>" +
-           html_escape(t.code) + "</pre></details>";
+    kernel = "<details><summary>kernel, " + std::to_string(t.code.size()) +
+             " bytes</summary><pre>" + html_escape(t.code) + "</pre></details>";
   } else if (!t.code.empty()) {
-    code = "in trajectories.jsonl (page limit reached)";
+    kernel = "<p class=\"note\">kernel in trajectories.jsonl (page limit reached)</p>";
   }
   const std::string verdict =
       html_escape(t.verdict) +
       (t.reason.empty() ? "" : " <small>(" + html_escape(t.reason) + ")</small>");
+  const std::string feedback =
+      t.feedback.empty() ? "" : "<div class=\"feedback\">" + html_escape(t.feedback) + "</div>";
   return "<tr><td>" + std::to_string(t.turn) + "</td><td>" + verdict + "</td><td>" +
-         (t.speedup ? times(*t.speedup) : kNone) + "</td><td><small>" + html_escape(t.feedback) +
-         "</small></td><td>" + code + "</td></tr>\n";
+         (t.speedup ? times(*t.speedup) : kNone) +
+         "</td></tr>\n<tr class=\"detail\"><td colspan=\"3\">" + feedback + kernel + "</td></tr>\n";
 }
 
 std::string trajectories_section(TrajectoryTexts& texts, const Status& read,
                                  size_t max_code_bytes) {
   std::ostringstream out;
-  out << "<h2>Trajectories</h2>\n<p class=\"note\">Each trajectory turn by turn: the verdict, the "
-         "speedup of a correct "
-         "kernel, the feedback the model received next (cut at "
+  out << "<h2>Trajectories</h2>\n<p class=\"note\">Each trajectory turn by turn: the verdict "
+         "and the speedup of a correct kernel, and under them the feedback the model received "
+         "next (cut at "
       << kFeedbackChars << " characters) and the kernel.</p>\n";
   if (!read.is_ok())
     return out.str() + "<p class=\"note\">" + html_escape(read.message()) + "</p>\n";
@@ -185,9 +189,9 @@ std::string trajectories_section(TrajectoryTexts& texts, const Status& read,
       std::sort(turns.begin(), turns.end(),
                 [](const TurnText& a, const TurnText& b) { return a.turn < b.turn; });
       out << "<h4>trajectory " << id
-          << "</h4>\n<table><tr><th>turn</th><th>verdict</th><th>speedup</th><th>feedback</"
-             "th><th>kernel</th></tr>\n";
-      for (const TurnText& t : turns) out << turn_row(t, &budget);
+          << "</h4>\n<table class=\"turns\"><tr><th class=\"turn\">turn</th><th>verdict</th><th "
+             "class=\"speedup\">speedup</th></tr>\n";
+      for (const TurnText& t : turns) out << turn_rows(t, &budget);
       out << "</table>\n";
     }
     out << "</details>\n";

@@ -15,10 +15,10 @@ struct RunView {
   // duration, kevin version. Fields the files lack show "—"; an unreadable or malformed
   // config.json gives a note saying why instead.
   std::string settings;
-  // Per allocation and task, collapsed: each trajectory's turns with verdict, speedup, the
-  // feedback the model saw and the kernel. Kernels are embedded up to `max_code_bytes` in
-  // all (later ones say where to find them), so a large run still gives a page a browser
-  // opens. An unreadable records file gives a note.
+  // Per allocation and task, collapsed: each trajectory's turns with verdict and speedup, and
+  // under each, across the table, the feedback the model saw and the (collapsed) kernel. Kernels
+  // are embedded up to `max_code_bytes` in all (later ones say where to find them), so a large run
+  // still gives a page a browser opens. An unreadable records file gives a note.
   std::string trajectories;
 };
 
