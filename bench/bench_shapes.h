@@ -23,4 +23,14 @@ inline train::Qwen2Config qwen25_half_b() {
 // QwQ-32B's config.json (the paper's base model); `layers` below 64 keeps every other size.
 inline train::Qwen2Config qwq_32b(int64_t layers = 64) { return train::qwq_32b_shape(layers); }
 
+// Qwen2.5-7B's (and Qwen2.5-Coder-7B's) config.json: full fine-tuning's supported size.
+inline train::Qwen2Config qwen25_7b(int64_t layers = 28) {
+  train::Qwen2Config c = train::tiny_qwen2(152064, 3584, 18944, layers, 28, 4);
+  c.max_position_embeddings = 32768;
+  c.rms_norm_eps = 1e-6;
+  c.rope_theta = 1e6;
+  c.tie_word_embeddings = false;
+  return c;
+}
+
 }  // namespace kevin::bench

@@ -1,11 +1,12 @@
 // train_32b.cpp — the trainer at QwQ-32B's shape on one GPU (random weights): writing and
 // streaming a sharded bf16 checkpoint, one LoRA GRPO update over long samples (peak GPU
-// memory against estimate_memory, tokens/s, MFU), and today's sampler. One JSON object per
-// run on stdout; bench/train_32b.sh runs the set and docs/trainer.md ("Train Kevin-32B") the
-// figures. Usage: train_32b write DIR [--layers N]
+// memory against estimate_memory, tokens/s, MFU), today's sampler; and full fine-tuning at
+// Qwen2.5-7B's shape with AdamW's moments in host memory (--model 7 --rank 0 --host-state 1).
+// One JSON object per run on stdout; bench/train_32b.sh runs the set and docs/trainer.md
+// ("Train Kevin-32B") the figures. Usage: train_32b write DIR [--layers N]
 //        train_32b load DIR
-//        train_32b update [--from DIR | --layers N] [--samples S] [--tokens T] [--completion C]
-//                         [--rank R] [--chunk ROWS]
+//        train_32b update [--from DIR | --layers N] [--model 32|7] [--samples S] [--tokens T]
+//                         [--completion C] [--rank R (0: full)] [--host-state 0|1] [--chunk ROWS]
 //        train_32b generate [--layers N] [--batch B] [--prompt P] [--new T]
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
@@ -77,10 +78,12 @@ double peak_gpu_gib() {
 
 void reset_gpu_peak() { c10::cuda::CUDACachingAllocator::resetPeakStats(0); }
 
-Qwen2ForCausalLM random_model(int64_t layers) {
+Qwen2ForCausalLM random_model(int64_t layers, const Qwen2Config& shape = kevin::bench::qwq_32b(),
+                              torch::Dtype dtype = torch::kBFloat16) {
   torch::manual_seed(0);
-  return Qwen2ForCausalLM(kevin::bench::qwq_32b(layers),
-                          ModelInit{torch::kCUDA, torch::kBFloat16, /*random=*/true});
+  Qwen2Config c = shape;
+  c.num_hidden_layers = layers;
+  return Qwen2ForCausalLM(c, ModelInit{torch::kCUDA, dtype, /*random=*/true});
 }
 
 int write(const Args& a) {
@@ -121,14 +124,15 @@ int load(const Args& a) {
   return 0;
 }
 
-// Model FLOPs of the update (docs/trainer.md, "Train Kevin-32B"): the frozen base costs its
-// forward and the input gradients (4 per weight and token), adapters 6, attention PaLM's
-// 12·L·d·T, the LM head only at scored tokens; checkpoint recomputation is not counted.
-double update_flops(const Qwen2Config& c, int64_t lora_parameters, int64_t samples, int64_t tokens,
-                    int64_t completion) {
+// Model FLOPs of the update (docs/trainer.md, "Train Kevin-32B"): a frozen base costs its
+// forward and the input gradients (4 per weight and token), a trained one 6, adapters 6,
+// attention PaLM's 12·L·d·T, the LM head only at scored tokens; checkpoint recomputation is
+// not counted.
+double update_flops(const Qwen2Config& c, bool full, int64_t lora_parameters, int64_t samples,
+                    int64_t tokens, int64_t completion) {
   const double head = static_cast<double>(c.vocab_size * c.hidden_size);
   const double body = static_cast<double>(c.parameter_count()) - 2 * head;  // less embeddings
-  const double per_token = 4 * body + 6 * static_cast<double>(lora_parameters) +
+  const double per_token = (full ? 6 : 4) * body + 6 * static_cast<double>(lora_parameters) +
                            12.0 * static_cast<double>(c.num_hidden_layers * c.hidden_size * tokens);
   return static_cast<double>(samples) *
          (per_token * static_cast<double>(tokens) + 4 * head * static_cast<double>(completion));
@@ -140,6 +144,9 @@ int update(const Args& a) {
   LoraConfig lora;
   lora.rank = a.get("rank", 32);
   lora.alpha = 2.0 * static_cast<double>(lora.rank);
+  const bool full = lora.rank == 0;  // fp32 masters under bf16 autocast, as the trainer keeps
+  const Qwen2Config shape =
+      a.get("model", 32) == 7 ? kevin::bench::qwen25_7b() : kevin::bench::qwq_32b();
   Qwen2ForCausalLM model(nullptr);
   if (!a.dir.empty()) {
     auto loaded = load_qwen2_dir(a.dir, torch::kCUDA, torch::kBFloat16);
@@ -149,14 +156,18 @@ int update(const Args& a) {
     }
     model = *loaded;
   } else {
-    model = random_model(a.get("layers", 64));
+    model = random_model(a.get("layers", shape.num_hidden_layers), shape,
+                         full ? torch::kFloat32 : torch::kBFloat16);
   }
-  if (!model->add_lora(lora).is_ok()) return 1;
+  if (!full && !model->add_lora(lora).is_ok()) return 1;
   model->set_activation_checkpointing(true);
   const auto trainable = model->trainable_parameters();
   int64_t lora_parameters = 0;
   for (const auto& p : trainable) lora_parameters += p.numel();
+  if (full) lora_parameters = 0;
   FusedAdamW adam(trainable, torch::optim::AdamWOptions(2e-6).weight_decay(0.0));
+  const bool host_state = a.get("host-state", 0) != 0;
+  adam.set_state_on_host(host_state);
   const Qwen2Config& c = model->config();
   std::vector<Sample> batch;
   for (int64_t s = 0; s < samples; ++s) {
@@ -176,7 +187,8 @@ int update(const Args& a) {
   config.temperature = 0.9;
   config.max_tokens = completion;
   Workload work;
-  work.base_bytes = 2;
+  work.base_bytes = full ? 4 : 2;
+  work.optimizer_on_host = host_state;
   work.checkpointing = true;
   work.micro_batch_tokens = tokens;
   work.scored_tokens = completion;
@@ -199,14 +211,23 @@ int update(const Args& a) {
     std::fprintf(stderr, "%s\n", stats.status().to_string().c_str());
     return 1;
   }
-  const double flops = update_flops(c, lora_parameters, samples, tokens, completion);
+  const double flops = update_flops(c, full, lora_parameters, samples, tokens, completion);
   const double peak = peak_gpu_gib();
+  // The optimizer step alone (the moments' round trip to host memory when they live there).
+  const double step_start = now_s();
+  adam.step();
+  torch::cuda::synchronize();
+  const double step_seconds = now_s() - step_start;
   std::printf("%s\n", Json{{"mode", "update"},
                            {"layers", c.num_hidden_layers},
                            {"samples", samples},
                            {"tokens_per_sample", tokens},
                            {"completion_tokens", completion},
+                           {"model_parameters", c.parameter_count()},
                            {"lora_rank", lora.rank},
+                           {"optimizer_state_on_host", host_state},
+                           {"optimizer_step_seconds", step_seconds},
+                           {"peak_host_gib", peak_host_gib()},
                            {"logit_chunk_rows", chunk},
                            {"seconds", seconds},
                            {"tokens_per_s", static_cast<double>(samples * tokens) / seconds},
@@ -217,6 +238,7 @@ int update(const Args& a) {
                             {{"weights", estimate.weights_gib},
                              {"gradients", estimate.gradients_gib},
                              {"optimizer", estimate.optimizer_gib},
+                             {"host_optimizer", estimate.host_optimizer_gib},
                              {"activations", estimate.activations_gib},
                              {"logits", estimate.logits_gib},
                              {"update_total", estimate.update_gib()}}},
@@ -285,7 +307,8 @@ int main(int argc, char** argv) {
   if (a.mode == "generate") return generate_run(a);
   std::fprintf(stderr,
                "usage: train_32b write DIR [--layers N] | load DIR | update [--from DIR | --layers "
-               "N] [--samples S] [--tokens T] [--completion C] [--rank R] [--chunk ROWS] | "
+               "N] [--model 32|7] [--samples S] [--tokens T] [--completion C] [--rank R] "
+               "[--host-state 0|1] [--chunk ROWS] | "
                "generate [--layers N] [--batch B] [--prompt P] [--new T]\n");
   return 2;
 }

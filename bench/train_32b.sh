@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # train_32b.sh — the 32B trainer figures on one GPU (docs/trainer.md, "Train Kevin-32B"):
 # builds with the machine's PyTorch, runs the trainer's GPU tests, then bench/train_32b.cpp's
-# runs, writing one log per step under $OUT. Usage on the device:
-#   [STEPS="build tests calibrate load full generate"] [DISK=/tmp/kevin-32b] bash bench/train_32b.sh
+# runs, writing one log per step under $OUT; full7b is full fine-tuning at Qwen2.5-7B's shape
+# with AdamW's moments in host memory. Usage on the device:
+#   [STEPS="build tests calibrate load full generate full7b"] [DISK=/tmp/kevin-32b] bash bench/train_32b.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
-STEPS="${STEPS:-build tests calibrate load full generate}"
+STEPS="${STEPS:-build tests calibrate load full generate full7b}"
 DISK="${DISK:-/tmp/kevin-32b}"
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo "== $* ($(date +%T))"; }
@@ -16,13 +17,13 @@ gpu_gib=$((gpu_gib / 1024))
 step "machine: $(nvidia-smi -L | head -1), ${gpu_gib} GiB"
 if wants build; then
   step "build"
-  STEPS=build BUILD_TARGETS="train_32b train_test model_io_test fused_ops_test ${EXTRA_TARGETS:-}" \
+  STEPS=build BUILD_TARGETS="train_32b train_test model_io_test fused_ops_test fused_adamw_test ${EXTRA_TARGETS:-}" \
     bash bench/h200_session.sh > "$OUT/build_session.log" 2>&1
   tail -5 "$OUT/build_session.log"
 fi
 if wants tests; then
   step "tests"
-  for t in train_test model_io_test fused_ops_test ${EXTRA_TESTS:-}; do
+  for t in train_test model_io_test fused_ops_test fused_adamw_test ${EXTRA_TESTS:-}; do
     timeout 200 "build/src/train/$t" 2>&1 | tail -3 | sed "s/^/$t: /"
   done
 fi
@@ -53,5 +54,13 @@ fi
 if wants generate; then
   step "generate 64 layers"
   timeout 400 "$bin" generate --layers 64 --batch 16 --prompt "${GEN_PROMPT:-1024}" --new "${GEN_NEW:-256}" | tee -a "$OUT/generate.jsonl"
+fi
+if wants full7b; then
+  # Every parameter trained (fp32 masters and gradients on the GPU, 57 GiB at 7.6B), the two
+  # moments (another 57 GiB) in host memory and streamed through the GPU at each step.
+  step "7B full fine-tuning, AdamW's moments in host memory"
+  if (( gpu_gib > 120 )); then full7b="--samples ${FULL7B_SAMPLES:-4} --tokens 16384 --completion 8192"
+  else full7b="--samples ${FULL7B_SAMPLES:-2} --tokens 4096 --completion 2048"; fi
+  timeout 500 "$bin" update --model 7 --rank 0 --host-state 1 $full7b | tee -a "$OUT/full7b.jsonl"
 fi
 step "done"

@@ -147,8 +147,12 @@ std::string memory_lines(const train::MemoryEstimate& m, const train::Workload& 
                           : std::string("full fine-tuning"))
       << ", " << static_cast<double>(m.trainable) / 1e6 << "M trainable)\n"
       << "         model state: weights " << gib(m.weights_gib) << ", gradients "
-      << gib(m.gradients_gib) << ", AdamW " << gib(m.optimizer_gib) << " = " << gib(m.state_gib())
-      << "\n"
+      << gib(m.gradients_gib) << ", AdamW "
+      << (w.optimizer_on_host ? "in host memory" : gib(m.optimizer_gib)) << " = "
+      << gib(m.state_gib()) << "\n"
+      << (w.optimizer_on_host ? "         host memory: AdamW's moments " +
+                                    gib(m.host_optimizer_gib) + " (pinned), per replica\n"
+                              : std::string())
       << "         update: activations " << gib(m.activations_gib) << " ("
       << (w.checkpointing ? "layer checkpoints" : "every layer kept, no checkpoints") << ", "
       << w.micro_batch_tokens << "-token micro-batch), logits " << gib(m.logits_gib) << " ("

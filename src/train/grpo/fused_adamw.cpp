@@ -1,8 +1,18 @@
 // fused_adamw.cpp — the fused CUDA step: per group, lazily created state as in libtorch's
-// AdamW, step counts moved to the device in one copy, then one _fused_adamw_ call.
+// AdamW, step counts moved to the device in one copy, then one _fused_adamw_ call; and the
+// host-state step, which streams the moments through the GPU a bucket of parameters at a time.
 #include "train/grpo/fused_adamw.h"
 
+#include <torch/cuda.h>
 #include <torch/version.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+#include <cuda_runtime.h>
+#endif
 
 #include <optional>
 #include <sstream>
@@ -31,7 +41,133 @@ Key state_key(const torch::Tensor& p) {
   }
 }
 
+using Key =
+    typename std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+// A zeroed host tensor like `p`, page-locked where `p` is on CUDA so copies to and from the
+// GPU run asynchronously at full speed. Registered memory of exactly the tensor's size rather
+// than libtorch's pinned allocator, which rounds every block up to a power of two (a 7B
+// model's moments would take ~1.7× their 57 GiB of host memory). Pageable when registering
+// fails (copies are then synchronous, never wrong).
+torch::Tensor host_zeros_like(const torch::Tensor& p) {
+  const auto options = p.options().device(torch::kCPU);
+#if KEVIN_TRAIN_CUDA_KERNELS
+  if (p.is_cuda()) {
+    constexpr size_t kPage = 4096;
+    const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
+    const size_t rounded = std::max(kPage, (bytes + kPage - 1) / kPage * kPage);
+    void* data = std::aligned_alloc(kPage, rounded);
+    TORCH_CHECK(data != nullptr, "FusedAdamW: out of host memory for ", rounded, " bytes");
+    std::memset(data, 0, rounded);
+    if (cudaHostRegister(data, rounded, cudaHostRegisterDefault) == cudaSuccess) {
+      return torch::from_blob(
+          data, p.sizes(),
+          [](void* q) {
+            cudaHostUnregister(q);
+            std::free(q);
+          },
+          options);
+    }
+    (void)cudaGetLastError();  // clear the failed registration; the memory stays pageable
+    return torch::from_blob(
+        data, p.sizes(), [](void* q) { std::free(q); }, options);
+  }
+#endif
+  return torch::zeros(p.sizes(), options);
+}
+
+// Where a moment of `p` lives: host memory (page-locked for a CUDA `p`) when `on_host`, else
+// beside `p`.
+torch::Tensor placed(const torch::Tensor& moment, const torch::Tensor& p, bool on_host) {
+  if (!on_host) return moment.device() == p.device() ? moment : moment.to(p.device());
+  if (moment.is_cpu() && (!p.is_cuda() || moment.is_pinned())) return moment;
+  torch::Tensor host = host_zeros_like(p);
+  host.copy_(moment);
+  return host;
+}
+
+// libtorch's AdamW update of one parameter (its step count already advanced), for the host
+// path where the fused kernel is not available.
+void adamw_update(torch::Tensor& p, const torch::Tensor& grad, torch::Tensor& exp_avg,
+                  torch::Tensor& exp_avg_sq, int64_t step,
+                  const torch::optim::AdamWOptions& options) {
+  const auto [beta1, beta2] = options.betas();
+  if (options.weight_decay() != 0) p.mul_(1 - options.lr() * options.weight_decay());
+  exp_avg.mul_(beta1).add_(grad, 1 - beta1);
+  exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+  const double correction1 = 1 - std::pow(beta1, static_cast<double>(step));
+  const double correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const auto denom = (exp_avg_sq.sqrt() / std::sqrt(correction2)).add_(options.eps());
+  p.addcdiv_(exp_avg, denom, -options.lr() / correction1);
+}
+
+bool fused_kernel_takes(const torch::Tensor& p) {
+  return KEVIN_HAVE_FUSED_ADAMW && p.is_cuda() && p.scalar_type() == torch::kFloat32 &&
+         p.grad().scalar_type() == torch::kFloat32 && !p.grad().is_sparse();
+}
+
+// One _fused_adamw_ call over parallel lists (each parameter's step from a device scalar).
+void fused_update(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+                  const std::vector<torch::Tensor>& exp_avgs,
+                  const std::vector<torch::Tensor>& exp_avg_sqs,
+                  const std::vector<torch::Tensor>& max_exp_avg_sqs,
+                  const std::vector<float>& steps, const torch::optim::AdamWOptions& options) {
+#if KEVIN_HAVE_FUSED_ADAMW
+  const auto device_steps = torch::tensor(steps).to(params.front().device());
+  std::vector<torch::Tensor> step_views;
+  step_views.reserve(steps.size());
+  for (int64_t i = 0; i < device_steps.size(0); ++i)
+    step_views.push_back(device_steps.select(0, i));
+  const auto [beta1, beta2] = options.betas();
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_views, options.lr(),
+                    beta1, beta2, options.weight_decay(), options.eps(), options.amsgrad(),
+                    /*maximize=*/false);
+#else
+  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)max_exp_avg_sqs, (void)steps,
+      (void)options;
+  TORCH_CHECK(false, "this libtorch has no _fused_adamw_");
+#endif
+}
+
 }  // namespace
+
+torch::optim::AdamWParamState& FusedAdamW::state_of(const torch::Tensor& p,
+                                                    const torch::optim::AdamWOptions& options) {
+  auto& slot = state_[state_key<Key>(p)];
+  if (slot == nullptr) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->step(0);
+    const auto zeros = [&] {
+      return state_on_host_ ? host_zeros_like(p)
+                            : torch::zeros_like(p, torch::MemoryFormat::Preserve);
+    };
+    fresh->exp_avg(zeros());
+    fresh->exp_avg_sq(zeros());
+    if (options.amsgrad()) fresh->max_exp_avg_sq(zeros());
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*slot);
+}
+
+void FusedAdamW::set_state_on_host(bool on, int64_t bucket_bytes) {
+  state_on_host_ = on;
+  bucket_bytes_ = std::max<int64_t>(bucket_bytes, 1);
+  place_state();
+}
+
+void FusedAdamW::place_state() {
+  for (auto& group : param_groups_) {
+    for (const auto& p : group.params()) {
+      const auto it = state_.find(state_key<Key>(p));
+      if (it == state_.end() || it->second == nullptr) continue;
+      auto& state = static_cast<torch::optim::AdamWParamState&>(*it->second);
+      state.exp_avg(placed(state.exp_avg(), p, state_on_host_));
+      state.exp_avg_sq(placed(state.exp_avg_sq(), p, state_on_host_));
+      if (state.max_exp_avg_sq().defined())
+        state.max_exp_avg_sq(placed(state.max_exp_avg_sq(), p, state_on_host_));
+    }
+  }
+}
 
 bool FusedAdamW::fused_eligible() const {
   if (!KEVIN_HAVE_FUSED_ADAMW) return false;
@@ -51,37 +187,29 @@ bool FusedAdamW::fused_eligible() const {
 }
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  if (!fused_eligible()) return torch::optim::AdamW::step(std::move(closure));
+  if (!state_on_host_ && !fused_eligible()) return torch::optim::AdamW::step(std::move(closure));
   torch::Tensor loss;
   if (closure != nullptr) {
     torch::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  fused_step();
+  if (state_on_host_) {
+    host_state_step();
+  } else {
+    fused_step();
+  }
   return loss;
 }
 
 void FusedAdamW::fused_step() {
-#if KEVIN_HAVE_FUSED_ADAMW
   torch::NoGradGuard no_grad;
-  using Key = typename std::decay_t<decltype(state_)>::key_type;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
     std::vector<float> steps;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& slot = state_[state_key<Key>(p)];
-      if (slot == nullptr) {
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->step(0);
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        if (options.amsgrad())
-          fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        slot = std::move(fresh);
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*slot);
+      auto& state = state_of(p, options);
       state.step(state.step() + 1);
       params.push_back(p);
       grads.push_back(p.grad());
@@ -90,19 +218,65 @@ void FusedAdamW::fused_step() {
       if (options.amsgrad()) max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
       steps.push_back(static_cast<float>(state.step()));
     }
-    if (params.empty()) continue;
-    // The kernel reads each parameter's step from a device scalar: one copy, then views.
-    const auto device_steps = torch::tensor(steps).to(params.front().device());
-    std::vector<torch::Tensor> step_views;
-    step_views.reserve(steps.size());
-    for (int64_t i = 0; i < device_steps.size(0); ++i)
-      step_views.push_back(device_steps.select(0, i));
-    const auto [beta1, beta2] = options.betas();
-    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_views,
-                      options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
-                      options.amsgrad(), /*maximize=*/false);
+    if (!params.empty())
+      fused_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, options);
   }
-#endif
+}
+
+void FusedAdamW::host_state_step() {
+  torch::NoGradGuard no_grad;
+  bool on_cuda = false;
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    TORCH_CHECK(!options.amsgrad(), "FusedAdamW: amsgrad with the state in host memory");
+    std::vector<torch::Tensor> params;
+    for (const auto& p : group.params()) {
+      if (p.grad().defined()) params.push_back(p);
+    }
+    // Buckets of about bucket_bytes_ of parameters: the moments of one bucket are on the GPU
+    // at a time (copies and updates are ordered on the current stream).
+    for (size_t first = 0; first < params.size();) {
+      size_t end = first;
+      int64_t bytes = 0;
+      while (end < params.size() &&
+             (end == first || bytes + static_cast<int64_t>(params[end].nbytes()) <= bucket_bytes_))
+        bytes += static_cast<int64_t>(params[end++].nbytes());
+      std::vector<torch::Tensor> ps, grads, exp_avgs, exp_avg_sqs, host_avgs, host_avg_sqs;
+      std::vector<float> steps;
+      bool fused = true;
+      for (size_t i = first; i < end; ++i) {
+        auto& p = params[i];
+        auto& state = state_of(p, options);
+        state.step(state.step() + 1);
+        ps.push_back(p);
+        grads.push_back(p.grad());
+        host_avgs.push_back(state.exp_avg());
+        host_avg_sqs.push_back(state.exp_avg_sq());
+        exp_avgs.push_back(state.exp_avg().to(p.device(), /*non_blocking=*/true));
+        exp_avg_sqs.push_back(state.exp_avg_sq().to(p.device(), /*non_blocking=*/true));
+        steps.push_back(static_cast<float>(state.step()));
+        fused = fused && fused_kernel_takes(p);
+        on_cuda = on_cuda || p.is_cuda();
+      }
+      if (fused) {
+        fused_update(ps, grads, exp_avgs, exp_avg_sqs, {}, steps, options);
+      } else {
+        for (size_t i = 0; i < ps.size(); ++i)
+          adamw_update(ps[i], grads[i], exp_avgs[i], exp_avg_sqs[i], static_cast<int64_t>(steps[i]),
+                       options);
+      }
+      for (size_t i = 0; i < ps.size(); ++i) {
+        if (!exp_avgs[i].is_same(host_avgs[i]))
+          host_avgs[i].copy_(exp_avgs[i], /*non_blocking=*/true);
+        if (!exp_avg_sqs[i].is_same(host_avg_sqs[i]))
+          host_avg_sqs[i].copy_(exp_avg_sqs[i], /*non_blocking=*/true);
+      }
+      first = end;
+    }
+  }
+  // The last moments are still on their way to host memory: a checkpoint must not read them
+  // before they land.
+  if (on_cuda) torch::cuda::synchronize();
 }
 
 }  // namespace kevin::train

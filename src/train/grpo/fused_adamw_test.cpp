@@ -1,6 +1,7 @@
 // fused_adamw_test.cpp — FusedAdamW against libtorch's AdamW: the same parameters after
 // several steps (weight decay, bias correction, a parameter without a gradient), and
-// optimizer checkpoints that load into either class. The fused path needs CUDA.
+// optimizer checkpoints that load into either class; and the moments kept in host memory
+// (bucketed step, moved state, checkpoints). The fused path needs CUDA.
 #include "train/grpo/fused_adamw.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,87 @@ TEST(FusedAdamW, CheckpointsInterchangeWithAdamW) {
   run_steps(fused, fused_params, 3, 2);
   run_steps(resumed, resumed_params, 3, 2);
   expect_close(fused_params, resumed_params);
+}
+
+// Every moment of `optimizer` that exists, with whether it is where `on_host` wants it.
+void expect_moments_placed(FusedAdamW& optimizer, bool on_host) {
+  size_t moments = 0;
+  for (const auto& item : optimizer.state()) {
+    const auto& state = static_cast<const torch::optim::AdamWParamState&>(*item.second);
+    for (const auto& m : {state.exp_avg(), state.exp_avg_sq()}) {
+      ++moments;
+      EXPECT_EQ(m.is_cpu(), on_host || !torch::cuda::is_available());
+      if (on_host && torch::cuda::is_available()) {
+        EXPECT_TRUE(m.is_pinned());
+      }
+    }
+  }
+  EXPECT_EQ(moments, 4u) << "two parameters have gradients";
+}
+
+// Buckets of 4000 bytes: the 33×17 matrix alone, then the 1000-vector alone (its own bucket
+// though larger than the cap), so the step crosses bucket boundaries.
+constexpr int64_t kSmallBuckets = 4000;
+
+void host_state_matches_adamw_on(const torch::Device& device) {
+  auto reference_params = make_params(device);
+  auto host_params = make_params(device);
+  torch::optim::AdamW reference(reference_params, options());
+  FusedAdamW host(host_params, options());
+  host.set_state_on_host(true, kSmallBuckets);
+  run_steps(reference, reference_params, 0, 5);
+  run_steps(host, host_params, 0, 5);
+  expect_close(reference_params, host_params);
+  expect_moments_placed(host, true);
+  EXPECT_TRUE(torch::equal(host_params[2], make_params(device)[2]));
+}
+
+TEST(FusedAdamW, HostStateMatchesAdamWOnCpu) { host_state_matches_adamw_on(torch::kCPU); }
+
+TEST(FusedAdamW, HostStateMatchesAdamWOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  host_state_matches_adamw_on(torch::kCUDA);
+}
+
+TEST(FusedAdamW, StateMovesToTheHostAndBackMidRun) {
+  const torch::Device device =
+      torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  auto reference_params = make_params(device);
+  auto moved_params = make_params(device);
+  torch::optim::AdamW reference(reference_params, options());
+  FusedAdamW moved(moved_params, options());
+  run_steps(reference, reference_params, 0, 6);
+  run_steps(moved, moved_params, 0, 2);
+  moved.set_state_on_host(true, kSmallBuckets);
+  expect_moments_placed(moved, true);
+  run_steps(moved, moved_params, 2, 2);
+  moved.set_state_on_host(false);
+  expect_moments_placed(moved, false);
+  run_steps(moved, moved_params, 4, 2);
+  expect_close(reference_params, moved_params);
+}
+
+TEST(FusedAdamW, HostStateCheckpointsLoadAndArePlacedAgain) {
+  const torch::Device device =
+      torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("fused_adamw_host_test_" + std::to_string(::getpid()) + ".pt");
+  auto params = make_params(device);
+  FusedAdamW host(params, options());
+  host.set_state_on_host(true, kSmallBuckets);
+  run_steps(host, params, 0, 3);
+  torch::save(host, file.string());
+
+  std::vector<torch::Tensor> resumed_params;
+  for (const auto& p : params) resumed_params.push_back(p.detach().clone().requires_grad_());
+  FusedAdamW resumed(resumed_params, options());
+  torch::load(resumed, file.string(), device);
+  std::filesystem::remove(file);
+  resumed.set_state_on_host(true, kSmallBuckets);
+  expect_moments_placed(resumed, true);
+  run_steps(host, params, 3, 2);
+  run_steps(resumed, resumed_params, 3, 2);
+  expect_close(params, resumed_params);
 }
 
 }  // namespace

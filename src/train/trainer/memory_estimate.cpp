@@ -56,7 +56,8 @@ MemoryEstimate estimate_memory(const Qwen2Config& c, const LoraConfig& lora, con
   const double adapters = lora.rank > 0 ? static_cast<double>(m.trainable) : 0;
   m.weights_gib = (w.base_bytes * static_cast<double>(m.parameters) + kFp32 * adapters) / kGiB;
   m.gradients_gib = kFp32 * static_cast<double>(m.trainable) / kGiB;
-  m.optimizer_gib = 2 * kFp32 * static_cast<double>(m.trainable) / kGiB;
+  const double moments_gib = 2 * kFp32 * static_cast<double>(m.trainable) / kGiB;
+  (w.optimizer_on_host ? m.host_optimizer_gib : m.optimizer_gib) = moments_gib;
 
   const double tokens = static_cast<double>(w.micro_batch_tokens);
   const double layers = static_cast<double>(c.num_hidden_layers);

@@ -20,14 +20,16 @@ struct Workload {
   int64_t logit_chunk_rows = 0;      // rows of logits alive at once in the loss; 0: all scored
   int64_t generation_sequences = 0;  // sequences sampled at once
   int64_t generation_tokens = 0;     // prompt + answer tokens of each
+  bool optimizer_on_host = false;    // AdamW's moments in host memory (optimizer.state_on_host)
 };
 
 struct MemoryEstimate {
-  int64_t parameters = 0;      // the model's
-  int64_t trainable = 0;       // LoRA adapters, or every parameter for full fine-tuning
-  double weights_gib = 0;      // base weights at base_bytes, plus fp32 adapters
-  double gradients_gib = 0;    // fp32, trainable parameters only
-  double optimizer_gib = 0;    // AdamW's two fp32 moments
+  int64_t parameters = 0;         // the model's
+  int64_t trainable = 0;          // LoRA adapters, or every parameter for full fine-tuning
+  double weights_gib = 0;         // base weights at base_bytes, plus fp32 adapters
+  double gradients_gib = 0;       // fp32, trainable parameters only
+  double optimizer_gib = 0;       // AdamW's two fp32 moments on the device (0 when on the host)
+  double host_optimizer_gib = 0;  // the same moments in pinned host memory
   double activations_gib = 0;  // the update's: checkpoints + one layer's working set, or all layers
   double logits_gib = 0;       // the loss's logits and their gradient
   double kv_cache_gib = 0;     // generation

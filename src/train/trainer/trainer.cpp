@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -42,17 +43,23 @@ std::string step_name(int step) {
   return buf;
 }
 
+// `config` with `keys` of its section `section` removed, and the section too once empty (as if
+// it had never been given).
+void erase_in_section(Json& config, const char* section, std::initializer_list<const char*> keys) {
+  if (!config.contains(section) || !config[section].is_object()) return;
+  Json& part = config[section];
+  for (const char* key : keys) part.erase(key);
+  if (part.empty()) config.erase(section);
+}
+
 // `config` without the keys a resumed run may change: how long, on how many devices (the
-// update is the same), and the response limit (the paper raised it mid-run by restarting).
+// update is the same), the response limit (the paper raised it mid-run by restarting), and
+// where the optimizer's moments live (the same numbers, in another memory).
 Json without_resumable_keys(Json config) {
   if (!config.is_object()) return config;
   for (const char* key : {"steps", "gpus", "cpu_replicas"}) config.erase(key);
-  if (config.contains("rollout") && config["rollout"].is_object()) {
-    Json& rollout = config["rollout"];
-    rollout.erase("max_tokens");
-    rollout.erase("max_tokens_schedule");
-    if (rollout.empty()) config.erase("rollout");  // as if it had never been given
-  }
+  erase_in_section(config, "rollout", {"max_tokens", "max_tokens_schedule"});
+  erase_in_section(config, "optimizer", {"state_on_host"});
   return config;
 }
 
@@ -315,6 +322,7 @@ struct Trainer::Impl {
                                               .betas({o.optimizer.beta1, o.optimizer.beta2})
                                               .eps(o.optimizer.eps)
                                               .weight_decay(o.optimizer.weight_decay));
+    r.adam->set_state_on_host(o.optimizer.state_on_host);
   }
 
   // Copies replica 0's parameters into the others (LoRA's random initialisation, a resumed
@@ -369,8 +377,8 @@ struct Trainer::Impl {
         return already_exists(
             o.out_dir.string() +
             " holds a training run with another config (only \"steps\", \"gpus\", "
-            "\"cpu_replicas\", \"rollout.max_tokens\" and "
-            "\"rollout.max_tokens_schedule\" may change)");
+            "\"cpu_replicas\", \"rollout.max_tokens\", \"rollout.max_tokens_schedule\" and "
+            "\"optimizer.state_on_host\" may change)");
       }
     }
     return write_file_atomic(file, dump_json(o.source, 2) + "\n");
@@ -394,7 +402,12 @@ struct Trainer::Impl {
       copy_weights_to_replicas();
       for (auto& r : replicas) {
         try {
-          torch::load(*r.adam, (latest->dir / kOptimizerFile).string(), r.device);
+          // Straight to host memory when the moments live there (a 7B model's would not fit
+          // on the GPU beside it), then pinned or moved beside their parameters.
+          const torch::Device state_device =
+              o.optimizer.state_on_host ? torch::Device(torch::kCPU) : r.device;
+          torch::load(*r.adam, (latest->dir / kOptimizerFile).string(), state_device);
+          r.adam->place_state();
         } catch (const std::exception& e) {
           return invalid_argument("checkpoint " + latest->dir.string() +
                                   ": optimizer state: " + e.what());

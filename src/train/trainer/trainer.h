@@ -33,6 +33,9 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   int warmup_steps = 0;     // optimizer steps of linear warm-up from lr/warmup to lr
   double warmup_ratio = 0;  // or this share of the run's optimizer steps; exclusive with the above
+  // AdamW's two moments in host memory (pinned), streamed through the GPU at each step: 8 bytes
+  // per trainable parameter leave the GPU (full fine-tuning of a 7B model on one GPU).
+  bool state_on_host = false;
 };
 
 // From training step `step` on (0-based, as Trainer::next_step counts), responses may be

@@ -149,9 +149,9 @@ Status parse_grpo(const Json& j, TrainerOptions& o) {
 }
 
 Status parse_optimizer(const Json& j, OptimizerConfig& o) {
-  KEVIN_RETURN_IF_ERROR(
-      check_keys(j, "\"optimizer\"",
-                 {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps", "warmup_ratio"}));
+  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"optimizer\"",
+                                   {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps",
+                                    "warmup_ratio", "state_on_host"}));
   KEVIN_ASSIGN_OR_RETURN(o.lr, get_or<double>(j, "optimizer", "lr", o.lr));
   KEVIN_ASSIGN_OR_RETURN(o.weight_decay,
                          get_or<double>(j, "optimizer", "weight_decay", o.weight_decay));
@@ -162,6 +162,8 @@ Status parse_optimizer(const Json& j, OptimizerConfig& o) {
                          get_or<int>(j, "optimizer", "warmup_steps", o.warmup_steps));
   KEVIN_ASSIGN_OR_RETURN(o.warmup_ratio,
                          get_or<double>(j, "optimizer", "warmup_ratio", o.warmup_ratio));
+  KEVIN_ASSIGN_OR_RETURN(o.state_on_host,
+                         get_or<bool>(j, "optimizer", "state_on_host", o.state_on_host));
   if (!(o.lr > 0)) return invalid_argument("optimizer.lr must be positive");
   if (!(o.eps > 0)) return invalid_argument("optimizer.eps must be positive");
   KEVIN_RETURN_IF_ERROR(at_least("optimizer.weight_decay", o.weight_decay, 0));
@@ -335,7 +337,8 @@ Json to_json(const TrainerOptions& o) {
         {"beta2", o.optimizer.beta2},
         {"eps", o.optimizer.eps},
         {"warmup_steps", o.optimizer.warmup_steps},
-        {"warmup_ratio", o.optimizer.warmup_ratio}}},
+        {"warmup_ratio", o.optimizer.warmup_ratio},
+        {"state_on_host", o.optimizer.state_on_host}}},
       {"lora", {{"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"targets", o.lora.targets}}},
       {"activation_checkpointing", o.activation_checkpointing},
       {"device", o.device},
@@ -406,6 +409,7 @@ Workload workload_of(const TrainerOptions& o, torch::Device device, int replicas
   w.logit_chunk_rows = o.update.logit_chunk_rows;
   w.generation_sequences = (std::max(1, o.rollout.parallel) + replicas - 1) / replicas;
   w.generation_tokens = sequence;
+  w.optimizer_on_host = o.optimizer.state_on_host;
   return w;
 }
 

@@ -387,7 +387,7 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
                   {"temperature", 0.7},
                   {"max_tokens_schedule", {{{"step", 3}, {"max_tokens", 64}}}}}},
                 {"grpo", {{"length_norm", "token"}, {"step_samples", "split"}}},
-                {"optimizer", {{"warmup_ratio", 0.03}}}};
+                {"optimizer", {{"warmup_ratio", 0.03}, {"state_on_host", true}}}};
   auto options = trainer_options_from_json(given);
   ASSERT_TRUE(options.is_ok()) << options.status().to_string();
   const Json resolved = to_json(*options);
@@ -397,6 +397,7 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
   EXPECT_EQ(resolved["grpo"]["length_norm"], "token");
   EXPECT_EQ(resolved["optimizer"]["lr"], OptimizerConfig{}.lr) << "defaults are filled in";
   EXPECT_EQ(resolved["optimizer"]["warmup_ratio"], 0.03);
+  EXPECT_EQ(resolved["optimizer"]["state_on_host"], true);
   EXPECT_EQ(resolved["grpo"]["step_samples"], "split");
   EXPECT_EQ(resolved["grpo"]["max_tokens"], 0) << "L follows the response limit";
   EXPECT_EQ(resolved["rollout"]["max_tokens_schedule"],
@@ -571,6 +572,30 @@ TEST(TrainerConfig, TheShippedConfigsParseAndKevin32bIsThePapersRecipe) {
   EXPECT_EQ(o.update.micro_batch, 1);
 }
 
+// optimizer.state_on_host: AdamW's moments in host memory give the same training, and a
+// checkpoint written with them on the device resumes with them on the host.
+TEST_F(TrainerTest, TheOptimizerStateInHostMemoryTrainsAndResumesTheSame) {
+  Json device_state = base_config(model_dir(), out("device"));
+  device_state["steps"] = 2;
+  train(device_state);
+  Json host_state = base_config(model_dir(), out("host"));
+  host_state["steps"] = 1;
+  train(host_state);
+  host_state["steps"] = 2;
+  host_state["optimizer"]["state_on_host"] = true;
+  train(host_state);
+  auto a = SafetensorsFile::open(out("device") / "checkpoints" / "step-000002" /
+                                 "trainable.safetensors");
+  auto b =
+      SafetensorsFile::open(out("host") / "checkpoints" / "step-000002" / "trainable.safetensors");
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_EQ(a->names(), b->names());
+  for (const auto& name : a->names()) {
+    EXPECT_TRUE(torch::allclose(a->tensor(name).value(), b->tensor(name).value(), 1e-6, 1e-7))
+        << name;
+  }
+}
+
 TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
   Qwen2Config c;  // Qwen2.5-7B's shape
   c.vocab_size = 152064;
@@ -590,6 +615,14 @@ TEST(TrainerConfig, MemoryEstimateCountsAdaptersOrEveryParameter) {
   // Per layer and rank: q, o 2·(3584+3584) + k, v 2·(3584+512) + gate, up, down 3·(3584+18944).
   EXPECT_EQ(adapters.trainable, int64_t{16} * 90112 * 28);
   EXPECT_LT(adapters.state_gib(), full.state_gib() / 3);
+  // optimizer.state_on_host: the two moments (8 bytes a parameter) move to host memory.
+  Workload host;
+  host.optimizer_on_host = true;
+  const MemoryEstimate offloaded = estimate_memory(c, LoraConfig{}, host);
+  const double params_gib = static_cast<double>(full.parameters) / double(1ull << 30);
+  EXPECT_NEAR(offloaded.state_gib(), 8.0 * params_gib, 1e-9);
+  EXPECT_NEAR(offloaded.host_optimizer_gib, 8.0 * params_gib, 1e-9);
+  EXPECT_EQ(full.host_optimizer_gib, 0);
 }
 
 TEST(TrainerConfig, MemoryEstimateSizesActivationsLogitsAndTheCache) {
