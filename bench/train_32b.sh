@@ -61,6 +61,6 @@ if wants full7b; then
   step "7B full fine-tuning, AdamW's moments in host memory"
   if (( gpu_gib > 120 )); then full7b="--samples ${FULL7B_SAMPLES:-4} --tokens 16384 --completion 8192"
   else full7b="--samples ${FULL7B_SAMPLES:-2} --tokens 4096 --completion 2048"; fi
-  timeout 500 "$bin" update --model 7 --rank 0 --host-state 1 $full7b | tee -a "$OUT/full7b.jsonl"
+  timeout 500 "$bin" update --model 7 --rank 0 --host-state 1 --warmup 1 $full7b | tee -a "$OUT/full7b.jsonl"
 fi
 step "done"

@@ -54,7 +54,7 @@ torch::Tensor host_zeros_like(const torch::Tensor& p) {
 #if KEVIN_TRAIN_CUDA_KERNELS
   if (p.is_cuda()) {
     constexpr size_t kPage = 4096;
-    const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
+    const size_t bytes = p.nbytes();
     const size_t rounded = std::max(kPage, (bytes + kPage - 1) / kPage * kPage);
     void* data = std::aligned_alloc(kPage, rounded);
     TORCH_CHECK(data != nullptr, "FusedAdamW: out of host memory for ", rounded, " bytes");
