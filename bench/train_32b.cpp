@@ -118,7 +118,6 @@ int load(const Args& a) {
   std::printf("%s\n", Json{{"mode", "load"},
                            {"parameters", (*model)->config().parameter_count()},
                            {"seconds", seconds},
-                           {"warmup_update_seconds", warmup_seconds},
                            {"peak_host_gib", peak_host_gib()},
                            {"gpu_gib", peak_gpu_gib()}}
                           .dump()
@@ -234,6 +233,7 @@ int update(const Args& a) {
                            {"layers", c.num_hidden_layers},
                            {"samples", samples},
                            {"tokens_per_sample", tokens},
+                           {"warmup_update_seconds", warmup_seconds},
                            {"completion_tokens", completion},
                            {"model_parameters", c.parameter_count()},
                            {"lora_rank", lora.rank},
