@@ -30,7 +30,8 @@ struct EvalArgs {
   std::string task, candidate, batch, backend = "auto", tolerance = "default", format = "auto";
   std::string python, cache;
   std::string devices = "all";
-  std::string queue, queue_model;  // judge on remote workers instead
+  std::string queue, queue_model;                  // judge on remote workers instead
+  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
   int seeds = 5, jobs = 0, max_timed_calls = 100;
   double call_timeout_s = 20, timing_budget_ms = 2000;
   bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false,
@@ -230,6 +231,7 @@ Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
                          resolve_engine_json({{"backend", a.backend},
                                               {"queue", a.queue},
                                               {"queue_model", a.queue_model},
+                                              {"queue_worker_wait_s", a.queue_worker_wait_s},
                                               {"seeds", a.seeds},
                                               {"tolerance", a.tolerance},
                                               {"call_timeout_s", a.call_timeout_s},
@@ -457,7 +459,7 @@ void add_eval_command(CLI::App& app, Action& action) {
   sub->add_flag(
       "--fail-unless-correct", args->fail_unless_correct,
       "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");
-  add_queue_options(sub, &args->queue, &args->queue_model);
+  add_queue_options(sub, &args->queue, &args->queue_model, &args->queue_worker_wait_s);
   sub->callback([args, sub, &action] {
     action = [args, sub](std::ostream& out, std::ostream& err) {
       if (args->batch.empty() && args->task.empty()) {

@@ -61,7 +61,8 @@ struct RunArgs {
   int seeds = 5, jobs = 0;
   double call_timeout_s = 20;
   bool no_sandbox = false, full_size = false;
-  std::string queue, queue_model;  // evaluate on workers behind this Redis queue
+  std::string queue, queue_model;                  // evaluate on workers behind this Redis queue
+  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
 };
 
 // A usage problem (exit 2) or a failure of the job (exit 1), with its message.
@@ -220,6 +221,7 @@ Result<Json> engine_json(const RunArgs& a) {
                               {"call_timeout_s", a.call_timeout_s},
                               {"queue", a.queue},
                               {"queue_model", a.queue_model},
+                              {"queue_worker_wait_s", a.queue_worker_wait_s},
                               {"format", a.format}});
 }
 
@@ -484,7 +486,7 @@ void add_run_command(CLI::App& app, Action& action) {
                 "full size even when large");
   sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
       ->check(CLI::PositiveNumber);
-  add_queue_options(sub, &a->queue, &a->queue_model);
+  add_queue_options(sub, &a->queue, &a->queue_model, &a->queue_worker_wait_s);
   sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
   sub->add_option("--resume", a->resume,
                   "continue the run in this directory (its config.json decides everything)");

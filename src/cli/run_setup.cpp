@@ -130,13 +130,20 @@ void add_device_options(CLI::App* command, std::string* devices) {
       ->excludes(list);
 }
 
-void add_queue_options(CLI::App* command, std::string* queue, std::string* model) {
+void add_queue_options(CLI::App* command, std::string* queue, std::string* model,
+                       double* worker_wait_s) {
   command->add_option("--queue", *queue,
                       "evaluate on `kevin worker`s behind this Redis queue: "
-                      "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]");
+                      "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]; --backend auto follows the live "
+                      "workers (cpu when all are on the CPU)");
   command->add_option(
       "--queue-model", *model,
       "with --queue: only workers of this GPU model, e.g. \"NVIDIA H200\" (default: any)");
+  command
+      ->add_option("--queue-worker-wait", *worker_wait_s,
+                   "with --queue: seconds a job waits for a live worker that takes it, then "
+                   "fails naming the live workers (default: 60)")
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -166,6 +173,22 @@ bool queue_model_is_cpu(const std::string& model) {
   return lower == "cpu";
 }
 
+// The backend the live workers behind the queue at `url` judge on (queue::choose_backend),
+// said in one line of the log. Errors: the URL's, and Redis's when it cannot be reached.
+Result<std::string> follow_live_workers(const std::string& url) {
+#if defined(KEVIN_HAVE_QUEUE)
+  KEVIN_ASSIGN_OR_RETURN(queue::RedisAddress address, queue::parse_redis_url(url));
+  KEVIN_ASSIGN_OR_RETURN(auto c, queue::RedisConnection::connect(address));
+  KEVIN_ASSIGN_OR_RETURN(auto live, queue::live_workers(*c, queue::Keys{address.prefix}));
+  const queue::BackendChoice choice = queue::choose_backend(live);
+  KEVIN_LOG(info) << "queue: judging on " << choice.backend << ": " << choice.why;
+  return choice.backend;
+#else
+  (void)url;
+  return std::string("cuda");  // make_evaluator says this kevin has no queue
+#endif
+}
+
 // Workers on other machines behind the queue at engine["queue"] (docs/distributed.md).
 Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
 #if defined(KEVIN_HAVE_QUEUE)
@@ -177,6 +200,9 @@ Result<std::unique_ptr<env::Evaluator>> make_remote_evaluator(const Json& e) {
   o.model = model.empty() ? "" : queue::model_key(model);
   KEVIN_ASSIGN_OR_RETURN(o.judging, judging_of(e));
   KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
+  KEVIN_ASSIGN_OR_RETURN(double wait_s,
+                         json_get_or<double>(e, "queue_worker_wait_s", kQueueWorkerWaitS));
+  o.worker_wait = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
   KEVIN_ASSIGN_OR_RETURN(auto remote, queue::RemoteEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(remote));
 #else
@@ -203,6 +229,7 @@ Result<Json> resolve_engine_json(const Json& given) {
             {"allow_degenerate_tasks", false},
             {"queue", ""},
             {"queue_model", ""},
+            {"queue_worker_wait_s", kQueueWorkerWaitS},
             {"format", "kevin"}};
   if (given.contains("device") && given.contains("devices"))
     return invalid_argument("engine settings: give \"devices\" or \"device\", not both");
@@ -223,9 +250,16 @@ Result<Json> resolve_engine_json(const Json& given) {
     return invalid_argument("backend " + backend + " does not match queue_model \"" + queue_model +
                             "\"");
   }
+  KEVIN_ASSIGN_OR_RETURN(double worker_wait_s, json_get<double>(e, "queue_worker_wait_s"));
+  if (!(worker_wait_s > 0))
+    return invalid_argument("queue_worker_wait_s must be a positive number of seconds");
   if (backend == "auto" && !queue.empty()) {
     // The workers judge, not this machine: its own GPUs do not decide the backend.
-    e["backend"] = cpu_model ? "cpu" : "cuda";
+    if (!queue_model.empty()) {
+      e["backend"] = cpu_model ? "cpu" : "cuda";
+    } else {
+      KEVIN_ASSIGN_OR_RETURN(e["backend"], follow_live_workers(queue));
+    }
   } else if (backend == "auto") {
     e["backend"] = sys::cuda_device_count() > 0 ? "cuda" : "cpu";
   }

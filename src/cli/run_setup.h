@@ -42,16 +42,25 @@ Result<std::vector<int>> parse_devices(const std::string& text);
 // both writing `devices` (a string for parse_devices); giving both is a usage error.
 void add_device_options(CLI::App* command, std::string* devices);
 
+// Seconds a queued job waits for a live worker that takes its stream before it fails (the
+// default of --queue-worker-wait and of the engine setting "queue_worker_wait_s").
+inline constexpr double kQueueWorkerWaitS = 60;
+
 // Registers --queue URL (evaluate on `kevin worker`s behind a Redis queue instead of this
-// machine's engine) and --queue-model NAME (only workers of that GPU model) on `command`.
-void add_queue_options(CLI::App* command, std::string* queue, std::string* model);
+// machine's engine), --queue-model NAME (only workers of that GPU model) and
+// --queue-worker-wait SECONDS (how long a job waits for a live worker that takes it) on
+// `command`.
+void add_queue_options(CLI::App* command, std::string* queue, std::string* model,
+                       double* worker_wait_s);
 
 // The engine settings with every default filled in ("backend": "auto" becomes cuda when a
 // device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
 // kInvalidArgument. "devices" is "all", an ordinal, or a list of ordinals ("device", one
 // ordinal, is its older spelling). {"fake": true} is kept as it is: a FakeEvaluator (dry runs,
-// tests). "queue" (a redis:// URL) puts the engine on remote workers; then "backend" "auto" means
-// cuda unless "queue_model" is "cpu".
+// tests). "queue" (a redis:// URL) puts the engine on remote workers; then "backend" "auto" is
+// decided by "queue_model" when given (cpu for "cpu", else cuda), else by the live workers
+// (queue::choose_backend; Redis is asked, and the choice logged): its errors are the URL's
+// (kInvalidArgument) and Redis's (kUnavailable). "queue_worker_wait_s" must be positive.
 Result<Json> resolve_engine_json(const Json& given);
 
 // The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.

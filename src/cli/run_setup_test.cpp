@@ -1,10 +1,15 @@
 // run_setup_test.cpp — the engine settings (--devices values, the "devices"/"device" JSON keys and
-// their errors) and the model check of a new run against a scripted OpenAI-compatible server.
+// their errors, a queue's backend by its model or its live workers) and the model check of a new
+// run against a scripted OpenAI-compatible server.
 #include "cli/run_setup.h"
 
 #include <gtest/gtest.h>
 
 #include "fake_http_server.h"
+#if defined(KEVIN_HAVE_QUEUE)
+#include "queue/job.h"
+#include "queue/local_redis.h"
+#endif
 
 namespace kevin::cli {
 namespace {
@@ -83,6 +88,7 @@ TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
       {{{"devices", Json::array()}}, "expected \"all\", a GPU ordinal or a list of them"},
       {{{"devices", {0, -1}}}, "list entries must be GPU ordinals"},
       {{{"device", 0}, {"devices", "all"}}, "give \"devices\" or \"device\", not both"},
+      {{{"queue_worker_wait_s", 0}}, "queue_worker_wait_s must be a positive number of seconds"},
   };
   for (const Case& c : cases) {
     auto e = resolve_engine_json(c.given);
@@ -93,9 +99,11 @@ TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
 }
 
 TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {
-  auto cuda = resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}});
+  auto cuda =
+      resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}, {"queue_model", "NVIDIA H200"}});
   ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
   EXPECT_EQ((*cuda)["backend"], "cuda") << "workers judge: this machine's GPUs do not decide";
+  EXPECT_EQ((*cuda)["queue_worker_wait_s"], kQueueWorkerWaitS);
   auto cpu = resolve_engine_json({{"queue", "redis://127.0.0.1:6379"}, {"queue_model", "CPU"}});
   ASSERT_TRUE(cpu.is_ok());
   EXPECT_EQ((*cpu)["backend"], "cpu");
@@ -112,6 +120,43 @@ TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {
           .code(),
       StatusCode::kInvalidArgument);
 }
+
+#if defined(KEVIN_HAVE_QUEUE)
+TEST(EngineJson, AQueueGivenNoBackendFollowsTheLiveWorkers) {
+  auto redis = queue::LocalRedis::start();
+  if (redis.status().code() == StatusCode::kNotFound) GTEST_SKIP() << redis.status().message();
+  ASSERT_TRUE(redis.is_ok()) << redis.status().to_string();
+  const queue::RedisAddress& address = (*redis)->address();
+  const Json queue = {{"queue", address.url()}};
+  auto none = resolve_engine_json(queue);
+  ASSERT_TRUE(none.is_ok()) << none.status().to_string();
+  EXPECT_EQ((*none)["backend"], "cuda") << "no live worker: the default";
+  auto c = queue::RedisConnection::connect(address);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  const queue::Keys keys{address.prefix};
+  // Heartbeats as `kevin worker` writes them (docs/distributed.md).
+  const auto beat = [&](const std::string& name, const std::string& backend,
+                        const std::string& device) {
+    const Json state = {{"name", name},
+                        {"backend", backend},
+                        {"model", queue::model_key(device)},
+                        {"device", device}};
+    ASSERT_TRUE((*c)->command({"SET", keys.worker(name), state.dump(), "EX", "60"}).is_ok());
+  };
+  beat("w0", "cpu", "CPU");
+  auto cpu = resolve_engine_json(queue);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  EXPECT_EQ((*cpu)["backend"], "cpu") << "only CPU workers are alive: judge on them";
+  auto forced = resolve_engine_json({{"queue", address.url()}, {"backend", "cuda"}});
+  EXPECT_EQ((*forced)["backend"], "cuda") << "a given backend is kept";
+  beat("g0", "cuda", "NVIDIA H200");
+  auto gpu = resolve_engine_json(queue);
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+  EXPECT_EQ((*gpu)["backend"], "cuda") << "a GPU worker is alive";
+  auto away = resolve_engine_json({{"queue", "redis://127.0.0.1:1/x"}});
+  EXPECT_EQ(away.status().code(), StatusCode::kUnavailable) << away.status().to_string();
+}
+#endif
 
 #if defined(KEVIN_HAVE_CURL)
 // A server that lists `models` at /models (and answers 404 to everything else).

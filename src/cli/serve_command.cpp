@@ -21,6 +21,7 @@ struct ServeArgs {
   std::vector<std::string> tasks;
   int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
   std::string python, cache, tolerance = "default", queue, queue_model;
+  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
   double call_timeout_s = 20, speedup_cap = 0, max_body_mb = 64, max_buffered_body_mb = 0;
   bool no_sandbox = false, accept_reference_code = false;
 };
@@ -58,6 +59,7 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
                                      {"call_timeout_s", a.call_timeout_s},
                                      {"queue", a.queue},
                                      {"queue_model", a.queue_model},
+                                     {"queue_worker_wait_s", a.queue_worker_wait_s},
                                      {"format", a.format}});
   if (!engine.is_ok()) return fail(engine.status());
   // Before binding: a bad host or a missing token is reported without starting the engine.
@@ -173,7 +175,7 @@ void add_serve_command(CLI::App& app, Action& action) {
                 "problem_id)");
   sub->add_flag("--no-sandbox", a->no_sandbox,
                 "run candidates without the sandbox (debugging only)");
-  add_queue_options(sub, &a->queue, &a->queue_model);
+  add_queue_options(sub, &a->queue, &a->queue_model, &a->queue_worker_wait_s);
   sub->footer(
       "Examples:\n"
       "  kevin serve --backend cpu --tasks level1          # loopback, port 8000\n"

@@ -127,10 +127,13 @@ Result<train::Qwen2Config> check_model_folder(const fs::path& dir) {
   return config;
 }
 
-// The engine as a dry run sees it; a CUDA engine on a machine without a GPU is said to fail.
+// The engine as a dry run sees it; a CUDA engine on a machine without a GPU is said to fail
+// (unless the queue's workers judge).
 std::string engine_line(const Json& engine) {
   if (engine.value("fake", false)) return "fake (no kernels are run)";
   const std::string backend = engine.value("backend", std::string("?"));
+  if (!engine.value("queue", std::string()).empty())
+    return backend + " (the queue's workers judge)";
   if (backend == "cuda" && sys::cuda_device_count() == 0)
     return "cuda (this machine has no CUDA device: training here would fail)";
   return backend;

@@ -25,6 +25,25 @@ const char* status_name(JobResult::Status s) {
 
 }  // namespace
 
+Result<WorkerState> worker_state_from_json(const Json& j) {
+  if (!j.is_object()) return invalid_argument("a worker's heartbeat must be a JSON object");
+  WorkerState w;
+  KEVIN_ASSIGN_OR_RETURN(w.name, json_get<std::string>(j, "name"));
+  KEVIN_ASSIGN_OR_RETURN(w.backend, json_get<std::string>(j, "backend"));
+  KEVIN_ASSIGN_OR_RETURN(w.model, json_get_or<std::string>(j, "model", ""));
+  KEVIN_ASSIGN_OR_RETURN(w.device, json_get_or<std::string>(j, "device", ""));
+  return w;
+}
+
+std::string describe_workers(const std::vector<WorkerState>& workers) {
+  std::string out;
+  for (const WorkerState& w : workers) {
+    out += (out.empty() ? "" : ", ") + w.name + " (" + w.backend + ", " +
+           (w.device.empty() ? w.model : w.device) + ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
 std::string model_key(const std::string& device_name) {
   std::string out;
   for (const char c : device_name) {

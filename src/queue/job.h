@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "core/status.h"
@@ -29,6 +30,24 @@ inline constexpr const char* kGroup = "workers";
 // The stream any worker of a backend takes from ("any-cuda", "any-cpu"): a CUDA candidate must
 // never reach a CPU worker.
 inline std::string any_model(const std::string& backend) { return "any-" + backend; }
+
+// A live worker as its heartbeat (<prefix>:worker:<name>) describes it.
+struct WorkerState {
+  std::string name;
+  std::string backend;  // "cuda" or "cpu"
+  std::string model;    // model_key of its device ("nvidia-h200", "cpu")
+  std::string device;   // the device's name ("NVIDIA H200", "CPU")
+  // Whether it takes jobs of the stream <prefix>:jobs:<stream_model> (its model's, or
+  // any-<its backend>).
+  bool takes(const std::string& stream_model) const {
+    return stream_model == model || stream_model == any_model(backend);
+  }
+};
+// A heartbeat's fields. kInvalidArgument for one that is not a JSON object or has a mistyped
+// field, kNotFound without "name" or "backend" (each naming the field).
+Result<WorkerState> worker_state_from_json(const Json& j);
+// "w0 (cpu, CPU), w1 (cuda, NVIDIA H200)"; "none" for no worker.
+std::string describe_workers(const std::vector<WorkerState>& workers);
 
 // A GPU model as a stream name: "NVIDIA H200" → "nvidia-h200", "CPU" → "cpu" ("unknown" for
 // a name with no letter or digit).

@@ -1,6 +1,7 @@
 // queue_test.cpp — job and URL codecs, and the queue against a real redis-server on a
 // loopback port (started and stopped here; skipped when the binary is missing): many
-// producers and workers, deduplication, harness failures, and a poison job dead-lettered.
+// producers and workers, deduplication, harness failures, a poison job dead-lettered, and the
+// live workers deciding a producer's backend and failing a job none of them takes.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -105,6 +106,33 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   EXPECT_EQ(maybe.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(maybe.status().message().find("unknown result status \"maybe\""), std::string::npos)
       << maybe.status().to_string();
+}
+
+TEST(LiveWorkers, HeartbeatsDecideTheBackendOfAProducerGivenNone) {
+  auto cpu = worker_state_from_json(
+      Json{{"name", "w0"}, {"backend", "cpu"}, {"model", "cpu"}, {"device", "CPU"}, {"jobs", 4}});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  EXPECT_TRUE(cpu->takes("any-cpu"));
+  EXPECT_TRUE(cpu->takes("cpu"));
+  EXPECT_FALSE(cpu->takes("any-cuda")) << "a CUDA candidate never reaches a CPU worker";
+  const WorkerState h200{"g1", "cuda", "nvidia-h200", "NVIDIA H200"};
+  EXPECT_TRUE(h200.takes("nvidia-h200"));
+  EXPECT_TRUE(h200.takes("any-cuda"));
+  EXPECT_FALSE(h200.takes("nvidia-h100"));
+  EXPECT_EQ(worker_state_from_json(Json{{"name", "w"}}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(worker_state_from_json(Json::array()).status().code(), StatusCode::kInvalidArgument);
+
+  const BackendChoice none = choose_backend({});
+  EXPECT_EQ(none.backend, "cuda") << "no live worker: today's default";
+  EXPECT_NE(none.why.find("no live worker"), std::string::npos) << none.why;
+  const BackendChoice cpus = choose_backend({*cpu, {"w1", "cpu", "cpu", "CPU"}});
+  EXPECT_EQ(cpus.backend, "cpu") << "only CPU workers are alive: judge on them";
+  EXPECT_NE(cpus.why.find("2 live workers (w0 (cpu, CPU), w1 (cpu, CPU))"), std::string::npos)
+      << cpus.why;
+  const BackendChoice mixed = choose_backend({*cpu, h200});
+  EXPECT_EQ(mixed.backend, "cuda") << "a GPU worker is alive: candidates are CUDA";
+  EXPECT_NE(mixed.why.find("1 on CUDA"), std::string::npos) << mixed.why;
+  EXPECT_EQ(describe_workers({}), "none");
 }
 
 class QueueTest : public ::testing::Test {
@@ -267,6 +295,73 @@ TEST_F(QueueTest, WorkersJudgeEachJobInTheFormatItsProducerResolved) {
   EXPECT_EQ(evaluator_.kernelbench_calls(), 1)
       << "a kevin-only producer's jobs are judged as kevin's ABI";
   EXPECT_EQ(evaluator_.calls(), 3) << "the same text in two formats is two jobs";
+}
+
+TEST_F(QueueTest, AProducerGivenNoBackendFollowsTheLiveCpuWorkers) {
+  start_workers(2);
+  auto c = RedisConnection::connect(redis_->address());
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  std::vector<WorkerState> live;
+  for (int i = 0; i < 100 && live.size() < 2; ++i) {  // until both heartbeats are written
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto read = live_workers(**c, Keys{"test"});
+    ASSERT_TRUE(read.is_ok()) << read.status().to_string();
+    live = *read;
+  }
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].name, "w0");
+  EXPECT_EQ(live[0].device, "Fake CPU");
+  RemoteOptions o;
+  o.address = redis_->address();
+  o.backend = choose_backend(live).backend;
+  EXPECT_EQ(o.backend, "cpu");
+  auto producer = RemoteEvaluator::create(o);
+  ASSERT_TRUE(producer.is_ok()) << producer.status().to_string();
+  EXPECT_EQ((*producer)->device_name(), "Fake CPU") << "named by a live worker's heartbeat";
+  auto judged = (*producer)->evaluate(task_list_[0], "// fake: correct\n");
+  ASSERT_TRUE(judged.is_ok()) << judged.status().to_string();
+  EXPECT_TRUE(judged->correct());
+  EXPECT_EQ(evaluator_.calls(), 1);
+}
+
+TEST_F(QueueTest, AJobNoLiveWorkerTakesFailsAfterTheWorkerWaitNamingTheWorkers) {
+  start_workers(1);  // a CPU worker: it never takes CUDA jobs
+  RemoteOptions o;
+  o.address = redis_->address();
+  o.backend = "cuda";
+  o.wait_limit = std::chrono::seconds(30);
+  o.worker_wait = std::chrono::milliseconds(1000);
+  auto producer = RemoteEvaluator::create(o);
+  ASSERT_TRUE(producer.is_ok()) << producer.status().to_string();
+  const auto start = std::chrono::steady_clock::now();
+  auto r = (*producer)->evaluate(task_list_[0], "// fake: correct\n");
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r.is_ok()) << "no CUDA worker is alive";
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().to_string();
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "the worker wait, not the 30 s wait limit";
+  EXPECT_GE(waited, std::chrono::milliseconds(1000));
+  for (const std::string& said :
+       {std::string("waited 1 s"), std::string("no live worker takes test:jobs:any-cuda"),
+        std::string("live workers: w0 (cpu, Fake CPU)"),
+        "kevin worker --queue " + redis_->address().url() + " --backend cuda",
+        std::string("--backend cpu")}) {
+    EXPECT_NE(r.status().message().find(said), std::string::npos)
+        << said << " in: " << r.status().message();
+  }
+  EXPECT_EQ(evaluator_.calls(), 0);
+}
+
+TEST_F(QueueTest, ASlowJobOfALiveWorkerOutlastsTheWorkerWait) {
+  start_workers(1);
+  RemoteOptions o;
+  o.address = redis_->address();
+  o.backend = "cpu";
+  o.worker_wait = std::chrono::milliseconds(500);
+  auto producer = RemoteEvaluator::create(o);
+  ASSERT_TRUE(producer.is_ok()) << producer.status().to_string();
+  auto r = (*producer)->evaluate(task_list_[1], "// fake: correct delay_ms=3000\n");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->correct()) << "a live worker judging it is waited for up to the wait limit";
 }
 
 TEST_F(QueueTest, AJobThatKeepsLosingItsWorkersIsDeadLettered) {

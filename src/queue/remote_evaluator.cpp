@@ -1,8 +1,11 @@
 // remote_evaluator.cpp — claim (SET NX) → XADD → XREAD BLOCK on the attempt's result stream.
 // A producer that finds the job claimed by another waits on that claim's attempt instead.
+// While it waits it re-reads the workers' heartbeats: a stream no live worker takes fails soon.
 #include "queue/remote_evaluator.h"
 
+#include <algorithm>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "core/file.h"
@@ -34,18 +37,63 @@ std::optional<std::string> first_result(const RedisReply& reply) {
   return std::nullopt;
 }
 
+// "60 s", "1.5 s": a wait as the messages state it.
+std::string seconds_text(std::chrono::milliseconds wait) {
+  std::ostringstream o;
+  o << static_cast<double>(wait.count()) / 1000 << " s";
+  return o.str();
+}
+
+// How often served() checks the heartbeats again: a few times within the worker wait.
+std::chrono::milliseconds refresh_every(std::chrono::milliseconds worker_wait) {
+  return std::clamp(worker_wait / 4, std::chrono::milliseconds(100),
+                    std::chrono::milliseconds(5000));
+}
+
 }  // namespace
+
+Result<std::vector<WorkerState>> live_workers(RedisConnection& c, const Keys& keys) {
+  KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> names, scan_keys(c, keys.worker_pattern()));
+  std::vector<WorkerState> live;
+  for (const std::string& name : names) {
+    KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name}));
+    if (value.is_nil()) continue;  // expired between the scan and the read
+    auto state = parse_json(value.str);
+    if (!state.is_ok()) continue;
+    if (auto w = worker_state_from_json(*state); w.is_ok()) live.push_back(std::move(*w));
+  }
+  std::sort(live.begin(), live.end(),
+            [](const WorkerState& a, const WorkerState& b) { return a.name < b.name; });
+  return live;
+}
+
+BackendChoice choose_backend(const std::vector<WorkerState>& live) {
+  const size_t cuda = static_cast<size_t>(std::count_if(
+      live.begin(), live.end(), [](const WorkerState& w) { return w.backend == "cuda"; }));
+  const std::string workers = std::to_string(live.size()) + " live worker" +
+                              (live.size() == 1 ? "" : "s") + " (" + describe_workers(live) + ")";
+  if (live.empty()) return {"cuda", "no live worker to follow, so the default"};
+  if (cuda > 0) return {"cuda", workers + ", " + std::to_string(cuda) + " on CUDA"};
+  return {"cpu", workers + ", none on CUDA (--backend cuda to wait for GPU workers instead)"};
+}
 
 Result<std::unique_ptr<RemoteEvaluator>> RemoteEvaluator::create(RemoteOptions options) {
   std::unique_ptr<RemoteEvaluator> e(new RemoteEvaluator(std::move(options)));
   e->keys_.prefix = e->options_.address.prefix;
   KEVIN_ASSIGN_OR_RETURN(auto c, RedisConnection::connect(e->options_.address));
   KEVIN_RETURN_IF_ERROR(c->command({"PING"}).status());
-  KEVIN_ASSIGN_OR_RETURN(int serving, e->count_workers(*c, &e->device_name_));
-  if (serving == 0) {
-    KEVIN_LOG(warn) << "queue: no live worker takes " << e->keys_.jobs(e->options_.stream_model())
-                    << " yet: jobs wait until one starts (kevin workers --queue "
-                    << e->options_.address.url() << ")";
+  KEVIN_ASSIGN_OR_RETURN(std::vector<WorkerState> live, live_workers(*c, e->keys_));
+  e->remember_takers(live);
+  const std::string stream = e->options_.stream_model();
+  const auto serving =
+      std::find_if(live.begin(), live.end(), [&](const WorkerState& w) { return w.takes(stream); });
+  if (serving == live.end()) {
+    KEVIN_LOG(warn) << "queue: " << e->unserved(live) << "; a job waits "
+                    << seconds_text(e->options_.worker_wait) << " for one, then fails";
+  } else {
+    // Prompts name the device the workers judge on ("NVIDIA H200"), known before any result.
+    MutexLock lock(e->mu_);
+    e->device_name_ = serving->device;
   }
   e->give_back(std::move(c));
   return e;
@@ -113,14 +161,34 @@ Result<JobResult> RemoteEvaluator::run(Job job) {
     if (!holder.is_nil()) attempt = holder.str;  // nil: the other claim ended just now; try again
   }
   const std::string done = keys_.done(job.id, attempt);
+  const std::string stream = options_.stream_model();
   const auto deadline = Clock::now() + options_.wait_limit;
+  auto served_at = Clock::now();  // the last time a live worker took the job's stream
   while (Clock::now() < deadline) {
     KEVIN_ASSIGN_OR_RETURN(
         RedisReply reply,
         persist(*c, {"XREAD", "COUNT", "1", "BLOCK", "2000", "STREAMS", done, "0"},
                 std::chrono::seconds(10)));
     const auto text = first_result(reply);
-    if (!text) continue;
+    if (!text) {
+      // While Redis is away nobody is known not to take it: only a wait seen whole counts.
+      auto taken = served(*c);
+      if (!taken.is_ok() || *taken) {
+        served_at = Clock::now();
+      } else if (Clock::now() - served_at >= options_.worker_wait) {
+        // Read afresh: the message names the workers there are now.
+        auto live = live_workers(*c, keys_);
+        if (live.is_ok()) remember_takers(*live);
+        if (live.is_ok() && std::none_of(live->begin(), live->end(),
+                                         [&](const WorkerState& w) { return w.takes(stream); })) {
+          return failed_precondition("job " + job.id.substr(0, 12) + " for " + job.task_id +
+                                     " waited " + seconds_text(options_.worker_wait) + ": " +
+                                     unserved(*live));
+        }
+        served_at = Clock::now();  // one has just come (or Redis is away)
+      }
+      continue;
+    }
     give_back(std::move(c));
     KEVIN_ASSIGN_OR_RETURN(Json j, parse_json(*text));
     KEVIN_ASSIGN_OR_RETURN(JobResult r, job_result_from_json(j));
@@ -138,20 +206,61 @@ Result<JobResult> RemoteEvaluator::run(Job job) {
                            "?)");
 }
 
-Result<int> RemoteEvaluator::count_workers(RedisConnection& c, std::string* device) const {
-  KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> names, scan_keys(c, keys_.worker_pattern()));
-  int serving = 0;
-  for (const std::string& name : names) {
-    KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name}));
-    auto state = parse_json(value.str);
-    if (!state.is_ok() || !state->is_object() || state->value("backend", "") != options_.backend)
-      continue;
-    if (!options_.model.empty() && state->value("model", "") != options_.model) continue;
-    ++serving;
-    // Prompts name the device the workers judge on ("NVIDIA H200"), known before any result.
-    if (device->empty()) *device = state->value("device", "");
+Result<bool> RemoteEvaluator::served(RedisConnection& c) {
+  std::vector<std::string> takers;
+  {
+    MutexLock lock(mu_);
+    if (checked_at_ && Clock::now() - *checked_at_ < refresh_every(options_.worker_wait))
+      return !takers_.empty();
+    takers = takers_;
   }
-  return serving;
+  if (!takers.empty()) {
+    std::vector<std::string> args = {"EXISTS"};
+    for (const std::string& name : takers) args.push_back(keys_.worker(name));
+    KEVIN_ASSIGN_OR_RETURN(RedisReply alive, c.command(args));
+    if (alive.integer > 0) {
+      MutexLock lock(mu_);
+      checked_at_ = Clock::now();
+      return true;
+    }
+  }
+  KEVIN_ASSIGN_OR_RETURN(std::vector<WorkerState> live, live_workers(c, keys_));
+  remember_takers(live);
+  MutexLock lock(mu_);
+  return !takers_.empty();
+}
+
+void RemoteEvaluator::remember_takers(const std::vector<WorkerState>& live) {
+  const std::string stream = options_.stream_model();
+  std::vector<std::string> takers;
+  for (const WorkerState& w : live) {
+    if (w.takes(stream)) takers.push_back(w.name);
+  }
+  MutexLock lock(mu_);
+  takers_ = std::move(takers);
+  checked_at_ = Clock::now();
+}
+
+std::string RemoteEvaluator::unserved(const std::vector<WorkerState>& live) const {
+  const std::string stream = options_.stream_model();
+  std::string out = "no live worker takes " + keys_.jobs(stream) +
+                    " (live workers: " + describe_workers(live) +
+                    "); start one that does (kevin worker --queue " + options_.address.url();
+  if (options_.model.empty() || options_.model == "cpu") {
+    out += " --backend " + options_.backend +
+           (options_.backend == "cuda" ? " on a machine with a GPU)" : ")");
+  } else {
+    out += " on a machine whose GPUs are " + options_.model + ")";
+  }
+  for (const WorkerState& w : live) {
+    if (!options_.model.empty() && w.model != options_.model) {
+      return out + " or judge on a live worker's device with --queue-model \"" + w.device + "\"";
+    }
+    if (options_.model.empty() && w.backend != options_.backend) {
+      return out + " or judge on the live workers with --backend " + w.backend;
+    }
+  }
+  return out;
 }
 
 Result<std::unique_ptr<RedisConnection>> RemoteEvaluator::take() {

@@ -2,7 +2,8 @@
 # queue_test.py — end-to-end tests of distributed evaluation: a real redis-server (AOF on) on a
 # loopback port, three CPU `kevin worker` processes, and `kevin eval --batch --queue` as the
 # producer. A batch completes with one result per job (KernelBench answers too); a worker killed
-# with SIGKILL mid-job loses nothing; Redis restarted mid-batch is waited out.
+# with SIGKILL mid-job loses nothing; Redis restarted mid-batch is waited out; a producer given
+# no --backend judges on the live CPU workers, and one forced to cuda fails after its worker wait.
 # Usage: queue_test.py KEVIN_BINARY SOURCE_DIR WORK_DIR   (exit 77 = skipped: no redis-server)
 import json
 import os
@@ -179,6 +180,32 @@ class Distributed(unittest.TestCase):
             if r and r[0] in names:
                 self.assertEqual(r[1:3], ["CPU", "-"], f"device CPU, no GPU ordinals: {r}")
         self.assertTrue(any(r and r[0] == "e2e:jobs:any-cpu" for r in rows), shown.stdout)
+
+    def test_a_producer_given_no_backend_follows_the_live_cpu_workers(self):
+        candidate = os.path.join(WORK, "follow.cpp")
+        with open(os.path.join(KERNELS, "good_vector_add.cpp")) as f, open(candidate, "w") as out:
+            out.write("// follow\n" + f.read())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the heartbeats the producer follows
+            beats = subprocess.run(["redis-cli", "-p", str(self.redis.port), "--scan", "--pattern", "e2e:worker:*"],
+                                   capture_output=True, text=True).stdout.split()
+            if beats:
+                break
+            time.sleep(0.2)
+        command = [KEVIN, "eval", "--task", os.path.join(TASKS, "vector_add.py"), "--candidate", candidate,
+                   "--queue", self.redis.url, "--timeout", CALL_TIMEOUT_S, "--json"]
+        auto = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        self.assertEqual(auto.returncode, 0, auto.stderr)
+        self.assertEqual(json.loads(auto.stdout)["verdict"], "correct", auto.stdout)
+        self.assertRegex(auto.stderr, r"queue: judging on cpu: \d+ live workers")
+        started = time.monotonic()
+        forced = subprocess.run(command + ["--backend", "cuda", "--queue-worker-wait", "2"], capture_output=True,
+                                text=True, timeout=120)
+        self.assertEqual(forced.returncode, 1, forced.stderr)
+        self.assertLess(time.monotonic() - started, 30, "the worker wait, not the 3 h limit")
+        self.assertIn("waited 2 s: no live worker takes e2e:jobs:any-cuda", forced.stderr)
+        self.assertRegex(forced.stderr, r"live workers: \S+ \(cpu, CPU\)")
+        self.assertIn("--backend cpu", forced.stderr)
 
     def test_a_worker_killed_mid_job_loses_nothing(self):
         pairs = [("vector_add", "hostile_infinite_loop.cpp")] + GOOD * 2
