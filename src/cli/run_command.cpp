@@ -345,7 +345,8 @@ std::optional<Failure> execute(const fs::path& dir, const std::atomic<bool>* int
   if (!rollout_cfg.is_ok()) return failure("config.json: " + rollout_cfg.status().message());
   auto policy = make_policy(config->value("policy", Json::object()));
   if (!policy.is_ok()) return as_failure(policy.status());
-  auto evaluator = make_evaluator(config->value("engine", Json::object()));
+  // Ctrl-C also stops reference preparation: a task's data can take minutes.
+  auto evaluator = make_evaluator(config->value("engine", Json::object()), interrupt);
   if (!evaluator.is_ok()) return as_failure(evaluator.status());
   if (check_sizes) {
     const int seeds = config->value("engine", Json::object()).value("seeds", 5);

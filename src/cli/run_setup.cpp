@@ -381,7 +381,8 @@ Result<std::string> judging_of(const Json& e) {
 #endif
 }
 
-Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
+Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
+                                                       const std::atomic<bool>* cancel) {
   if (e.value("fake", false))
     return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
   if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
@@ -402,6 +403,7 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e) {
   o.cache_dir = cache;
   o.share_dir = share_dir();
   o.runner_path = runner_path();
+  o.cancel = cancel;
   KEVIN_ASSIGN_OR_RETURN(auto evaluator, env::EngineEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(evaluator));
 }

@@ -3,6 +3,7 @@
 // shares the device flags.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,8 +64,11 @@ void add_queue_options(CLI::App* command, std::string* queue, std::string* model
 // (kInvalidArgument) and Redis's (kUnavailable). "queue_worker_wait_s" must be positive.
 Result<Json> resolve_engine_json(const Json& given);
 
-// The evaluator the settings describe (resolved ones). Errors as EngineEvaluator::create.
-Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine);
+// The evaluator the settings describe (resolved ones). `cancel` (optional, borrowed) stops the
+// local engine's reference preparation once it reads true (env::EngineOptions::cancel).
+// Errors as EngineEvaluator::create.
+Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& engine,
+                                                       const std::atomic<bool>* cancel = nullptr);
 
 // For a new run against an OpenAI-compatible server at `url`: the model to ask for. The server
 // must answer GET /models and list `model`; an empty `model` becomes the server's only one.

@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/long_wait.h"
 #include "core/parallel.h"
 #include "core/sha256.h"
 #include "engine/symbol_gate.h"
@@ -1096,6 +1097,13 @@ Result<CompileDriver::Extras> CompileDriver::find_or_build_extras(const fs::path
 }
 
 Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
+  // The first KernelBench answer waits for this (tens of seconds): say so, with the last
+  // build's time, kept beside the toolchains' folders.
+  const std::string what = "building the precompiled PyTorch header for KernelBench answers";
+  const LongWait wait(what, config_.cache_dir / kHeadersDir / "build_seconds");
+  const auto last = wait.last_time();
+  KEVIN_LOG(info) << what << " (once per toolchain"
+                  << (last ? "; last time " + std::to_string(last->count()) + " s" : "") << ")";
   KEVIN_ASSIGN_OR_RETURN(sys::TempDir work, staging_folder("extras-"));
   const std::string precompiled = std::string(kHostHeaderName) + ".gch";
   KEVIN_RETURN_IF_ERROR(write_file_atomic(
@@ -1152,6 +1160,9 @@ Status CompileDriver::build_extras(const fs::path& dir, bool want_lite) const {
   if (ec) {
     fs::remove_all(staged, ec);
     if (!fs::exists(dir)) return internal_error("cannot publish " + dir.string());
+  }
+  if (Status s = wait.finish(); !s.is_ok()) {
+    KEVIN_LOG(warn) << "how long the header took was not kept: " << s.message();
   }
   return Status::ok();
 }

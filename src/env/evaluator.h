@@ -4,6 +4,7 @@
 // tests so rollouts, rewards, servers and trainers can be exercised without a GPU or Python.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -87,6 +88,10 @@ struct EngineOptions {
   // (ModelNew answers only), "auto" (each source by its text: engine::detect_format). Anything
   // but "kevin" probes the Python with PyTorch for its extension toolchain when created.
   std::string format = "kevin";
+  // The run's interrupt (Ctrl-C): once it reads true, reference data and baselines are no
+  // longer prepared and a preparation in progress is abandoned, so evaluations that need them
+  // fail with kCancelled (tasks::ProviderOptions::cancel). Borrowed; null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The engine behind the Evaluator interface, over every chosen GPU: at most `jobs`

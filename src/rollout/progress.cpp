@@ -23,7 +23,8 @@ std::string format_duration(std::chrono::seconds d) {
 }
 
 std::string progress_line(const Progress& p, std::chrono::seconds elapsed,
-                          std::optional<int> running_evaluations) {
+                          std::optional<int> running_evaluations,
+                          const std::vector<WaitInfo>& waits) {
   const size_t done = p.turns_done.load(), total = p.turns_total.load(),
                restored = p.turns_restored.load();
   const size_t fresh = done - std::min(done, restored);
@@ -47,6 +48,11 @@ std::string progress_line(const Progress& p, std::chrono::seconds elapsed,
   if (running_evaluations && evaluating > 0) {
     const int running = std::min(*running_evaluations, evaluating);
     o << " (" << running << " running, " << evaluating - running << " queued)";
+  }
+  for (const WaitInfo& w : waits) {
+    o << " · " << w.what << " (" << format_duration(w.so_far) << " so far";
+    if (w.last_time) o << ", last time " << format_duration(*w.last_time);
+    o << ")";
   }
   o << " · correct " << p.correct.load() << " · best " << std::setprecision(2)
     << p.best_speedup.load() << "x";
@@ -79,7 +85,7 @@ std::string ProgressDisplay::line() const {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_);
   std::optional<int> running;
   if (running_evaluations_) running = running_evaluations_();
-  return progress_line(*progress_, elapsed, running);
+  return progress_line(*progress_, elapsed, running, current_waits());
 }
 
 void ProgressDisplay::loop() {

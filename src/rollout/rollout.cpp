@@ -346,6 +346,9 @@ struct Rollout::Impl {
     auto judged_turn = episode->step(action);
     --r.progress_->evaluating;
     if (!judged_turn.is_ok()) {
+      // Reference preparation stopped by Ctrl-C: no verdict on the candidate, and the turn is
+      // not stored (--resume generates it again).
+      if (judged_turn.status().code() == StatusCode::kCancelled) return cancelled("interrupted");
       return Status(judged_turn.status().code(),
                     g.task.id + ": evaluation failed: " + judged_turn.status().message());
     }

@@ -85,7 +85,9 @@ class Rollout {
   // can be resumed later. A task whose problem statement cannot be built fails the run.
   // Once `interrupt` (optional, borrowed) reads true, no turn starts, generations in progress
   // are abandoned (not stored), evaluations in progress finish and are stored, and run()
-  // returns kCancelled.
+  // returns kCancelled. An evaluation that fails with kCancelled (the evaluator's reference
+  // preparation stopped by the same interrupt) is not a verdict: its turn is not stored and
+  // run() returns kCancelled.
   Status run(const std::vector<tasks::TaskInfo>& tasks,
              const std::atomic<bool>* interrupt = nullptr);
 

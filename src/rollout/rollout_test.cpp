@@ -217,6 +217,43 @@ TEST_F(RolloutTest, AGenerationThatEndsAfterAnInterruptIsNotJudged) {
   EXPECT_EQ(*store_->turn_count(), 2u) << "the third answer arrived after the interrupt";
 }
 
+TEST_F(RolloutTest, AnEvaluationCancelledByTheInterruptIsNoVerdict) {
+  // Ctrl-C while the engine prepares task b's reference data: the preparation is abandoned and
+  // the evaluation fails with kCancelled, which says nothing of the candidate.
+  config_.parallel = 1;  // task a's trajectories run first
+  std::atomic<bool> interrupt{false};
+  class Cancelling final : public env::Evaluator {
+   public:
+    Cancelling(env::Evaluator* inner, std::atomic<bool>* interrupt)
+        : inner_(inner), interrupt_(interrupt) {}
+    Result<std::string> problem(const tasks::TaskInfo& task) override {
+      return inner_->problem(task);
+    }
+    Result<engine::EvalResult> evaluate(const tasks::TaskInfo& task,
+                                        const std::string& source) override {
+      if (task.id != "suite/b") return inner_->evaluate(task, source);
+      interrupt_->store(true);
+      return cancelled("reference data for b.py: not prepared, the run was interrupted");
+    }
+    std::string backend() const override { return inner_->backend(); }
+    std::string device_name() const override { return inner_->device_name(); }
+
+   private:
+    env::Evaluator* inner_;
+    std::atomic<bool>* interrupt_;
+  } evaluator(&fake_, &interrupt);
+  FunctionPolicy policy(script);
+  Rollout rollout(config_, &policy, &evaluator, &*store_, &progress_);
+  const Status st = rollout.run(tasks_, &interrupt);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.to_string();
+  EXPECT_EQ(st.message(), "interrupted") << "not an evaluation failure";
+  auto turns = store_->turns();
+  ASSERT_TRUE(turns.is_ok());
+  EXPECT_EQ(turns->size(), 9u) << "task a's turns are kept";
+  for (const auto& [key, record] : *turns)
+    EXPECT_EQ(key.task, "suite/a") << "task b has no verdict";
+}
+
 TEST_F(RolloutTest, BeamKeepsTheBestTrajectoriesAndContinuesCopies) {
   config_.beam = true;
   config_.beam_config = {2, 2};
@@ -396,6 +433,42 @@ TEST(Progress, NoEtaBeforeTheFirstTurnOfThisProcess) {
   const std::string line = progress_line(p, std::chrono::seconds(4000));
   EXPECT_NE(line.find("0.0 turns/min · 1h06m, ETA - ·"), std::string::npos) << line;
   EXPECT_EQ(line.find("running"), std::string::npos) << "no split without a running count";
+}
+
+TEST(Progress, LineNamesTheLongWaitsWithTheLastTimeOnlyWhereMeasured) {
+  Progress p;
+  p.turns_total = 4;
+  p.tasks_total = 1;
+  p.evaluating = 2;
+  const std::vector<WaitInfo> waits = {
+      {"preparing reference data for level1/028_gelu", std::chrono::seconds(12),
+       std::chrono::seconds(38)},
+      {"building the precompiled PyTorch header for KernelBench answers", std::chrono::seconds(75),
+       std::nullopt}};
+  EXPECT_EQ(progress_line(p, std::chrono::seconds(20), 0, waits),
+            "turns 0/4 · tasks 0/1 · 0.0 turns/min · 20s, ETA - · generating 0 · evaluating 2 "
+            "(0 running, 2 queued) · preparing reference data for level1/028_gelu (12s so far, "
+            "last time 38s) · building the precompiled PyTorch header for KernelBench answers "
+            "(1m15s so far) · correct 0 · best 0.00x");
+}
+
+TEST(Progress, LineNamesTheWaitsInProgressWithTheirRecordedTimes) {
+  auto dir = sys::TempDir::create("progress-wait-");
+  ASSERT_TRUE(dir.is_ok());
+  const auto file = dir->path() / "prepare_seconds";
+  ASSERT_TRUE(record_duration(file, std::chrono::seconds(38)).is_ok());
+  Progress p;
+  {
+    const LongWait wait("preparing reference data for level1/028_gelu", file);
+    const std::string line = progress_line(p, std::chrono::seconds(1), 0, current_waits());
+    EXPECT_NE(line.find(" · preparing reference data for level1/028_gelu (0s so far, last time "
+                        "38s) · "),
+              std::string::npos)
+        << line;
+  }
+  EXPECT_EQ(progress_line(p, std::chrono::seconds(1), 0, current_waits()).find("preparing"),
+            std::string::npos)
+      << "a wait that ended is not named";
 }
 
 TEST(Progress, DurationsReadAsHoursMinutesSeconds) {

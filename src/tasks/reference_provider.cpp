@@ -12,6 +12,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/long_wait.h"
 #include "core/mutex.h"
 #include "core/sha256.h"
 #include "engine/runner_session.h"
@@ -65,6 +66,11 @@ std::optional<engine::TimingStats> fresh_baseline(const fs::path& file, std::chr
   if (!b.is_ok() || b->measured_at <= 0 || unix_now() - b->measured_at >= ttl.count())
     return std::nullopt;
   return *b;
+}
+
+// How progress messages name a task file: its folder and stem ("level1/028_gelu").
+std::string task_label(const fs::path& task) {
+  return (task.parent_path().filename() / task.stem()).string();
 }
 
 }  // namespace
@@ -145,6 +151,8 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
     return std::move(*cached);  // made while we waited
 
   MutexLock lock(mu_);
+  // Checked after every wait: preparations queued behind this lock do not start after Ctrl-C.
+  KEVIN_RETURN_IF_ERROR(check_cancel("reference data for " + k.task.filename().string()));
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
   KEVIN_ASSIGN_OR_RETURN(Staging staging, store_.stage(k.set_key));
@@ -157,11 +165,25 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   req.timing_bytes_budget = options_.timing_bytes_budget;
   req.min_timing_sets = options_.min_timing_sets;
   req.out_dir = staging.dir();
+  req.cancel = options_.cancel;
+  const LongWait wait("preparing reference data for " + task_label(k.task),
+                      store_.key_dir(k.set_key) / "prepare_seconds");
+  std::string last;
+  if (auto t = wait.last_time()) last = "; last time " + std::to_string(t->count()) + " s";
   KEVIN_LOG(info) << "preparing reference data for " << k.task.filename().string() << " on "
                   << w->device_name(k.backend, k.device) << " (" << options_.num_sets
-                  << " correctness sets, up to " << options_.max_calls << " timing sets)";
+                  << " correctness sets, up to " << options_.max_calls << " timing sets" << last
+                  << ")";
   KEVIN_RETURN_IF_ERROR(w->prepare(req).status());
+  if (Status s = wait.finish(); !s.is_ok()) {
+    KEVIN_LOG(warn) << "how long the preparation took was not kept: " << s.message();
+  }
   return store_.publish(k.set_key, std::move(staging));
+}
+
+Status ReferenceProvider::check_cancel(const std::string& what) const {
+  if (options_.cancel == nullptr || !options_.cancel->load()) return Status::ok();
+  return cancelled(what + ": not prepared, the run was interrupted");
 }
 
 Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
@@ -181,7 +203,9 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
   const ExclusiveDeviceLock exclusive(gate(k.device));
   MutexLock lock(mu_);
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
-  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, time_baseline_locked(k.task, k.backend, k.device));
+  KEVIN_RETURN_IF_ERROR(check_cancel("the baseline of " + k.task.filename().string()));
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b,
+                         time_baseline_locked(k.task, k.backend, k.device, options_.cancel));
   if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
     KEVIN_LOG(warn) << "baseline not cached: " << s.message();
   }
@@ -193,14 +217,14 @@ Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& t
                                                                int device) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
   MutexLock lock(mu_);
-  return time_baseline_locked(task, backend, device);
+  return time_baseline_locked(task, backend, device, /*cancel=*/nullptr);
 }
 
-Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(const fs::path& task,
-                                                                    const std::string& backend,
-                                                                    int device) {
+Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(
+    const fs::path& task, const std::string& backend, int device, const std::atomic<bool>* cancel) {
   KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   BaselineRequest req;
+  req.cancel = cancel;
   req.task = task;
   req.backend = backend;
   req.device = device;

@@ -4,6 +4,7 @@
 // Thread-safe; the Python worker is started lazily and restarted after a failed request.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -37,6 +38,11 @@ struct ProviderOptions {
   // borrowed, must outlive the provider; null or unset: no gate. Data preparation holds it
   // shared (it uses the device), baseline timing exclusively.
   std::function<DeviceGate*(int device)> timing_gate;
+  // Once it reads true (the run's Ctrl-C), get() starts no preparation and no baseline timing,
+  // and one in progress is abandoned: the worker's process group is killed, nothing is cached,
+  // and get() fails with kCancelled. Re-timings for a judge (retime_baseline) are not
+  // cancelled. Borrowed; null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A seed set (K correctness seeds and max_calls timing seeds from the OS random source, never
@@ -51,9 +57,11 @@ class ReferenceProvider {
   // than baseline_ttl). The set carries a lease: its files stay in place while any copy of
   // it lives, even if a newer set replaces it. Lock order: gate, then the provider's mutex,
   // so callers must not hold `device`'s gate (shared or exclusive) when calling this.
-  // Errors: kNotFound (task file), kInvalidArgument (the task is broken),
-  // kDeadlineExceeded (the task ran past the worker's limit), kFailedPrecondition (no
-  // interpreter with torch).
+  // While data is prepared, a LongWait names it ("preparing reference data for
+  // level1/028_gelu"); how long the preparation took is kept in the key's folder
+  // (prepare_seconds) for the next one to quote. Errors: kNotFound (task file),
+  // kInvalidArgument (the task is broken), kDeadlineExceeded (the task ran past the worker's
+  // limit), kFailedPrecondition (no interpreter with torch), kCancelled (options.cancel).
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend,
                                    int device);
 
@@ -84,10 +92,13 @@ class ReferenceProvider {
   // baseline_ttl, else one timed now (under the exclusive gate) and cached.
   Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
   // Times with the worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
-  // the caller holds the device's gate exclusively); mu_ held by the caller.
+  // the caller holds the device's gate exclusively); mu_ held by the caller. `cancel` as in
+  // TaskRequest.
   Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task,
-                                                   const std::string& backend, int device)
-      REQUIRES(mu_);
+                                                   const std::string& backend, int device,
+                                                   const std::atomic<bool>* cancel) REQUIRES(mu_);
+  // kCancelled naming `what` once options_.cancel reads true, else OK.
+  Status check_cancel(const std::string& what) const;
 
   ProviderOptions options_;
   ReferenceStore store_;

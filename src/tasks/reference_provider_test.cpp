@@ -1,7 +1,7 @@
 // reference_provider_test.cpp — the provider with the real worker (CPU backend): leased
 // protocol-2 seed sets that a refresh never pulls from under a reader, the size cap, the
 // baseline's TTL, the timing gate (shared for data, exclusive for baselines, none for
-// retime_baseline), and a task that never returns.
+// retime_baseline), a task that never returns, and a preparation cancelled mid-way.
 #include "tasks/reference_provider.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "core/long_wait.h"
 #include "core/mutex.h"
 #include "sys/tempdir.h"
 #include "tasks/worker_test_support.h"
@@ -255,6 +256,48 @@ TEST_F(Provider, ATaskThatNeverReturnsIsStoppedAndTheWorkerRestarts) {
     if (e.path().filename().string().rfind("prep-", 0) == 0) ++leftovers;
   }
   EXPECT_EQ(leftovers, 0u) << "the stopped preparation's staging directory is removed";
+}
+
+TEST_F(Provider, ACancelledPreparationStopsAtOnceAndLeavesNothingBehind) {
+  std::atomic<bool> cancel{false};
+  ProviderOptions o = options();
+  o.cancel = &cancel;
+  ReferenceProvider p(o);
+  const fs::path endless = testing::write_endless_task(tmp_.path());
+  const std::string named =
+      "preparing reference data for " + tmp_.path().filename().string() + "/endless";
+  std::chrono::steady_clock::time_point cancelled_at;
+  std::thread stopper([&] {
+    // Once the preparation is under way (the worker has started and been asked).
+    for (int i = 0; i < 1200; ++i) {
+      const auto waits = current_waits();
+      if (!waits.empty() && waits.front().what == named) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    cancelled_at = std::chrono::steady_clock::now();
+    cancel = true;
+  });
+  auto stopped = p.get(endless, "cpu", 0);
+  stopper.join();
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.status().to_string();
+  EXPECT_NE(stopped.status().message().find("endless.py"), std::string::npos)
+      << stopped.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 2s);
+  EXPECT_TRUE(current_waits().empty());
+  EXPECT_FALSE(some_set_published());
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(tmp_.path() / "cache" / "reference", ec)) {
+    EXPECT_NE(e.path().filename(), "prepare_seconds") << "an abandoned preparation has no time";
+    EXPECT_NE(e.path().filename().string().rfind("prep-", 0), 0u) << e.path();
+  }
+  // No preparation starts while the flag is up; afterwards a fresh worker serves.
+  EXPECT_EQ(p.get(fixture_task("vector_add.py"), "cpu", 0).status().code(), StatusCode::kCancelled);
+  EXPECT_FALSE(some_set_published());
+  cancel = false;
+  auto fine = p.get(fixture_task("vector_add.py"), "cpu", 0);
+  ASSERT_TRUE(fine.is_ok()) << fine.status().to_string();
+  EXPECT_TRUE(recorded_duration(fine->dir.parent_path() / "prepare_seconds").has_value())
+      << "a finished preparation keeps its time for the next one";
 }
 
 }  // namespace

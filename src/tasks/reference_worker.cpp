@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,8 +38,13 @@ std::vector<std::string> python_candidates(const std::optional<std::string>& ove
 
 namespace {
 
-// Reads one line (without the newline) from fd, buffering extra bytes in *pending.
-Result<std::string> read_line(int fd, std::string* pending, sys::Deadline deadline) {
+// How often a cancellable wait for the worker looks at its flag.
+constexpr int kCancelPollMs = 100;
+
+// Reads one line (without the newline) from fd, buffering extra bytes in *pending. Gives up at
+// `deadline` (kDeadlineExceeded) or once `cancel` (optional) reads true (kCancelled).
+Result<std::string> read_line(int fd, std::string* pending, sys::Deadline deadline,
+                              const std::atomic<bool>* cancel = nullptr) {
   while (true) {
     const size_t nl = pending->find('\n');
     if (nl != std::string::npos) {
@@ -46,8 +52,12 @@ Result<std::string> read_line(int fd, std::string* pending, sys::Deadline deadli
       pending->erase(0, nl + 1);
       return line;
     }
+    if (cancel != nullptr && cancel->load()) return cancelled("the request was cancelled");
     pollfd p{fd, POLLIN, 0};
-    const int r = ::poll(&p, 1, deadline.poll_timeout_ms());
+    int wait_ms = deadline.poll_timeout_ms();  // -1: no deadline
+    if (cancel != nullptr) wait_ms = wait_ms < 0 ? kCancelPollMs : std::min(wait_ms, kCancelPollMs);
+    const int r = ::poll(&p, 1, wait_ms);
+    if (r == 0 && !deadline.expired()) continue;  // a look at `cancel`
     if (r == 0) return deadline_exceeded("the reference worker did not answer in time");
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -121,7 +131,8 @@ std::string ReferenceWorker::device_name(const std::string& backend, int ordinal
   return cuda_devices_[static_cast<size_t>(ordinal)];
 }
 
-Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadline) {
+Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadline,
+                                       const std::atomic<bool>* cancel) {
   // Any failure here leaves the channel out of step (a late reply would answer the next
   // request), so the worker is stopped; the provider starts a fresh one next time.
   const auto fail = [this](const Status& s) {
@@ -131,7 +142,7 @@ Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadli
   const std::string line = dump_json(request) + "\n";
   if (Status s = sys::write_all(to_worker_.get(), line.data(), line.size(), deadline); !s.is_ok())
     return fail(s);
-  auto reply = read_line(from_worker_.get(), &pending_, deadline);
+  auto reply = read_line(from_worker_.get(), &pending_, deadline, cancel);
   if (!reply.is_ok()) return fail(reply.status());
   auto doc = parse_json(*reply);
   if (!doc.is_ok() || !doc->is_object())
@@ -140,9 +151,11 @@ Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadli
 }
 
 Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task,
-                                   std::chrono::seconds limit) {
-  auto reply = exchange(request, sys::Deadline::after(limit));
+                                   std::chrono::seconds limit, const std::atomic<bool>* cancel) {
+  auto reply = exchange(request, sys::Deadline::after(limit), cancel);
   if (!reply.is_ok()) {
+    if (reply.status().code() == StatusCode::kCancelled)
+      return cancelled("task " + task.string() + ": cancelled; the reference worker was stopped");
     if (reply.status().code() != StatusCode::kDeadlineExceeded) return reply.status();
     // exchange() has killed the worker; the provider starts a new one for the next request.
     return deadline_exceeded(
@@ -189,7 +202,7 @@ Json task_request_json(const char* op, const TaskRequest& r) {
 Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
   Json request = task_request_json("prepare", r);
   request["out"] = r.out_dir.string();
-  KEVIN_RETURN_IF_ERROR(call(request, r.task, options_.prepare_timeout).status());
+  KEVIN_RETURN_IF_ERROR(call(request, r.task, options_.prepare_timeout, r.cancel).status());
   return engine::load_reference(r.out_dir);
 }
 
@@ -197,7 +210,7 @@ Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) 
   Json request = task_request_json("baseline", r);
   request["timing"] = {
       {"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
-  KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout));
+  KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout, r.cancel));
   if (!reply.contains("baseline"))
     return internal_error("reference worker: baseline reply without times");
   return engine::timing_stats_from_json(reply["baseline"]);

@@ -4,6 +4,7 @@
 // task. Every request has a time limit, so a task that never returns cannot hang kevin.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -48,6 +49,10 @@ struct TaskRequest {
   //           min_timing_sets, timing_seeds.size()).
   uint64_t timing_bytes_budget = kDefaultTimingBytesBudget;
   int min_timing_sets = kDefaultMinTimingSets;
+  // Polled (every 100 ms) while the worker works: once it reads true the worker's process
+  // group is killed (the next request starts a fresh worker) and the request fails with
+  // kCancelled. Borrowed; null: the request runs to its end or its limit.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct PrepareRequest : TaskRequest {
@@ -81,7 +86,8 @@ class ReferenceWorker {
 
   // Writes reference data (protocol 2: K correctness and T timing sets) into
   // request.out_dir and loads it; no baseline. A broken task file gives kInvalidArgument
-  // with the task's error; a request past options.prepare_timeout kDeadlineExceeded.
+  // with the task's error; a request past options.prepare_timeout kDeadlineExceeded; one
+  // cancelled (request.cancel) kCancelled, leaving out_dir incomplete.
   Result<engine::ReferenceSet> prepare(const PrepareRequest& request);
 
   // Times the eager baseline on sets built from request's seeds; writes nothing.
@@ -99,11 +105,15 @@ class ReferenceWorker {
                                          const std::string& backend);
 
  private:
-  Result<Json> exchange(const Json& request, sys::Deadline deadline);
+  // One request and its reply; on any failure (`cancel` read true included) the worker is
+  // killed, since a late reply would answer the next request.
+  Result<Json> exchange(const Json& request, sys::Deadline deadline,
+                        const std::atomic<bool>* cancel = nullptr);
   // exchange() within `limit` plus the worker's error conventions: task errors →
-  // kInvalidArgument, the limit passed → kDeadlineExceeded naming the task.
+  // kInvalidArgument, the limit passed → kDeadlineExceeded naming the task, `cancel` →
+  // kCancelled naming it.
   Result<Json> call(const Json& request, const std::filesystem::path& task,
-                    std::chrono::seconds limit);
+                    std::chrono::seconds limit, const std::atomic<bool>* cancel = nullptr);
 
   WorkerOptions options_;
   std::string python_, torch_version_;

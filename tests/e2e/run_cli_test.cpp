@@ -434,6 +434,10 @@ class InterruptedRun : public RunCli {
   sys::Child start(const fs::path& out) {
     auto args = run_args(out);
     args.erase(args.begin(), args.begin() + 2);  // "--log-level warn": the progress lines are info
+    return start_kevin(std::move(args));
+  }
+  // Starts kevin with `args` in the background, its output going to log_.
+  sys::Child start_kevin(std::vector<std::string> args) {
     args.insert(args.begin(), kevin_binary().string());
     sys::SpawnOptions o;
     o.argv = args;
@@ -543,6 +547,125 @@ TEST_F(InterruptedRun, ASecondCtrlCExitsAtOnceAndNoRunnerOutlivesKevin) {
   const auto left = leftovers();
   EXPECT_TRUE(left.empty()) << "a runner, compiler or reference worker outlived kevin: "
                             << describe(left);
+}
+
+// A task whose reference data takes seconds to prepare: each forward call sleeps 60 ms, as a
+// large computation would take, and preparation calls it for every correctness and timing set
+// (about a hundred on the CPU backend).
+constexpr const char* kSlowReferenceTask = R"(# A task whose reference is slow on purpose.
+import time
+import torch
+import torch.nn as nn
+
+N = 64
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        time.sleep(0.06)
+        return x * 2.0
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+)";
+
+// InterruptedRun whose model holds back answers to slow_double until release_ is set.
+class SlowReferenceRun : public InterruptedRun {
+ protected:
+  void TearDown() override {
+    release_ = true;
+    server_.reset();  // joins the handlers before release_ goes
+    InterruptedRun::TearDown();
+  }
+  std::atomic<bool> release_{false};
+};
+
+TEST_F(SlowReferenceRun, CtrlCDuringReferencePreparationStopsAtOnceAndResumes) {
+  // A suite of two tasks in a fresh cache: vector_add (quick to prepare) and slow_double.
+  const fs::path suite = dir_->path() / "suite";
+  const fs::path cache = dir_->path() / "cache";
+  fs::create_directories(suite);
+  ASSERT_TRUE(write_file_atomic(suite / "slow_double.py", kSlowReferenceTask).is_ok());
+  fs::copy_file(source_dir() / "tests/fixtures/tasks/vector_add.py", suite / "vector_add.py");
+  // vector_add gets a correct kernel at once; slow_double's answers (a kernel that does not
+  // compile) wait until the test lets them go, so its preparation starts once vector_add's turns
+  // are judged.
+  server_.emplace([this, good = fixture("good_vector_add.cpp")](
+                      const testing::RecordedRequest& req) -> testing::FakeReply {
+    if (req.method == "GET")
+      return {200, R"({"object": "list", "data": [{"id": "fake-kevin", "object": "model"}]})", 0,
+              false};
+    const std::string prompt = parse_json(req.body).value()["messages"].back()["content"];
+    const bool slow = prompt.find("slow_double") != std::string::npos;
+    for (int i = 0; slow && !release_.load() && i < 1200; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string code =
+        slow ? "#include \"kevin_abi.h\"\nextern \"C\" int kevin_forward(const kevin_args* "
+               "args) { return missing_name; }\n"
+             : good;
+    const Json reply = {
+        {"choices",
+         Json::array(
+             {{{"message", {{"role", "assistant"}, {"content", "```cpp\n" + code + "```\nmine"}}},
+               {"finish_reason", "stop"}}})},
+        {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}};
+    return {200, dump_json(reply), 0};
+  });
+  const fs::path out = dir_->path() / "run";
+  sys::Child kevin =
+      start_kevin({"run", "--tasks", suite.string(), "--trajectories", "2", "--turns", "2", "--llm",
+                   server_->base_url() + "/v1", "--model", "fake-kevin", "--backend", "cpu",
+                   "--out", out.string(), "--cache-dir", cache.string(), "--parallel", "4"});
+  ASSERT_TRUE(kevin.running());
+  ASSERT_EQ(wait_for_stored_turns(out, 4), 4u) << log();
+  release_ = true;
+  bool preparing = false;
+  for (int i = 0; i < 1200 && !preparing; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    preparing = log().find("preparing reference data for slow_double.py") != std::string::npos;
+  }
+  ASSERT_TRUE(preparing) << log();
+
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(kevin.pid(), SIGINT), 0);  // once
+  auto ended = kevin.wait(sys::Deadline::after(std::chrono::seconds(60)));
+  ASSERT_TRUE(ended.is_ok()) << log();
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(5))
+      << "the preparation in progress is abandoned, not waited for: " << log();
+  EXPECT_TRUE(ended->exited && ended->code == 130) << ended->describe() << "\n" << log();
+  const std::string text = log();
+  EXPECT_NE(text.find("interrupted: 4 turns kept"), std::string::npos) << text;
+  EXPECT_EQ(text.find("evaluation failed"), std::string::npos)
+      << "an abandoned preparation is no failure of the run: " << text;
+  auto store = rollout::RunStore::open(out / "run.db");
+  ASSERT_TRUE(store.is_ok());
+  EXPECT_EQ(*store->turn_count(), 4u) << "slow_double's turns are not stored as verdicts";
+  const auto left = leftovers();
+  EXPECT_TRUE(left.empty()) << "the reference worker outlived kevin: " << describe(left);
+  // Only vector_add's data was made; nothing of slow_double's is cached, not even its time.
+  int sets = 0, timed = 0;
+  for (const auto& key : fs::directory_iterator(cache / "reference")) {
+    sets += fs::exists(key.path() / "current") ? 1 : 0;
+    timed += fs::exists(key.path() / "prepare_seconds") ? 1 : 0;
+  }
+  EXPECT_EQ(sets, 1);
+  EXPECT_EQ(timed, 1);
+
+  const KevinRun report =
+      run_kevin({"report", out.string(), "--out", (dir_->path() / "report.html").string()});
+  EXPECT_EQ(report.code, 0) << report.output;
+  const KevinRun resumed = run_kevin({"--log-level", "warn", "run", "--resume", out.string()});
+  EXPECT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_EQ(*store->turn_count(), 8u);
+  EXPECT_NE(resumed.output.find("run complete: 8 turns"), std::string::npos) << resumed.output;
 }
 
 TEST(RunCliUsage, MissingTasksOrPolicyAreUsageErrors) {
