@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -129,6 +130,54 @@ void fused_update(const std::vector<torch::Tensor>& params, const std::vector<to
 #endif
 }
 
+// One step's parallel lists over parameters, as _fused_adamw_ takes them.
+struct StepLists {
+  std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
+  std::vector<float> steps;
+
+  // Advances `state`'s step count and appends `p` with its gradient, the moments as the update
+  // is to see them (`exp_avg`, `exp_avg_sq`: the state's own, or copies on `p`'s device), and
+  // the new count.
+  void add(const torch::Tensor& p, torch::optim::AdamWParamState& state, torch::Tensor exp_avg,
+           torch::Tensor exp_avg_sq) {
+    state.step(state.step() + 1);
+    params.push_back(p);
+    grads.push_back(p.grad());
+    exp_avgs.push_back(std::move(exp_avg));
+    exp_avg_sqs.push_back(std::move(exp_avg_sq));
+    steps.push_back(static_cast<float>(state.step()));
+  }
+
+  // The update of every listed parameter: one fused kernel when it takes them all, else
+  // libtorch's arithmetic parameter by parameter.
+  void update(const torch::optim::AdamWOptions& options) {
+    if (std::all_of(params.begin(), params.end(), fused_kernel_takes)) {
+      fused_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, options);
+      return;
+    }
+    TORCH_CHECK(max_exp_avg_sqs.empty(), "FusedAdamW: amsgrad off the fused path");
+    for (size_t i = 0; i < params.size(); ++i)
+      adamw_update(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], static_cast<int64_t>(steps[i]),
+                   options);
+  }
+};
+
+// The end of the bucket that starts at `first`: parameters up to `bucket_bytes` in all, and at
+// least one.
+size_t bucket_end(const std::vector<torch::Tensor>& params, size_t first, int64_t bucket_bytes) {
+  size_t end = first;
+  int64_t bytes = 0;
+  while (end < params.size() &&
+         (end == first || bytes + static_cast<int64_t>(params[end].nbytes()) <= bucket_bytes))
+    bytes += static_cast<int64_t>(params[end++].nbytes());
+  return end;
+}
+
+// The updated moment back into its host tensor (nothing to do where the update ran on it).
+void copy_back(const torch::Tensor& updated, torch::Tensor& host) {
+  if (!updated.is_same(host)) host.copy_(updated, /*non_blocking=*/true);
+}
+
 }  // namespace
 
 torch::optim::AdamWParamState& FusedAdamW::state_of(const torch::Tensor& p,
@@ -205,21 +254,14 @@ void FusedAdamW::fused_step() {
   torch::NoGradGuard no_grad;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
-    std::vector<float> steps;
+    StepLists lists;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       auto& state = state_of(p, options);
-      state.step(state.step() + 1);
-      params.push_back(p);
-      grads.push_back(p.grad());
-      exp_avgs.push_back(state.exp_avg());
-      exp_avg_sqs.push_back(state.exp_avg_sq());
-      if (options.amsgrad()) max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
-      steps.push_back(static_cast<float>(state.step()));
+      lists.add(p, state, state.exp_avg(), state.exp_avg_sq());
+      if (options.amsgrad()) lists.max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
     }
-    if (!params.empty())
-      fused_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, options);
+    if (!lists.params.empty()) lists.update(options);
   }
 }
 
@@ -232,51 +274,37 @@ void FusedAdamW::host_state_step() {
     std::vector<torch::Tensor> params;
     for (const auto& p : group.params()) {
       if (p.grad().defined()) params.push_back(p);
+      on_cuda = on_cuda || (p.grad().defined() && p.is_cuda());
     }
-    // Buckets of about bucket_bytes_ of parameters: the moments of one bucket are on the GPU
-    // at a time (copies and updates are ordered on the current stream).
     for (size_t first = 0; first < params.size();) {
-      size_t end = first;
-      int64_t bytes = 0;
-      while (end < params.size() &&
-             (end == first || bytes + static_cast<int64_t>(params[end].nbytes()) <= bucket_bytes_))
-        bytes += static_cast<int64_t>(params[end++].nbytes());
-      std::vector<torch::Tensor> ps, grads, exp_avgs, exp_avg_sqs, host_avgs, host_avg_sqs;
-      std::vector<float> steps;
-      bool fused = true;
-      for (size_t i = first; i < end; ++i) {
-        auto& p = params[i];
-        auto& state = state_of(p, options);
-        state.step(state.step() + 1);
-        ps.push_back(p);
-        grads.push_back(p.grad());
-        host_avgs.push_back(state.exp_avg());
-        host_avg_sqs.push_back(state.exp_avg_sq());
-        exp_avgs.push_back(state.exp_avg().to(p.device(), /*non_blocking=*/true));
-        exp_avg_sqs.push_back(state.exp_avg_sq().to(p.device(), /*non_blocking=*/true));
-        steps.push_back(static_cast<float>(state.step()));
-        fused = fused && fused_kernel_takes(p);
-        on_cuda = on_cuda || p.is_cuda();
-      }
-      if (fused) {
-        fused_update(ps, grads, exp_avgs, exp_avg_sqs, {}, steps, options);
-      } else {
-        for (size_t i = 0; i < ps.size(); ++i)
-          adamw_update(ps[i], grads[i], exp_avgs[i], exp_avg_sqs[i], static_cast<int64_t>(steps[i]),
-                       options);
-      }
-      for (size_t i = 0; i < ps.size(); ++i) {
-        if (!exp_avgs[i].is_same(host_avgs[i]))
-          host_avgs[i].copy_(exp_avgs[i], /*non_blocking=*/true);
-        if (!exp_avg_sqs[i].is_same(host_avg_sqs[i]))
-          host_avg_sqs[i].copy_(exp_avg_sqs[i], /*non_blocking=*/true);
-      }
+      const size_t end = bucket_end(params, first, bucket_bytes_);
+      host_state_bucket({params.begin() + static_cast<std::ptrdiff_t>(first),
+                         params.begin() + static_cast<std::ptrdiff_t>(end)},
+                        options);
       first = end;
     }
   }
   // The last moments are still on their way to host memory: a checkpoint must not read them
   // before they land.
   if (on_cuda) torch::cuda::synchronize();
+}
+
+void FusedAdamW::host_state_bucket(const std::vector<torch::Tensor>& params,
+                                   const torch::optim::AdamWOptions& options) {
+  StepLists lists;
+  std::vector<torch::Tensor> host_avgs, host_avg_sqs;
+  for (const auto& p : params) {
+    auto& state = state_of(p, options);
+    host_avgs.push_back(state.exp_avg());
+    host_avg_sqs.push_back(state.exp_avg_sq());
+    lists.add(p, state, state.exp_avg().to(p.device(), /*non_blocking=*/true),
+              state.exp_avg_sq().to(p.device(), /*non_blocking=*/true));
+  }
+  lists.update(options);
+  for (size_t i = 0; i < params.size(); ++i) {
+    copy_back(lists.exp_avgs[i], host_avgs[i]);
+    copy_back(lists.exp_avg_sqs[i], host_avg_sqs[i]);
+  }
 }
 
 }  // namespace kevin::train

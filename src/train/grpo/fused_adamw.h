@@ -39,6 +39,9 @@ class FusedAdamW : public torch::optim::AdamW {
                                           const torch::optim::AdamWOptions& options);
   void fused_step();
   void host_state_step();
+  // The moments of `params` in to their device, the update, and the moments back out.
+  void host_state_bucket(const std::vector<torch::Tensor>& params,
+                         const torch::optim::AdamWOptions& options);
 
   bool state_on_host_ = false;
   int64_t bucket_bytes_ = int64_t{256} << 20;
