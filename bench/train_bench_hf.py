@@ -2,7 +2,8 @@
 # train_bench_hf.py — the baseline for bench/train_bench.cpp: the same random Qwen2 shape,
 # batch and precision in HF transformers + PyTorch (training step under bf16 autocast with
 # fp32 AdamW; sampling with `generate` in bf16, full-vocabulary sampling, no early stop).
-# Prints one JSON object. Usage: python3 bench/train_bench_hf.py [--quick] [--profile TRACE.json]
+# Prints one JSON object. Usage:
+#   python3 bench/train_bench_hf.py [--quick] [--generate-only] [--profile TRACE.json]
 import json
 import sys
 import time
@@ -88,7 +89,8 @@ def main():
     result = {"model": "random Qwen2, Qwen2.5-0.5B shape", "transformers": transformers.__version__,
               "torch": torch.__version__}
     trace = sys.argv[sys.argv.index("--profile") + 1] if "--profile" in sys.argv else None
-    result["train"] = train(c, 2 if quick else 8, 256 if quick else 2048, 2 if quick else 10, trace)
+    if "--generate-only" not in sys.argv:  # bench/generation.sh compares sampling alone
+        result["train"] = train(c, 2 if quick else 8, 256 if quick else 2048, 2 if quick else 10, trace)
     result["generate"] = sample(c, 4 if quick else 32, 128, 32 if quick else 256)
     print(json.dumps(result))
 

@@ -1,7 +1,7 @@
 // kernels.h — launchers of the trainer's fused CUDA kernels (token_scores_kernels.cu,
-// swiglu_kernels.cu, rotary_kernels.cu), called on CUDA tensors by token_scores.cpp,
-// swiglu.cpp and rotary.cpp. Plain CUDA and raw pointers, no libtorch types; each returns
-// the launch's status.
+// swiglu_kernels.cu, rotary_kernels.cu, paged_attention_kernels.cu), called on CUDA tensors by
+// token_scores.cpp, swiglu.cpp, rotary.cpp and paged_attention.cpp. Plain CUDA and raw
+// pointers, no libtorch types; each returns the launch's status.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +11,23 @@
 namespace kevin::train::kernels {
 
 enum class ElementType { kFloat32, kBFloat16, kFloat16 };
+
+// Decode attention over a paged KV cache: each of `queries` rows of q (queries x heads x dim,
+// contiguous) attends to the first lengths[n] (>= 1) keys of its sequence, whose token j lives
+// at slot block_table[n * max_pages + j / page_size] * page_size + j % page_size of the pools
+// (slots x kv_heads x dim, contiguous; query head h reads kv head h / (heads / kv_heads)).
+// The keys are split into partitions of `partition_size` tokens, each reduced by one block into
+// the fp32 workspace (queries x heads x partitions x (dim + 2) floats), then combined into out
+// (queries x heads x dim, q's type). heads / kv_heads must be at most kMaxQueryGroups.
+constexpr int64_t kMaxQueryGroups = 8;
+struct PagedAttentionShape {
+  int64_t queries, heads, kv_heads, dim;
+  int64_t page_size, max_pages, partitions, partition_size;
+};
+cudaError_t paged_decode_attention(const void* q, ElementType type, const void* k_pool,
+                                   const void* v_pool, const int32_t* block_table,
+                                   const int32_t* lengths, const PagedAttentionShape& shape,
+                                   float scale, float* workspace, void* out, cudaStream_t stream);
 
 // logits: rows x vocab, row-major, contiguous, of `type`. targets: rows int64 ids. Writes per
 // row (fp32): logprobs = x[target]/T - lse, entropy of softmax(x/T), and lse = logsumexp(x/T)

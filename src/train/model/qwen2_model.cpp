@@ -191,7 +191,10 @@ torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
     weights.push_back(p->weight);
     if (p->bias.defined()) biases.push_back(p->bias);
   }
-  if (any_lora || (!biases.empty() && biases.size() != projections.size())) {
+  // Concatenating the weights copies them; concatenating the outputs copies rows × out
+  // values instead, less when there are fewer rows than input features (decoding).
+  const bool few_rows = x.numel() / x.size(-1) < x.size(-1);
+  if (any_lora || few_rows || (!biases.empty() && biases.size() != projections.size())) {
     std::vector<torch::Tensor> outputs;
     for (ProjectionImpl* p : projections) outputs.push_back(p->forward(x));
     return torch::cat(outputs, -1);
@@ -221,23 +224,30 @@ AttentionImpl::AttentionImpl(const Qwen2Config& c, const torch::TensorOptions& o
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
                                      const torch::Tensor& sin, const torch::Tensor& mask,
                                      torch::Tensor* cache_k, torch::Tensor* cache_v) {
+  return forward_with(x, cos, sin, [&](const torch::Tensor& q, torch::Tensor k, torch::Tensor v) {
+    if (cache_k != nullptr) {
+      if (cache_k->defined()) {
+        k = torch::cat({*cache_k, k}, 2);
+        v = torch::cat({*cache_v, v}, 2);
+      }
+      *cache_k = k;
+      *cache_v = v;
+    }
+    return grouped_attention(q, k, v, mask);
+  });
+}
+
+torch::Tensor AttentionImpl::forward_with(const torch::Tensor& x, const torch::Tensor& cos,
+                                          const torch::Tensor& sin, const Attend& attend) {
   const auto b = x.size(0), t = x.size(1);
   const auto qkv = project_together({q_proj.get(), k_proj.get(), v_proj.get()}, x);
   const int64_t q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
   // split (not narrow): its backward is one concatenation, not a zero-filled copy per part.
   const auto parts = qkv.split_with_sizes({q_width, kv_width, kv_width}, -1);
   const auto q = apply_rotary(parts[0].view({b, t, heads_, head_dim_}), cos, sin).transpose(1, 2);
-  auto k = apply_rotary(parts[1].view({b, t, kv_heads_, head_dim_}), cos, sin).transpose(1, 2);
-  auto v = parts[2].view({b, t, kv_heads_, head_dim_}).transpose(1, 2);
-  if (cache_k != nullptr) {
-    if (cache_k->defined()) {
-      k = torch::cat({*cache_k, k}, 2);
-      v = torch::cat({*cache_v, v}, 2);
-    }
-    *cache_k = k;
-    *cache_v = v;
-  }
-  const auto out = grouped_attention(q, k, v, mask);
+  const auto k = apply_rotary(parts[1].view({b, t, kv_heads_, head_dim_}), cos, sin).transpose(1, 2);
+  const auto v = parts[2].view({b, t, kv_heads_, head_dim_}).transpose(1, 2);
+  const auto out = attend(q, k, v);
   return o_proj(out.transpose(1, 2).reshape({b, t, heads_ * head_dim_}));
 }
 
@@ -265,6 +275,12 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& sin, const torch::Tensor& mask,
                                         torch::Tensor* cache_k, torch::Tensor* cache_v) {
   const auto h = x + self_attn(input_layernorm(x), cos, sin, mask, cache_k, cache_v);
+  return h + mlp(post_attention_layernorm(h));
+}
+
+torch::Tensor DecoderLayerImpl::forward_with(const torch::Tensor& x, const torch::Tensor& cos,
+                                             const torch::Tensor& sin, const Attend& attend) {
+  const auto h = x + self_attn->forward_with(input_layernorm(x), cos, sin, attend);
   return h + mlp(post_attention_layernorm(h));
 }
 
@@ -338,6 +354,20 @@ torch::Tensor Qwen2ForCausalLMImpl::lm_logits(const torch::Tensor& hidden) {
 
 torch::Tensor Qwen2ForCausalLMImpl::lm_head_weight() const {
   return config_.tie_word_embeddings ? model->embed_tokens->weight : lm_head->weight;
+}
+
+torch::Tensor Qwen2ForCausalLMImpl::hidden_states_with(const torch::Tensor& input_ids,
+                                                       const torch::Tensor& positions,
+                                                       LayerAttention& attention) {
+  auto x = model->embed_tokens(input_ids);
+  if (inv_freq_.device() != input_ids.device()) inv_freq_ = inv_freq_.to(input_ids.device());
+  const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
+  for (size_t i = 0; i < model->layers->size(); ++i) {
+    x = model->layers->ptr<DecoderLayerImpl>(i)->forward_with(
+        x, cos, sin, [&attention, i](const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v) { return attention.attend(i, q, k, v); });
+  }
+  return model->norm(x);
 }
 
 torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids,

@@ -77,8 +77,10 @@ class ProjectionImpl : public torch::nn::Module {
 TORCH_MODULE(Projection);
 
 // The projections' outputs of one input, concatenated on the last dimension. Without
-// adapters the weights are concatenated first, so the input is cast (under autocast) and
-// multiplied once, and backward sums no per-projection input gradients.
+// adapters, and with at least as many rows as input features (prefill, training), the weights
+// are concatenated first, so the input is cast (under autocast) and multiplied once, and
+// backward sums no per-projection input gradients; with fewer rows (decoding) copying the
+// weights would cost more than the multiplications, so each projection runs alone.
 torch::Tensor project_together(const std::vector<ProjectionImpl*>& projections,
                                const torch::Tensor& x);
 
@@ -99,6 +101,21 @@ TORCH_MODULE(Embedding);
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, const torch::Tensor& mask);
 
+// The attention step of one layer given this call's q [B, H, T, D] and k, v [B, KV, T, D]
+// (rotary applied): it stores k and v where its KV cache keeps them and returns the output
+// [B, H, T, D]. The dense KVCache path and the paged generator's pool are two of them.
+using Attend = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v)>;
+
+// Where a whole forward's layers attend (Qwen2ForCausalLMImpl::hidden_states_with): the
+// Attend of decoder layer `layer`. Borrowed for the forward only.
+class LayerAttention {
+ public:
+  virtual ~LayerAttention() = default;
+  virtual torch::Tensor attend(size_t layer, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v) = 0;
+};
+
 // Grouped-query self-attention with q/k/v biases and rotary embeddings. With cache tensors,
 // appends this call's keys/values to them (they are replaced, not modified in place).
 class AttentionImpl : public torch::nn::Module {
@@ -107,6 +124,9 @@ class AttentionImpl : public torch::nn::Module {
   // x [B, T, H]; cos/sin [B, T, head_dim]; mask [B, 1, T, S] additive (0 / -inf), S = cached + T.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
+  // The projections and rotary of forward, with `attend` in place of its cache and attention.
+  torch::Tensor forward_with(const torch::Tensor& x, const torch::Tensor& cos,
+                             const torch::Tensor& sin, const Attend& attend);
   Projection q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
 
  private:
@@ -129,6 +149,8 @@ class DecoderLayerImpl : public torch::nn::Module {
   DecoderLayerImpl(const Qwen2Config& c, const torch::TensorOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, torch::Tensor* cache_k, torch::Tensor* cache_v);
+  torch::Tensor forward_with(const torch::Tensor& x, const torch::Tensor& cos,
+                             const torch::Tensor& sin, const Attend& attend);
   RMSNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
   Attention self_attn{nullptr};
   MLP mlp{nullptr};
@@ -166,6 +188,11 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   torch::Tensor hidden_states(const torch::Tensor& input_ids,
                               const torch::Tensor& attention_mask = {}, KVCache* cache = nullptr);
   torch::Tensor lm_logits(const torch::Tensor& hidden);
+  // Final-normed hidden states [B, T, hidden] of `input_ids` [B, T] at rotary `positions`
+  // [B, T] (int64), each layer attending through `attention` (the paged generator's cache).
+  // No mask, padding or KVCache: what each query sees is the LayerAttention's to decide.
+  torch::Tensor hidden_states_with(const torch::Tensor& input_ids, const torch::Tensor& positions,
+                                   LayerAttention& attention);
   // The LM head's weight [vocab, hidden] that lm_logits multiplies by: lm_head's, or the token
   // embeddings' when tied. The parameter itself (gradients reach it), for chunked_scores.h.
   torch::Tensor lm_head_weight() const;

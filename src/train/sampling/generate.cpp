@@ -4,11 +4,9 @@
 #include <algorithm>
 
 namespace kevin::train {
-namespace {
 
-// Samples one token per row from `logits` [B, V]; returns (tokens [B], logprobs [B]).
-std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits,
-                                               const SamplingParams& p) {
+std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
+                                                      const SamplingParams& p) {
   const auto scaled = logits.to(torch::kFloat32) / (p.temperature > 0 ? p.temperature : 1.0);
   const auto logprobs = torch::log_softmax(scaled, -1);
   torch::Tensor tokens;
@@ -26,8 +24,6 @@ std::pair<torch::Tensor, torch::Tensor> sample(const torch::Tensor& logits,
   }
   return {tokens, logprobs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)};
 }
-
-}  // namespace
 
 std::vector<Sampled> generate(Qwen2ForCausalLM& model,
                               const std::vector<std::vector<int32_t>>& prompts,
@@ -57,7 +53,7 @@ std::vector<Sampled> generate(Qwen2ForCausalLM& model,
   // The head only at the last prompt position: the prompt's other logits are never used.
   auto logits = model->lm_logits(model->hidden_states(ids, mask, &cache).select(1, width - 1));
   for (int64_t step = 0; step < params.max_new_tokens; ++step) {
-    const auto [tokens, logprobs] = sample(logits, params);
+    const auto [tokens, logprobs] = sample_tokens(logits, params);
     // Read on the host through raw pointers: indexing a tensor per row costs a dispatch each.
     const auto tok_cpu = tokens.to(torch::kCPU).contiguous(),
                lp_cpu = logprobs.to(torch::kCPU).contiguous();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train/model/qwen2_model.h"
@@ -24,6 +25,12 @@ struct Sampled {
   std::vector<float> logprobs;  // one per token
   std::string finish_reason;    // "stop" or "length"
 };
+
+// One token per row of `logits` [B, V] under `params` (temperature, top-p; greedy at
+// temperature 0), with its log-probability under the temperature-scaled distribution: (tokens
+// [B] int64, logprobs [B] fp32), on the logits' device, without reading them back to the host.
+std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
+                                                      const SamplingParams& params);
 
 // Samples one continuation per prompt (all prompts non-empty). Uses torch's global RNG on
 // the model's device (seed it with torch::manual_seed for reproducible runs). Runs without

@@ -39,6 +39,7 @@ LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer token
       tokenizer_(std::move(tokenizer)),
       options_(std::move(options)),
       busy_(replicas_.size(), false) {
+  generators_.resize(replicas_.size());
   for (const char* stop : {"<|im_end|>", "<|endoftext|>"}) {
     if (auto id = tokenizer_.token_id(stop)) stop_ids_.push_back(*id);
   }
@@ -79,7 +80,7 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
       const SharedDeviceLock not_while_timing(
           replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
       sampling_clock_.start();
-      results = run_batch(replicas_[replica], lead->batch);  // does not throw
+      results = run_batch(replica, lead->batch);  // does not throw
       sampling_clock_.stop();
     }
     finish_lead(*lead, std::move(results));
@@ -151,8 +152,19 @@ std::vector<std::shared_ptr<LocalPolicy::Request>> LocalPolicy::take_batch(
   return batch;
 }
 
+Result<PagedGenerator*> LocalPolicy::generator_of(size_t replica) {
+  if (!generators_[replica]) {
+    PagedGeneratorOptions o = options_.generator;
+    o.max_batch = static_cast<int64_t>(std::max<size_t>(1, options_.max_batch));
+    if (options_.autocast_bf16) o.kv_dtype = torch::kBFloat16;
+    KEVIN_ASSIGN_OR_RETURN(generators_[replica], PagedGenerator::create(replicas_[replica], o));
+  }
+  return generators_[replica].get();
+}
+
 std::vector<Result<policy::Generation>> LocalPolicy::run_batch(
-    Qwen2ForCausalLM& model, const std::vector<std::shared_ptr<Request>>& batch) {
+    size_t replica, const std::vector<std::shared_ptr<Request>>& batch) {
+  Qwen2ForCausalLM& model = replicas_[replica];
   std::vector<Result<policy::Generation>> results;
   if (batch.empty()) return results;
   const auto start = std::chrono::steady_clock::now();
@@ -164,21 +176,26 @@ std::vector<Result<policy::Generation>> LocalPolicy::run_batch(
   sampling.stop_ids = stop_ids_;
   std::vector<std::vector<int32_t>> prompts;
   for (const auto& r : batch) prompts.push_back(r->prompt);
-  std::vector<Sampled> sampled;
+  Result<std::vector<Sampled>> sampled = unavailable("not sampled");
   try {
     const DeviceOfThread on_device(model->parameters().front().device());
     Bf16Autocast autocast(options_.autocast_bf16);
-    sampled = train::generate(model, prompts, sampling);
+    Result<PagedGenerator*> generator = generator_of(replica);
+    sampled = generator.is_ok() ? (*generator)->generate(prompts, sampling)
+                                : Result<std::vector<Sampled>>(generator.status());
   } catch (const std::exception& e) {
     // libtorch reports device failures (out of memory) by exception; it must not cross.
-    const Status failed = unavailable(std::string("local model: ") + e.what());
-    return std::vector<Result<policy::Generation>>(batch.size(), failed);
+    sampled = unavailable(std::string("local model: ") + e.what());
+  }
+  if (!sampled.is_ok()) {
+    return std::vector<Result<policy::Generation>>(batch.size(), sampled.status());
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < batch.size(); ++i) {
-    std::vector<int32_t> tokens = sampled[i].tokens;
-    if (!tokens.empty() && sampled[i].finish_reason == "stop")
+    const Sampled& out = (*sampled)[i];
+    std::vector<int32_t> tokens = out.tokens;
+    if (!tokens.empty() && out.finish_reason == "stop")
       tokens.pop_back();  // the stop token itself
     std::string text = tokenizer_.decode(tokens, true);
     for (const auto& stop : p.stop) {
@@ -188,13 +205,13 @@ std::vector<Result<policy::Generation>> LocalPolicy::run_batch(
     policy::Generation g;
     g.content = split.has_think ? split.answer : text;
     g.reasoning = split.reasoning;
-    g.finish_reason = sampled[i].finish_reason;
+    g.finish_reason = out.finish_reason;
     g.prompt_tokens = static_cast<int64_t>(batch[i]->prompt.size());
-    g.completion_tokens = static_cast<int64_t>(sampled[i].tokens.size());
+    g.completion_tokens = static_cast<int64_t>(out.tokens.size());
     g.latency_ms = ms;
     g.prompt_token_ids = batch[i]->prompt;
-    g.completion_token_ids = sampled[i].tokens;
-    g.completion_logprobs = sampled[i].logprobs;
+    g.completion_token_ids = out.tokens;
+    g.completion_logprobs = out.logprobs;
     results.emplace_back(std::move(g));
   }
   return results;

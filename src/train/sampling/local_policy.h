@@ -1,7 +1,7 @@
 // local_policy.h — the in-process model behind the policy interface (`kevin run --policy
 // local:MODEL_DIR`): a Qwen2-family HF folder (config.json, *.safetensors, tokenizer.json)
-// loaded into libtorch; each request is rendered as ChatML, sampled with the KV-cache
-// generator and decoded, with the leading <think> block returned as reasoning. Requests that
+// loaded into libtorch; each request is rendered as ChatML, sampled with the paged generation
+// engine (paged_generator.h) and decoded, with the leading <think> block returned as reasoning. Requests that
 // arrive together from several trajectories are sampled as one batch; with several replicas
 // of the model (the trainer's, one per GPU) several batches run at once, one per replica.
 #pragma once
@@ -16,7 +16,7 @@
 #include "core/device_gate.h"
 #include "core/mutex.h"
 #include "policy/policy.h"
-#include "train/sampling/generate.h"
+#include "train/sampling/paged_generator.h"
 #include "train/model/qwen2_model.h"
 #include "train/tokenizer/tokenizer.h"
 
@@ -31,6 +31,10 @@ struct LocalPolicyOptions {
   // Per replica (or empty): a gate held shared while that replica samples, so that the
   // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
   std::vector<DeviceGate*> replica_gates;
+  // Each replica's generation engine, made at its first batch (max_batch above sets its
+  // max_batch; with autocast_bf16 its cache is bf16). Its prefix cache lives as long as this
+  // policy: the replicas' weights must not change meanwhile (the trainer makes a policy per step).
+  PagedGeneratorOptions generator;
 };
 
 class LocalPolicy final : public policy::Policy {
@@ -73,9 +77,14 @@ class LocalPolicy final : public policy::Policy {
       REQUIRES(mu_);
   // Samples the batch (no lock held): one result per request, in order. Does not throw.
   std::vector<Result<policy::Generation>> run_batch(
-      Qwen2ForCausalLM& model, const std::vector<std::shared_ptr<Request>>& batch);
+      size_t replica, const std::vector<std::shared_ptr<Request>>& batch);
+
+  // The engine of `replica`, made on first use (only the thread leading a batch on that
+  // replica calls it).
+  Result<PagedGenerator*> generator_of(size_t replica);
 
   std::vector<Qwen2ForCausalLM> replicas_;
+  std::vector<std::unique_ptr<PagedGenerator>> generators_;  // per replica; null until first use
   Tokenizer tokenizer_;
   LocalPolicyOptions options_;
   std::vector<int32_t> stop_ids_;

@@ -1,0 +1,87 @@
+// paged_attention.cpp — the reference in stock ops and the dispatch to the CUDA kernel.
+#include "train/model/paged_attention.h"
+
+#include <cmath>
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+#include "train/model/kernel_launch.h"
+#endif
+
+namespace kevin::train {
+namespace {
+
+// Keys per partition of the kernel's split over the sequence.
+constexpr int64_t kPartitionTokens = 512;
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+
+bool takes_kernel(const torch::Tensor& q, const PagedKeys& keys) {
+  const int64_t heads = q.size(1), kv_heads = keys.k_pool.size(1), dim = q.size(2);
+  return q.is_cuda() && has_kernel_type(q) && q.scalar_type() == keys.k_pool.scalar_type() &&
+         keys.v_pool.scalar_type() == q.scalar_type() && heads % kv_heads == 0 &&
+         heads / kv_heads <= kernels::kMaxQueryGroups && dim <= 256 &&
+         (dim * q.element_size()) % 16 == 0 && keys.k_pool.is_contiguous() &&
+         keys.v_pool.is_contiguous() && keys.block_table.scalar_type() == torch::kInt32 &&
+         keys.lengths.scalar_type() == torch::kInt32;
+}
+
+torch::Tensor kernel_attention(const torch::Tensor& q, const PagedKeys& keys) {
+  const auto query = q.contiguous();
+  const auto table = keys.block_table.contiguous(), lengths = keys.lengths.contiguous();
+  const int64_t n = q.size(0), heads = q.size(1), dim = q.size(2);
+  const int64_t partitions = std::max<int64_t>(1, (keys.max_length + kPartitionTokens - 1) / kPartitionTokens);
+  const kernels::PagedAttentionShape shape{n,     heads,           keys.k_pool.size(1), dim,
+                                           keys.page_size, table.size(1), partitions,
+                                           kPartitionTokens};
+  auto workspace =
+      torch::empty({n * heads * partitions * (dim + 2)}, q.options().dtype(torch::kFloat32));
+  auto out = torch::empty_like(query);
+  const OnDeviceOf on(q);
+  check_launch(kernels::paged_decode_attention(
+                   query.data_ptr(), kernel_type(q), keys.k_pool.data_ptr(), keys.v_pool.data_ptr(),
+                   table.data_ptr<int32_t>(), lengths.data_ptr<int32_t>(), shape,
+                   static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))),
+                   workspace.data_ptr<float>(), out.data_ptr(), on.stream()),
+               "paged decode attention");
+  return out;
+}
+
+#endif
+
+}  // namespace
+
+torch::Tensor paged_decode_attention_reference(const torch::Tensor& q, const PagedKeys& keys) {
+  const int64_t n = q.size(0), heads = q.size(1), dim = q.size(2);
+  const int64_t kv_heads = keys.k_pool.size(1), groups = heads / kv_heads;
+  TORCH_CHECK(heads % kv_heads == 0, "query heads must be a multiple of the key/value heads");
+  const int64_t length = std::max<int64_t>(1, keys.max_length);
+  const auto longs = torch::TensorOptions(q.device()).dtype(torch::kLong);
+  const auto position = torch::arange(length, longs);  // [L]
+  const auto table = keys.block_table.to(torch::kLong);
+  const auto page_index = torch::div(position, keys.page_size, "floor").clamp_max(table.size(1) - 1);
+  const auto slots = table.index_select(1, page_index) * keys.page_size +
+                     (position % keys.page_size).view({1, length});  // [N, L]
+  const auto beyond = (position.view({1, length}) >= keys.lengths.to(torch::kLong).view({n, 1}));
+  // Slots past a sequence's length hold whatever was there (NaN included): zeroed, then masked.
+  const auto gather = [&](const torch::Tensor& pool) {
+    return pool.index_select(0, slots.reshape({-1}))
+        .view({n, length, kv_heads, dim})
+        .to(torch::kFloat32)
+        .masked_fill(beyond.view({n, length, 1, 1}), 0.0);
+  };
+  const auto k = gather(keys.k_pool), v = gather(keys.v_pool);
+  const auto query = q.to(torch::kFloat32).view({n, kv_heads, groups, dim});
+  auto scores = torch::einsum("nkgd,nlkd->nkgl", {query, k}) / std::sqrt(static_cast<double>(dim));
+  scores = scores.masked_fill(beyond.view({n, 1, 1, length}), -INFINITY);
+  const auto weights = torch::softmax(scores, -1);
+  return torch::einsum("nkgl,nlkd->nkgd", {weights, v}).reshape({n, heads, dim}).to(q.scalar_type());
+}
+
+torch::Tensor paged_decode_attention(const torch::Tensor& q, const PagedKeys& keys) {
+#if KEVIN_TRAIN_CUDA_KERNELS
+  if (takes_kernel(q, keys)) return kernel_attention(q, keys);
+#endif
+  return paged_decode_attention_reference(q, keys);
+}
+
+}  // namespace kevin::train

@@ -1,0 +1,188 @@
+// paged_attention_kernels.cu — decode attention over a paged KV cache (split-K): one block per
+// (partition of keys, kv head, query) scores its tokens for all the query heads that share the
+// kv head, then a second kernel merges the partitions by their log-sum-exp.
+#include <algorithm>
+#include <cfloat>
+#include <cstdint>
+
+#include "train/model/kernel_math.cuh"
+#include "train/model/kernels.h"
+
+namespace kevin::train::kernels {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kMaxDim = 256;
+
+// The pool slot of token `j` of a sequence whose pages are `pages`.
+__device__ __forceinline__ int64_t slot_of(const int32_t* pages, int64_t j, int64_t page_size) {
+  return static_cast<int64_t>(pages[j / page_size]) * page_size + j % page_size;
+}
+
+// q · k over `dim` elements, k read in 16-byte vectors (the launcher checks the alignment).
+template <typename T>
+__device__ __forceinline__ float dot_row(const float* q, const T* k, int dim) {
+  constexpr int kWidth = kPerVector<T>;
+  float sum = 0;
+  for (int d = 0; d < dim; d += kWidth) {
+    const uint4 chunk = *reinterpret_cast<const uint4*>(k + d);
+    const T* elements = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+    for (int i = 0; i < kWidth; ++i) sum += q[d + i] * to_float(elements[i]);
+  }
+  return sum;
+}
+
+// Shared memory: q (groups x dim), then scores (groups x partition_size), then the PV
+// partial sums (slices x groups x dim), all fp32.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    partition_kernel(const T* __restrict__ q, const T* __restrict__ k_pool,
+                     const T* __restrict__ v_pool, const int32_t* __restrict__ block_table,
+                     const int32_t* __restrict__ lengths, PagedAttentionShape shape, float scale,
+                     float* __restrict__ workspace) {
+  extern __shared__ float shared[];
+  const int partition = blockIdx.x, kv = blockIdx.y;
+  const int64_t n = blockIdx.z;
+  const int groups = static_cast<int>(shape.heads / shape.kv_heads), dim = static_cast<int>(shape.dim);
+  const int64_t length = lengths[n], start = partition * shape.partition_size;
+  const int64_t count =
+      length - start < shape.partition_size ? length - start : shape.partition_size;
+  const int64_t kv_stride = shape.kv_heads * shape.dim;  // between consecutive slots
+  // This partition's result for query head h of row n: (dim values, max, sum).
+  auto result = [&](int g) {
+    const int64_t h = static_cast<int64_t>(kv) * groups + g;
+    return workspace + ((n * shape.heads + h) * shape.partitions + partition) * (shape.dim + 2);
+  };
+  if (count <= 0) {
+    for (int g = threadIdx.x; g < groups; g += kThreads) {
+      result(g)[dim] = -FLT_MAX;
+      result(g)[dim + 1] = 0;
+    }
+    return;
+  }
+  float* q_s = shared;
+  float* scores = q_s + groups * dim;
+  const int slices = kThreads / dim > 0 ? kThreads / dim : 1;
+  float* partial = scores + groups * shape.partition_size;
+  for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
+    const int64_t h = static_cast<int64_t>(kv) * groups + i / dim;
+    q_s[i] = to_float(q[(n * shape.heads + h) * shape.dim + i % dim]) * scale;
+  }
+  __syncthreads();
+  const int32_t* pages = block_table + n * shape.max_pages;
+  // Scores: one token per thread.
+  for (int64_t t = threadIdx.x; t < count; t += kThreads) {
+    const T* key = k_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim;
+    for (int g = 0; g < groups; ++g) scores[g * shape.partition_size + t] = dot_row(q_s + g * dim, key, dim);
+  }
+  __syncthreads();
+  // Softmax numerators per query head: one warp per head, the max then the sum.
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int g = warp; g < groups; g += kThreads / 32) {
+    float* row = scores + g * shape.partition_size;
+    float top = -FLT_MAX;
+    for (int64_t t = lane; t < count; t += 32) top = fmaxf(top, row[t]);
+    for (int offset = 16; offset > 0; offset /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+    float sum = 0;
+    for (int64_t t = lane; t < count; t += 32) {
+      row[t] = __expf(row[t] - top);
+      sum += row[t];
+    }
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {
+      result(g)[dim] = top;
+      result(g)[dim + 1] = sum;
+    }
+  }
+  __syncthreads();
+  // Weighted values: (slice, d) sums every slices-th token's V[d] for each head; a warp reads
+  // consecutive elements of one value row.
+  for (int i = threadIdx.x; i < slices * dim; i += kThreads) {
+    const int d = i % dim, slice = i / dim;
+    float acc[kMaxQueryGroups] = {};
+    for (int64_t t = slice; t < count; t += slices) {
+      const float value = to_float(
+          v_pool[slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim + d]);
+      for (int g = 0; g < groups; ++g) acc[g] += scores[g * shape.partition_size + t] * value;
+    }
+    for (int g = 0; g < groups; ++g) partial[(slice * groups + g) * dim + d] = acc[g];
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
+    float total = 0;
+    for (int s = 0; s < slices; ++s) total += partial[s * groups * dim + i];
+    result(i / dim)[i % dim] = total;
+  }
+}
+
+// One block per (query, head): out = Σ_p e^(m_p − M) acc_p / Σ_p e^(m_p − M) l_p.
+template <typename T>
+__global__ void combine_kernel(const float* __restrict__ workspace, PagedAttentionShape shape,
+                               T* __restrict__ out) {
+  const int64_t row = blockIdx.x;  // n * heads + h
+  const float* parts = workspace + row * shape.partitions * (shape.dim + 2);
+  float top = -FLT_MAX;
+  for (int64_t p = 0; p < shape.partitions; ++p) top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
+  for (int64_t d = threadIdx.x; d < shape.dim; d += blockDim.x) {
+    float numerator = 0, denominator = 0;
+    for (int64_t p = 0; p < shape.partitions; ++p) {
+      const float* part = parts + p * (shape.dim + 2);
+      const float weight = __expf(part[shape.dim] - top);
+      numerator += weight * part[d];
+      denominator += weight * part[shape.dim + 1];
+    }
+    out[row * shape.dim + d] = from_float<T>(numerator / denominator);
+  }
+}
+
+size_t shared_bytes(const PagedAttentionShape& shape) {
+  const int64_t groups = shape.heads / shape.kv_heads;
+  const int64_t slices = std::max<int64_t>(1, kThreads / shape.dim);
+  return sizeof(float) *
+         static_cast<size_t>(groups * shape.dim + groups * shape.partition_size +
+                             slices * groups * shape.dim);
+}
+
+template <typename T>
+cudaError_t paged_decode_attention_as(const void* q, const void* k_pool, const void* v_pool,
+                                      const int32_t* block_table, const int32_t* lengths,
+                                      const PagedAttentionShape& shape, float scale,
+                                      float* workspace, void* out, cudaStream_t stream) {
+  if (shape.queries == 0) return cudaSuccess;
+  if (!vector_aligned({k_pool, v_pool}, shape.dim, sizeof(T))) return cudaErrorMisalignedAddress;
+  const size_t shared = shared_bytes(shape);
+  if (shared > 48 * 1024) {
+    const cudaError_t status = cudaFuncSetAttribute(
+        partition_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    if (status != cudaSuccess) return status;
+  }
+  const dim3 grid(static_cast<unsigned>(shape.partitions), static_cast<unsigned>(shape.kv_heads),
+                  static_cast<unsigned>(shape.queries));
+  partition_kernel<T><<<grid, kThreads, shared, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k_pool), static_cast<const T*>(v_pool),
+      block_table, lengths, shape, scale, workspace);
+  const unsigned threads = static_cast<unsigned>(std::min<int64_t>(shape.dim, 256));
+  combine_kernel<T><<<static_cast<unsigned>(shape.queries * shape.heads), threads, 0, stream>>>(
+      workspace, shape, static_cast<T*>(out));
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t paged_decode_attention(const void* q, ElementType type, const void* k_pool,
+                                   const void* v_pool, const int32_t* block_table,
+                                   const int32_t* lengths, const PagedAttentionShape& shape,
+                                   float scale, float* workspace, void* out, cudaStream_t stream) {
+  if (shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
+      shape.heads / shape.kv_heads > kMaxQueryGroups || shape.dim <= 0 || shape.dim > kMaxDim ||
+      shape.page_size <= 0 || shape.partition_size <= 0 || shape.partitions <= 0) {
+    return cudaErrorInvalidValue;
+  }
+  return with_element_type(type, [&](auto element) {
+    return paged_decode_attention_as<decltype(element)>(q, k_pool, v_pool, block_table, lengths,
+                                                         shape, scale, workspace, out, stream);
+  });
+}
+
+}  // namespace kevin::train::kernels

@@ -1,0 +1,419 @@
+// paged_generator.cpp — admission, prefill, chunked decode, preemption and the prefix cache.
+#include "train/sampling/paged_generator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "train/model/paged_attention.h"
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kevin::train {
+
+struct PagedGenerator::Sequence {
+  std::vector<int32_t> tokens;  // the prompt, then every sampled token
+  size_t prompt_size = 0;
+  PagedSequence kv;  // keys and values of tokens[0, kv.length)
+  Sampled* out = nullptr;
+  bool sampled() const { return tokens.size() > prompt_size; }
+};
+
+namespace {
+
+constexpr int64_t kCpuPoolTokens = 65536;
+constexpr int64_t kCpuPoolBytes = int64_t{1} << 30;
+
+// Prefill of `count` tokens of one sequence after the `start` it already stores: their keys and
+// values go to their slots, then they attend causally to everything stored. The first chunk of
+// a prompt takes the mask-free causal kernels; a later one, one [T, start + T] mask per call.
+class PrefillAttention final : public LayerAttention {
+ public:
+  PrefillAttention(KVPool& pool, torch::Tensor new_slots, torch::Tensor all_slots, int64_t start)
+      : pool_(pool), new_slots_(std::move(new_slots)), all_slots_(std::move(all_slots)),
+        start_(start) {}
+
+  torch::Tensor attend(size_t layer, const torch::Tensor& q, const torch::Tensor& k,
+                       const torch::Tensor& v) override {
+    const auto& k_pool = pool_.keys(layer);
+    const auto& v_pool = pool_.values(layer);
+    // [1, KV, T, D] → [T, KV, D], the pool's layout.
+    k_pool.index_copy_(0, new_slots_, k[0].transpose(0, 1).to(k_pool.scalar_type()));
+    v_pool.index_copy_(0, new_slots_, v[0].transpose(0, 1).to(v_pool.scalar_type()));
+    if (start_ == 0) return grouped_attention(q, k, v, {});
+    const auto stored = [&](const torch::Tensor& pool) {
+      return pool.index_select(0, all_slots_).transpose(0, 1).unsqueeze(0).to(q.scalar_type());
+    };
+    if (!mask_.defined()) mask_ = lower_right_causal(q);
+    return grouped_attention(q, stored(k_pool), stored(v_pool), mask_);
+  }
+
+ private:
+  // Additive [1, 1, T, S] mask: query i (position start + i) sees keys 0 .. start + i.
+  torch::Tensor lower_right_causal(const torch::Tensor& q) const {
+    const int64_t t = q.size(2), s = start_ + t;
+    const auto longs = torch::TensorOptions(q.device()).dtype(torch::kLong);
+    const auto future = torch::arange(s, longs).view({1, s}) > (torch::arange(t, longs) + start_).view({t, 1});
+    return torch::zeros({1, 1, t, s}, q.options()).masked_fill(future.view({1, 1, t, s}), -INFINITY);
+  }
+
+  KVPool& pool_;
+  torch::Tensor new_slots_, all_slots_;
+  int64_t start_;
+  torch::Tensor mask_;
+};
+
+// One decode step: each sequence's new key and value go to its slot, then its query attends to
+// all it stores through the paged kernel.
+class DecodeAttention final : public LayerAttention {
+ public:
+  DecodeAttention(KVPool& pool, PagedKeys keys, torch::Tensor slots)
+      : pool_(pool), keys_(std::move(keys)), slots_(std::move(slots)) {}
+
+  torch::Tensor attend(size_t layer, const torch::Tensor& q, const torch::Tensor& k,
+                       const torch::Tensor& v) override {
+    keys_.k_pool = pool_.keys(layer);
+    keys_.v_pool = pool_.values(layer);
+    const auto type = keys_.k_pool.scalar_type();
+    keys_.k_pool.index_copy_(0, slots_, k.squeeze(2).to(type));
+    keys_.v_pool.index_copy_(0, slots_, v.squeeze(2).to(type));
+    return paged_decode_attention(q.squeeze(2).to(type), keys_).to(q.scalar_type()).unsqueeze(2);
+  }
+
+ private:
+  KVPool& pool_;
+  PagedKeys keys_;
+  torch::Tensor slots_;
+};
+
+// Pool pages for `options` on `device`: pool_tokens, or a share of the free memory.
+Result<int64_t> pool_pages(const PagedGeneratorOptions& options, const KVPoolShape& shape,
+                           int64_t element_size, const torch::Device& device) {
+  const int64_t per_token = KVPool::bytes_per_token(shape, element_size);
+  int64_t tokens = options.pool_tokens;
+  if (tokens == 0 && device.is_cuda()) {
+#if KEVIN_TRAIN_CUDA_KERNELS
+    const c10::cuda::CUDAGuard guard(device);
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      return unavailable("cannot read the GPU's free memory to size the KV cache");
+    }
+    tokens = static_cast<int64_t>(options.memory_fraction * static_cast<double>(free_bytes)) /
+             per_token;
+#else
+    return invalid_argument("this build cannot read the GPU's free memory: set pool_tokens");
+#endif
+  } else if (tokens == 0) {
+    tokens = std::min(kCpuPoolTokens, kCpuPoolBytes / per_token);
+  }
+  const int64_t pages = tokens / shape.page_size;
+  if (pages < 1) {
+    return unavailable("the KV cache would hold no page: " + std::to_string(tokens) +
+                       " tokens of " + std::to_string(per_token) + " bytes each");
+  }
+  return pages;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PagedGenerator>> PagedGenerator::create(
+    Qwen2ForCausalLM model, const PagedGeneratorOptions& options) {
+  if (options.page_size < 1 || options.max_batch < 1 || options.sync_every < 1 ||
+      options.prefill_chunk < 1 || options.pool_tokens < 0 || options.memory_fraction <= 0 ||
+      options.memory_fraction > 1) {
+    return invalid_argument(
+        "generator options out of range: page_size, max_batch, sync_every and prefill_chunk "
+        "must be positive, memory_fraction in (0, 1]");
+  }
+  const Qwen2Config& c = model->config();
+  const auto weight = model->parameters().front();
+  const auto dtype = options.kv_dtype.value_or(weight.scalar_type());
+  KVPoolShape shape{c.num_hidden_layers, c.num_key_value_heads, c.head_dim(), options.page_size, 0};
+  KEVIN_ASSIGN_OR_RETURN(shape.pages, pool_pages(options, shape, static_cast<int64_t>(c10::elementSize(dtype)),
+                                                 weight.device()));
+  try {
+    KVPool pool(shape, weight.options().dtype(dtype).requires_grad(false));
+    return std::make_unique<PagedGenerator>(std::move(model), options, std::move(pool));
+  } catch (const std::exception& e) {
+    return unavailable("cannot allocate the KV cache of " + std::to_string(shape.pages) +
+                       " pages: " + e.what());
+  }
+}
+
+PagedGenerator::PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptions& options,
+                               KVPool pool)
+    : model_(std::move(model)),
+      options_(options),
+      pool_(std::move(pool)),
+      device_(model_->parameters().front().device()) {}
+
+torch::Tensor PagedGenerator::to_device(const std::vector<int64_t>& values,
+                                        torch::ScalarType type) const {
+  const auto host = torch::tensor(values, torch::kLong).to(type);
+  if (!device_.is_cuda()) return host;
+  // From pinned memory the copy is queued behind the GPU's work instead of waiting for it.
+  return host.pin_memory().to(device_, /*non_blocking=*/true);
+}
+
+Result<std::vector<Sampled>> PagedGenerator::generate(
+    const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params) {
+  std::vector<Sampled> out(prompts.size());
+  for (const auto& prompt : prompts) {
+    if (prompt.empty()) return invalid_argument("cannot generate from an empty prompt");
+    const int64_t needed = static_cast<int64_t>(prompt.size()) + params.max_new_tokens;
+    if (needed > pool_tokens()) {
+      return invalid_argument("a prompt of " + std::to_string(prompt.size()) + " tokens and " +
+                              std::to_string(params.max_new_tokens) + " new ones need " +
+                              std::to_string(needed) + " cache slots; the KV cache holds " +
+                              std::to_string(pool_tokens()) +
+                              " (raise the generator's pool size or lower max_new_tokens)");
+    }
+  }
+  if (params.max_new_tokens <= 0) {
+    for (auto& s : out) s.finish_reason = "length";
+    return out;
+  }
+  torch::NoGradGuard no_grad;
+  std::vector<Sequence> sequences(prompts.size());
+  std::vector<Sequence*> waiting, running;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    sequences[i].tokens = prompts[i];
+    sequences[i].prompt_size = prompts[i].size();
+    sequences[i].out = &out[i];
+    stats_.prompt_tokens += static_cast<int64_t>(prompts[i].size());
+  }
+  for (auto it = sequences.rbegin(); it != sequences.rend(); ++it) waiting.push_back(&*it);
+  // `waiting` is a stack: its back is the next to start (preempted sequences return there).
+  while (!waiting.empty() || !running.empty()) {
+    while (static_cast<int64_t>(running.size()) < options_.max_batch && !waiting.empty()) {
+      Sequence& next = *waiting.back();
+      if (!start(next, params)) break;
+      waiting.pop_back();
+      if (next.out->finish_reason.empty()) running.push_back(&next);
+    }
+    if (running.empty()) {
+      return internal_error("the KV cache could not start a sequence that fits it");
+    }
+    // No sequence decodes past its token limit, so none needs slots beyond what it was checked
+    // to fit.
+    int64_t steps = options_.sync_every;
+    for (const Sequence* s : running) {
+      steps = std::min(steps, params.max_new_tokens - static_cast<int64_t>(s->out->tokens.size()));
+    }
+    reserve(running, waiting, steps);
+    decode(running, steps, params);
+    std::erase_if(running, [](const Sequence* s) { return !s->out->finish_reason.empty(); });
+  }
+  return out;
+}
+
+bool PagedGenerator::start(Sequence& s, const SamplingParams& params) {
+  // A request that has not sampled feeds its whole prompt (and keeps at least its last token
+  // to feed, for the logits); a preempted one feeds all but its last sampled token.
+  const auto size = static_cast<int64_t>(s.tokens.size());
+  const int64_t feed_to = s.sampled() ? size - 1 : size;
+  const int64_t reused = reuse_prefix(s.tokens, s.sampled() ? feed_to : feed_to - 1, s.kv);
+  if (!grow_evicting(s.kv, feed_to)) {
+    pool_.release(s.kv);
+    return false;
+  }
+  stats_.reused_tokens += s.sampled() ? 0 : reused;
+  stats_.peak_used_pages = std::max(stats_.peak_used_pages, pool_.used_pages());
+  if (reused == feed_to) return true;
+  const torch::Tensor last = prefill(s, reused, feed_to);
+  if (s.sampled()) return true;
+  remember_prefix(s.tokens, feed_to, s.kv);
+  const auto [token, logprob] = sample_tokens(model_->lm_logits(last.unsqueeze(0)), params);
+  if (accept(s, static_cast<int32_t>(token.item<int64_t>()), logprob.item<float>(), params)) {
+    finish(s);
+  }
+  return true;
+}
+
+torch::Tensor PagedGenerator::prefill(Sequence& s, int64_t from, int64_t to) {
+  torch::Tensor hidden;
+  for (int64_t begin = from; begin < to; begin += options_.prefill_chunk) {
+    const int64_t end = std::min(to, begin + options_.prefill_chunk), count = end - begin;
+    std::vector<int64_t> ids(s.tokens.begin() + begin, s.tokens.begin() + end),
+        positions(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) positions[static_cast<size_t>(i)] = begin + i;
+    PrefillAttention attention(pool_, to_device(pool_.slots(s.kv, begin, end), torch::kLong),
+                               begin > 0 ? to_device(pool_.slots(s.kv, 0, end), torch::kLong)
+                                         : torch::Tensor(),
+                               begin);
+    hidden = model_->hidden_states_with(to_device(ids, torch::kLong).view({1, count}),
+                                        to_device(positions, torch::kLong).view({1, count}),
+                                        attention);
+    s.kv.length = end;
+    stats_.prefill_tokens += count;
+  }
+  return hidden[0][hidden.size(1) - 1];
+}
+
+void PagedGenerator::reserve(std::vector<Sequence*>& running, std::vector<Sequence*>& waiting,
+                             int64_t steps) {
+  for (size_t i = 0; i < running.size(); ++i) {
+    Sequence* s = running[i];
+    while (!grow_evicting(s->kv, s->kv.length + steps)) {
+      // The newest gives its pages back and starts again later. The oldest always fits alone:
+      // generate() checked that every request fits the pool.
+      Sequence* newest = running.back();
+      running.pop_back();
+      pool_.release(newest->kv);
+      waiting.push_back(newest);
+      ++stats_.preemptions;
+      if (newest == s) break;
+    }
+  }
+  stats_.peak_used_pages = std::max(stats_.peak_used_pages, pool_.used_pages());
+}
+
+void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps,
+                            const SamplingParams& params) {
+  const auto n = static_cast<int64_t>(running.size());
+  size_t widest = 0;
+  int64_t longest = 0;
+  std::vector<int64_t> base(running.size()), last_tokens(running.size());
+  for (size_t i = 0; i < running.size(); ++i) {
+    widest = std::max(widest, running[i]->kv.pages.size());
+    base[i] = running[i]->kv.length;
+    longest = std::max(longest, base[i]);
+    last_tokens[i] = running[i]->tokens.back();
+  }
+  std::vector<int64_t> table(running.size() * widest, 0), slots;
+  slots.reserve(static_cast<size_t>(steps * n));
+  for (size_t i = 0; i < running.size(); ++i) {
+    std::copy(running[i]->kv.pages.begin(), running[i]->kv.pages.end(), table.begin() + static_cast<std::ptrdiff_t>(i * widest));
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    for (size_t i = 0; i < running.size(); ++i) {
+      const auto at = pool_.slots(running[i]->kv, base[i] + step, base[i] + step + 1);
+      slots.push_back(at.front());
+    }
+  }
+  const auto table_on_device = to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)});
+  const auto slots_on_device = to_device(slots, torch::kLong).view({steps, n});
+  const auto base_on_device = to_device(base, torch::kLong);
+  auto tokens = to_device(last_tokens, torch::kLong);
+  std::vector<torch::Tensor> sampled, logprobs;
+  for (int64_t step = 0; step < steps; ++step) {
+    const auto positions = base_on_device + step;
+    PagedKeys keys{{}, {}, table_on_device, (positions + 1).to(torch::kInt32),
+                   pool_.shape().page_size, longest + step + 1};
+    DecodeAttention attention(pool_, keys, slots_on_device[step]);
+    const auto hidden =
+        model_->hidden_states_with(tokens.view({n, 1}), positions.view({n, 1}), attention);
+    auto [next, logprob] = sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+    sampled.push_back(next);
+    logprobs.push_back(logprob);
+    tokens = next;
+  }
+  stats_.decode_steps += steps;
+  // One read per chunk: the host learns of stop tokens `steps` tokens late at most.
+  const auto host_tokens = torch::stack(sampled).to(torch::kCPU).contiguous();
+  const auto host_logprobs = torch::stack(logprobs).to(torch::kCPU, torch::kFloat32).contiguous();
+  const int64_t* token_at = host_tokens.data_ptr<int64_t>();
+  const float* logprob_at = host_logprobs.data_ptr<float>();
+  for (size_t i = 0; i < running.size(); ++i) {
+    Sequence& s = *running[i];
+    s.kv.length = base[i] + steps;
+    for (int64_t step = 0; step < steps; ++step) {
+      const auto at = static_cast<size_t>(step * n) + i;
+      if (accept(s, static_cast<int32_t>(token_at[at]), logprob_at[at], params)) {
+        finish(s);
+        break;
+      }
+    }
+  }
+}
+
+bool PagedGenerator::accept(Sequence& s, int32_t token, float logprob,
+                            const SamplingParams& params) {
+  s.tokens.push_back(token);
+  s.out->tokens.push_back(token);
+  s.out->logprobs.push_back(logprob);
+  ++stats_.generated_tokens;
+  if (std::find(params.stop_ids.begin(), params.stop_ids.end(), token) != params.stop_ids.end()) {
+    s.out->finish_reason = "stop";
+  } else if (static_cast<int64_t>(s.out->tokens.size()) >= params.max_new_tokens) {
+    s.out->finish_reason = "length";
+  }
+  return !s.out->finish_reason.empty();
+}
+
+void PagedGenerator::finish(Sequence& s) {
+  // Every token but the last sampled one has its keys and values stored.
+  const int64_t stored = std::min(s.kv.length, static_cast<int64_t>(s.tokens.size()) - 1);
+  remember_prefix(s.tokens, stored, s.kv);
+  pool_.release(s.kv);
+}
+
+int64_t PagedGenerator::reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit,
+                                     PagedSequence& kv) {
+  CachedPrefix* best = nullptr;
+  int64_t best_length = 0;
+  for (auto& prefix : prefixes_) {
+    const auto common = std::mismatch(prefix.tokens.begin(), prefix.tokens.end(), tokens.begin(),
+                                      tokens.end());
+    const int64_t length = std::min<int64_t>(limit, common.first - prefix.tokens.begin());
+    if (length > best_length) {
+      best = &prefix;
+      best_length = length;
+    }
+  }
+  if (best == nullptr) return 0;
+  best->used = ++clock_;
+  kv = pool_.share(best->kv, best_length);
+  return best_length;
+}
+
+void PagedGenerator::remember_prefix(const std::vector<int32_t>& tokens, int64_t length,
+                                     const PagedSequence& kv) {
+  if (options_.max_cached_prefixes == 0 || length <= 0) return;
+  const auto starts_with = [](const std::vector<int32_t>& longer, const int32_t* shorter,
+                              size_t size) {
+    return longer.size() >= size && std::equal(shorter, shorter + size, longer.begin());
+  };
+  for (auto& prefix : prefixes_) {
+    if (starts_with(prefix.tokens, tokens.data(), static_cast<size_t>(length))) {
+      prefix.used = ++clock_;  // already held by a longer (or equal) entry
+      return;
+    }
+  }
+  // Entries this one extends hold nothing it does not.
+  std::erase_if(prefixes_, [&](CachedPrefix& prefix) {
+    if (!starts_with(tokens, prefix.tokens.data(), prefix.tokens.size())) return false;
+    pool_.release(prefix.kv);
+    return true;
+  });
+  prefixes_.push_back({std::vector<int32_t>(tokens.begin(), tokens.begin() + length),
+                       pool_.share(kv, length), ++clock_});
+  while (prefixes_.size() > options_.max_cached_prefixes) evict_oldest_prefix();
+}
+
+bool PagedGenerator::evict_oldest_prefix() {
+  if (prefixes_.empty()) return false;
+  const auto oldest = std::min_element(
+      prefixes_.begin(), prefixes_.end(),
+      [](const CachedPrefix& a, const CachedPrefix& b) { return a.used < b.used; });
+  pool_.release(oldest->kv);
+  prefixes_.erase(oldest);
+  return true;
+}
+
+void PagedGenerator::clear_prefix_cache() {
+  while (evict_oldest_prefix()) {
+  }
+}
+
+bool PagedGenerator::grow_evicting(PagedSequence& kv, int64_t length) {
+  while (!pool_.grow(kv, length)) {
+    if (!evict_oldest_prefix()) return false;
+  }
+  return true;
+}
+
+}  // namespace kevin::train
