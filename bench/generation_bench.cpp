@@ -117,9 +117,9 @@ std::vector<Sampled> run_engine(PagedGenerator& engine, const Prompts& prompts,
 
 Json engine_stats(const PagedGenerator& engine) {
   const auto& s = engine.stats();
-  return {{"prompt_tokens", s.prompt_tokens},   {"prefill_tokens", s.prefill_tokens},
-          {"reused_tokens", s.reused_tokens},   {"generated_tokens", s.generated_tokens},
-          {"decode_steps", s.decode_steps},     {"preemptions", s.preemptions},
+  return {{"prompt_tokens", s.prompt_tokens},     {"prefill_tokens", s.prefill_tokens},
+          {"reused_tokens", s.reused_tokens},     {"generated_tokens", s.generated_tokens},
+          {"decode_steps", s.decode_steps},       {"preemptions", s.preemptions},
           {"peak_used_pages", s.peak_used_pages}, {"pool_tokens", engine.pool_tokens()}};
 }
 
@@ -147,9 +147,8 @@ int small_run(const Args& a) {
   params.temperature = 1.0;
   params.max_new_tokens = fresh;  // no stop ids: every row runs to the limit
   auto model_handle = model;
-  const auto [today, today_runs] = median_rate([&] {
-    return produced(kevin::train::generate(model_handle, prompts, params));
-  });
+  const auto [today, today_runs] =
+      median_rate([&] { return produced(kevin::train::generate(model_handle, prompts, params)); });
   auto engine = make_engine(model, batch, 0.5);
   const auto [paged, paged_runs] = median_rate([&] {
     engine->clear_prefix_cache();  // every run prefills, as today's sampler does
@@ -172,7 +171,8 @@ int small_run(const Args& a) {
 
 // Bytes per second of a device-to-device copy of 2 GiB (read + write counted).
 double copy_bandwidth() {
-  auto from = torch::empty({int64_t{1} << 30}, torch::TensorOptions(torch::kCUDA).dtype(torch::kBFloat16));
+  auto from =
+      torch::empty({int64_t{1} << 30}, torch::TensorOptions(torch::kCUDA).dtype(torch::kBFloat16));
   auto to = torch::empty_like(from);
   to.copy_(from);
   double best = 1e30;
@@ -204,10 +204,11 @@ int decode_run(const Args& a) {
   for (const auto& p : model->parameters()) weight_bytes += static_cast<double>(p.nbytes());
   // The embedding table is read a row per token, not whole.
   weight_bytes -= static_cast<double>(model->model->embed_tokens->weight.nbytes());
-  const double kv_token_bytes = 2.0 * static_cast<double>(c.num_hidden_layers *
-                                                          c.num_key_value_heads * c.head_dim() * 2);
+  const double kv_token_bytes =
+      2.0 * static_cast<double>(c.num_hidden_layers * c.num_key_value_heads * c.head_dim() * 2);
   const double mean_context = static_cast<double>(context) + static_cast<double>(fresh) / 2;
-  const double step_bytes = weight_bytes + static_cast<double>(batch) * mean_context * kv_token_bytes;
+  const double step_bytes =
+      weight_bytes + static_cast<double>(batch) * mean_context * kv_token_bytes;
   const double bound_s = step_bytes / bandwidth;
   std::printf("%s\n", Json{{"mode", "decode"},
                            {"layers", c.num_hidden_layers},

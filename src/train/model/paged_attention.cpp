@@ -29,10 +29,11 @@ torch::Tensor kernel_attention(const torch::Tensor& q, const PagedKeys& keys) {
   const auto query = q.contiguous();
   const auto table = keys.block_table.contiguous(), lengths = keys.lengths.contiguous();
   const int64_t n = q.size(0), heads = q.size(1), dim = q.size(2);
-  const int64_t partitions = std::max<int64_t>(1, (keys.max_length + kPartitionTokens - 1) / kPartitionTokens);
-  const kernels::PagedAttentionShape shape{n,     heads,           keys.k_pool.size(1), dim,
-                                           keys.page_size, table.size(1), partitions,
-                                           kPartitionTokens};
+  const int64_t partitions =
+      std::max<int64_t>(1, (keys.max_length + kPartitionTokens - 1) / kPartitionTokens);
+  const kernels::PagedAttentionShape shape{n,          heads,           keys.k_pool.size(1),
+                                           dim,        keys.page_size,  table.size(1),
+                                           partitions, kPartitionTokens};
   auto workspace =
       torch::empty({n * heads * partitions * (dim + 2)}, q.options().dtype(torch::kFloat32));
   auto out = torch::empty_like(query);
@@ -58,7 +59,8 @@ torch::Tensor paged_decode_attention_reference(const torch::Tensor& q, const Pag
   const auto longs = torch::TensorOptions(q.device()).dtype(torch::kLong);
   const auto position = torch::arange(length, longs);  // [L]
   const auto table = keys.block_table.to(torch::kLong);
-  const auto page_index = torch::div(position, keys.page_size, "floor").clamp_max(table.size(1) - 1);
+  const auto page_index =
+      torch::div(position, keys.page_size, "floor").clamp_max(table.size(1) - 1);
   const auto slots = table.index_select(1, page_index) * keys.page_size +
                      (position % keys.page_size).view({1, length});  // [N, L]
   const auto beyond = (position.view({1, length}) >= keys.lengths.to(torch::kLong).view({n, 1}));
@@ -74,7 +76,9 @@ torch::Tensor paged_decode_attention_reference(const torch::Tensor& q, const Pag
   auto scores = torch::einsum("nkgd,nlkd->nkgl", {query, k}) / std::sqrt(static_cast<double>(dim));
   scores = scores.masked_fill(beyond.view({n, 1, 1, length}), -INFINITY);
   const auto weights = torch::softmax(scores, -1);
-  return torch::einsum("nkgl,nlkd->nkgd", {weights, v}).reshape({n, heads, dim}).to(q.scalar_type());
+  return torch::einsum("nkgl,nlkd->nkgd", {weights, v})
+      .reshape({n, heads, dim})
+      .to(q.scalar_type());
 }
 
 torch::Tensor paged_decode_attention(const torch::Tensor& q, const PagedKeys& keys) {

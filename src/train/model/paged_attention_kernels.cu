@@ -44,7 +44,8 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ float shared[];
   const int partition = blockIdx.x, kv = blockIdx.y;
   const int64_t n = blockIdx.z;
-  const int groups = static_cast<int>(shape.heads / shape.kv_heads), dim = static_cast<int>(shape.dim);
+  const int groups = static_cast<int>(shape.heads / shape.kv_heads),
+            dim = static_cast<int>(shape.dim);
   const int64_t length = lengths[n], start = partition * shape.partition_size;
   const int64_t count =
       length - start < shape.partition_size ? length - start : shape.partition_size;
@@ -74,7 +75,8 @@ __global__ void __launch_bounds__(kThreads)
   // Scores: one token per thread.
   for (int64_t t = threadIdx.x; t < count; t += kThreads) {
     const T* key = k_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim;
-    for (int g = 0; g < groups; ++g) scores[g * shape.partition_size + t] = dot_row(q_s + g * dim, key, dim);
+    for (int g = 0; g < groups; ++g)
+      scores[g * shape.partition_size + t] = dot_row(q_s + g * dim, key, dim);
   }
   __syncthreads();
   // Softmax numerators per query head: one warp per head, the max then the sum.
@@ -83,7 +85,8 @@ __global__ void __launch_bounds__(kThreads)
     float* row = scores + g * shape.partition_size;
     float top = -FLT_MAX;
     for (int64_t t = lane; t < count; t += 32) top = fmaxf(top, row[t]);
-    for (int offset = 16; offset > 0; offset /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+    for (int offset = 16; offset > 0; offset /= 2)
+      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
     float sum = 0;
     for (int64_t t = lane; t < count; t += 32) {
       row[t] = __expf(row[t] - top);
@@ -123,7 +126,8 @@ __global__ void combine_kernel(const float* __restrict__ workspace, PagedAttenti
   const int64_t row = blockIdx.x;  // n * heads + h
   const float* parts = workspace + row * shape.partitions * (shape.dim + 2);
   float top = -FLT_MAX;
-  for (int64_t p = 0; p < shape.partitions; ++p) top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
+  for (int64_t p = 0; p < shape.partitions; ++p)
+    top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
   for (int64_t d = threadIdx.x; d < shape.dim; d += blockDim.x) {
     float numerator = 0, denominator = 0;
     for (int64_t p = 0; p < shape.partitions; ++p) {
@@ -139,9 +143,8 @@ __global__ void combine_kernel(const float* __restrict__ workspace, PagedAttenti
 size_t shared_bytes(const PagedAttentionShape& shape) {
   const int64_t groups = shape.heads / shape.kv_heads;
   const int64_t slices = std::max<int64_t>(1, kThreads / shape.dim);
-  return sizeof(float) *
-         static_cast<size_t>(groups * shape.dim + groups * shape.partition_size +
-                             slices * groups * shape.dim);
+  return sizeof(float) * static_cast<size_t>(groups * shape.dim + groups * shape.partition_size +
+                                             slices * groups * shape.dim);
 }
 
 template <typename T>
@@ -181,7 +184,7 @@ cudaError_t paged_decode_attention(const void* q, ElementType type, const void* 
   }
   return with_element_type(type, [&](auto element) {
     return paged_decode_attention_as<decltype(element)>(q, k_pool, v_pool, block_table, lengths,
-                                                         shape, scale, workspace, out, stream);
+                                                        shape, scale, workspace, out, stream);
   });
 }
 

@@ -47,8 +47,9 @@ Case make_case(const std::vector<int64_t>& lengths, int64_t heads, int64_t kv_he
     c.dense_v.push_back(c.keys.v_pool.index_select(0, index));
   }
   c.keys.block_table = table.to(options.device());
-  c.keys.lengths = torch::tensor(std::vector<int32_t>(lengths.begin(), lengths.end()), torch::kInt32)
-                       .to(options.device());
+  c.keys.lengths =
+      torch::tensor(std::vector<int32_t>(lengths.begin(), lengths.end()), torch::kInt32)
+          .to(options.device());
   c.keys.max_length = *std::max_element(lengths.begin(), lengths.end());
   c.q = torch::randn({n, heads, dim}, options);
   return c;
@@ -61,7 +62,7 @@ torch::Tensor dense_attention(const Case& c) {
   for (size_t i = 0; i < c.dense_k.size(); ++i) {
     const auto k = c.dense_k[i].to(torch::kFloat64).repeat_interleave(groups, 1);  // [L, H, D]
     const auto v = c.dense_v[i].to(torch::kFloat64).repeat_interleave(groups, 1);
-    const auto q = c.q[static_cast<int64_t>(i)].to(torch::kFloat64);             // [H, D]
+    const auto q = c.q[static_cast<int64_t>(i)].to(torch::kFloat64);  // [H, D]
     const auto scores = torch::einsum("hd,lhd->hl", {q, k}) / std::sqrt(double(q.size(1)));
     rows.push_back(torch::einsum("hl,lhd->hd", {torch::softmax(scores, -1), v}));
   }
@@ -72,7 +73,8 @@ TEST(PagedAttention, ReferenceEqualsDenseAttentionOverShuffledPages) {
   for (const auto& [heads, kv_heads, dim] : {std::tuple{4, 2, 8}, std::tuple{14, 2, 64}}) {
     const Case c = make_case({1, 17, 40, 5}, heads, kv_heads, dim, torch::kFloat32);
     const auto got = paged_decode_attention(c.q, c.keys).to(torch::kFloat64);
-    EXPECT_LT((got - dense_attention(c)).abs().max().item<double>(), 1e-5) << heads << "/" << kv_heads;
+    EXPECT_LT((got - dense_attention(c)).abs().max().item<double>(), 1e-5)
+        << heads << "/" << kv_heads;
   }
 }
 
@@ -92,7 +94,8 @@ TEST(PagedAttention, CudaKernelEqualsDenseAttention) {
   // 0.5B's groups of 7 over 64-wide heads, QwQ-32B's 5 over 128; lengths across partitions.
   for (const auto& [heads, kv_heads, dim] : {std::tuple{14, 2, 64}, std::tuple{40, 8, 128}}) {
     for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
-      const Case c = make_case({1, 33, 511, 512, 513, 1500}, heads, kv_heads, dim, cuda.dtype(dtype));
+      const Case c =
+          make_case({1, 33, 511, 512, 513, 1500}, heads, kv_heads, dim, cuda.dtype(dtype));
       const auto got = paged_decode_attention(c.q, c.keys).to(torch::kFloat64);
       const auto error = (got - dense_attention(c)).abs();
       // bf16 output: a few units in its last place (2^-8 relative) at most, 1e-3 on average.

@@ -245,7 +245,8 @@ torch::Tensor AttentionImpl::forward_with(const torch::Tensor& x, const torch::T
   // split (not narrow): its backward is one concatenation, not a zero-filled copy per part.
   const auto parts = qkv.split_with_sizes({q_width, kv_width, kv_width}, -1);
   const auto q = apply_rotary(parts[0].view({b, t, heads_, head_dim_}), cos, sin).transpose(1, 2);
-  const auto k = apply_rotary(parts[1].view({b, t, kv_heads_, head_dim_}), cos, sin).transpose(1, 2);
+  const auto k =
+      apply_rotary(parts[1].view({b, t, kv_heads_, head_dim_}), cos, sin).transpose(1, 2);
   const auto v = parts[2].view({b, t, kv_heads_, head_dim_}).transpose(1, 2);
   const auto out = attend(q, k, v);
   return o_proj(out.transpose(1, 2).reshape({b, t, heads_ * head_dim_}));
@@ -364,8 +365,10 @@ torch::Tensor Qwen2ForCausalLMImpl::hidden_states_with(const torch::Tensor& inpu
   const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
   for (size_t i = 0; i < model->layers->size(); ++i) {
     x = model->layers->ptr<DecoderLayerImpl>(i)->forward_with(
-        x, cos, sin, [&attention, i](const torch::Tensor& q, const torch::Tensor& k,
-                                     const torch::Tensor& v) { return attention.attend(i, q, k, v); });
+        x, cos, sin,
+        [&attention, i](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+          return attention.attend(i, q, k, v);
+        });
   }
   return model->norm(x);
 }

@@ -14,7 +14,8 @@ KVPool::KVPool(const KVPoolShape& shape, const torch::TensorOptions& options) : 
     values_.push_back(torch::zeros_like(keys_.back()));
   }
   refs_.assign(static_cast<size_t>(shape.pages), 0);
-  for (int64_t page = shape.pages - 1; page >= 0; --page) free_.push_back(static_cast<int32_t>(page));
+  for (int64_t page = shape.pages - 1; page >= 0; --page)
+    free_.push_back(static_cast<int32_t>(page));
 }
 
 int64_t KVPool::bytes_per_token(const KVPoolShape& shape, int64_t element_size) {
@@ -35,7 +36,8 @@ bool KVPool::grow(PagedSequence& sequence, int64_t length) {
   // The last page is written into if it is partly filled; shared, it must be copied first.
   const bool writes_shared_page = sequence.length % shape_.page_size != 0 &&
                                   refs_[static_cast<size_t>(sequence.pages.back())] > 1;
-  const int64_t needed = std::max<int64_t>(0, pages_for(length) - have) + (writes_shared_page ? 1 : 0);
+  const int64_t needed =
+      std::max<int64_t>(0, pages_for(length) - have) + (writes_shared_page ? 1 : 0);
   if (needed > free_pages()) return false;
   if (writes_shared_page) {
     const int32_t copy = free_.back();

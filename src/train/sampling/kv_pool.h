@@ -53,7 +53,9 @@ class KVPool {
   std::vector<int64_t> slots(const PagedSequence& sequence, int64_t from, int64_t to) const;
 
  private:
-  int64_t pages_for(int64_t length) const { return (length + shape_.page_size - 1) / shape_.page_size; }
+  int64_t pages_for(int64_t length) const {
+    return (length + shape_.page_size - 1) / shape_.page_size;
+  }
   void copy_page(int32_t from, int32_t to);
 
   KVPoolShape shape_;

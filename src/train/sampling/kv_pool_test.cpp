@@ -69,7 +69,7 @@ TEST(KVPool, WritingIntoASharedPartlyFilledPageCopiesItFirst) {
   a.length = 6;
   write(pool, a, 0, 6, 3.0f);
   PagedSequence b = pool.share(a, 6);
-  ASSERT_TRUE(pool.grow(b, 7));  // token 6 lands in the shared second page
+  ASSERT_TRUE(pool.grow(b, 7));       // token 6 lands in the shared second page
   EXPECT_EQ(b.pages[0], a.pages[0]);  // the full first page stays shared
   EXPECT_NE(b.pages[1], a.pages[1]);
   EXPECT_EQ(key_at(pool, b, 5), 3.0f);  // the copy holds what was stored

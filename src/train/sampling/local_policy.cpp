@@ -75,14 +75,7 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
   }
   while (std::optional<Lead> lead = wait_to_lead(*request)) {
     std::vector<Result<policy::Generation>> results;
-    {
-      const size_t replica = lead->replica;
-      const SharedDeviceLock not_while_timing(
-          replica < options_.replica_gates.size() ? options_.replica_gates[replica] : nullptr);
-      sampling_clock_.start();
-      results = run_batch(replica, lead->batch);  // does not throw
-      sampling_clock_.stop();
-    }
+    results = run_batch(lead->replica, lead->batch);  // does not throw
     finish_lead(*lead, std::move(results));
   }
   MutexLock lock(mu_);
@@ -157,6 +150,11 @@ Result<PagedGenerator*> LocalPolicy::generator_of(size_t replica) {
     PagedGeneratorOptions o = options_.generator;
     o.max_batch = static_cast<int64_t>(std::max<size_t>(1, options_.max_batch));
     if (options_.autocast_bf16) o.kv_dtype = torch::kBFloat16;
+    if (replica < options_.replica_gates.size()) o.gate = options_.replica_gates[replica];
+    // Sampling time is the engine's chunks, not its waits for the judge's timing.
+    o.on_turn = [this](bool starting, const GeneratorStats&) {
+      starting ? sampling_clock_.start() : sampling_clock_.stop();
+    };
     KEVIN_ASSIGN_OR_RETURN(generators_[replica], PagedGenerator::create(replicas_[replica], o));
   }
   return generators_[replica].get();
@@ -195,8 +193,7 @@ std::vector<Result<policy::Generation>> LocalPolicy::run_batch(
   for (size_t i = 0; i < batch.size(); ++i) {
     const Sampled& out = (*sampled)[i];
     std::vector<int32_t> tokens = out.tokens;
-    if (!tokens.empty() && out.finish_reason == "stop")
-      tokens.pop_back();  // the stop token itself
+    if (!tokens.empty() && out.finish_reason == "stop") tokens.pop_back();  // the stop token itself
     std::string text = tokenizer_.decode(tokens, true);
     for (const auto& stop : p.stop) {
       if (const auto at = text.find(stop); at != std::string::npos) text.resize(at);

@@ -1,9 +1,9 @@
 // local_policy.h — the in-process model behind the policy interface (`kevin run --policy
 // local:MODEL_DIR`): a Qwen2-family HF folder (config.json, *.safetensors, tokenizer.json)
 // loaded into libtorch; each request is rendered as ChatML, sampled with the paged generation
-// engine (paged_generator.h) and decoded, with the leading <think> block returned as reasoning. Requests that
-// arrive together from several trajectories are sampled as one batch; with several replicas
-// of the model (the trainer's, one per GPU) several batches run at once, one per replica.
+// engine (paged_generator.h) and decoded, with the leading <think> block returned as reasoning.
+// Requests that arrive together from several trajectories are sampled as one batch; with several
+// replicas of the model (the trainer's, one per GPU) several batches run at once, one per replica.
 #pragma once
 
 #include <chrono>
@@ -28,8 +28,9 @@ struct LocalPolicyOptions {
   bool open_think = false;     // start the answer inside "<think>\n" (QwQ-32B's chat template)
   size_t max_batch = 16;       // requests sampled together
   bool autocast_bf16 = false;  // sample under bf16 autocast (an fp32 model on CUDA: the trainer's)
-  // Per replica (or empty): a gate held shared while that replica samples, so that the
-  // engine's timing on the same GPU never overlaps it (env::Evaluator::device_gate). Borrowed.
+  // Per replica (or empty): a gate that replica's generation engine holds shared around each
+  // prefill and decode chunk, so that the judge's timing on the same GPU never overlaps
+  // sampling and waits for one chunk at most (env::Evaluator::device_gate). Borrowed.
   std::vector<DeviceGate*> replica_gates;
   // Each replica's generation engine, made at its first batch (max_batch above sets its
   // max_batch; with autocast_bf16 its cache is bf16). Its prefix cache lives as long as this
@@ -56,8 +57,9 @@ class LocalPolicy final : public policy::Policy {
   std::vector<int32_t> prompt_tokens(const std::vector<policy::ChatMessage>& messages) const;
 
   // Wall-clock seconds, since construction, during which at least one replica was sampling
-  // (batches running at once count once; waiting for a batch slot or for the engine's timing
-  // gate does not count): the time generation throughput is measured against. Thread-safe.
+  // (prefill and decode chunks running at once count once; waiting for a batch slot or for
+  // the judge's timing does not count): the time generation throughput is measured against.
+  // Thread-safe.
   double sampling_seconds() const;
 
  private:

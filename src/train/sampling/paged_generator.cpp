@@ -33,7 +33,9 @@ constexpr int64_t kCpuPoolBytes = int64_t{1} << 30;
 class PrefillAttention final : public LayerAttention {
  public:
   PrefillAttention(KVPool& pool, torch::Tensor new_slots, torch::Tensor all_slots, int64_t start)
-      : pool_(pool), new_slots_(std::move(new_slots)), all_slots_(std::move(all_slots)),
+      : pool_(pool),
+        new_slots_(std::move(new_slots)),
+        all_slots_(std::move(all_slots)),
         start_(start) {}
 
   torch::Tensor attend(size_t layer, const torch::Tensor& q, const torch::Tensor& k,
@@ -56,8 +58,10 @@ class PrefillAttention final : public LayerAttention {
   torch::Tensor lower_right_causal(const torch::Tensor& q) const {
     const int64_t t = q.size(2), s = start_ + t;
     const auto longs = torch::TensorOptions(q.device()).dtype(torch::kLong);
-    const auto future = torch::arange(s, longs).view({1, s}) > (torch::arange(t, longs) + start_).view({t, 1});
-    return torch::zeros({1, 1, t, s}, q.options()).masked_fill(future.view({1, 1, t, s}), -INFINITY);
+    const auto future =
+        torch::arange(s, longs).view({1, s}) > (torch::arange(t, longs) + start_).view({t, 1});
+    return torch::zeros({1, 1, t, s}, q.options())
+        .masked_fill(future.view({1, 1, t, s}), -INFINITY);
   }
 
   KVPool& pool_;
@@ -101,8 +105,8 @@ Result<int64_t> pool_pages(const PagedGeneratorOptions& options, const KVPoolSha
     if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
       return unavailable("cannot read the GPU's free memory to size the KV cache");
     }
-    tokens = static_cast<int64_t>(options.memory_fraction * static_cast<double>(free_bytes)) /
-             per_token;
+    tokens =
+        static_cast<int64_t>(options.memory_fraction * static_cast<double>(free_bytes)) / per_token;
 #else
     return invalid_argument("this build cannot read the GPU's free memory: set pool_tokens");
 #endif
@@ -132,8 +136,9 @@ Result<std::unique_ptr<PagedGenerator>> PagedGenerator::create(
   const auto weight = model->parameters().front();
   const auto dtype = options.kv_dtype.value_or(weight.scalar_type());
   KVPoolShape shape{c.num_hidden_layers, c.num_key_value_heads, c.head_dim(), options.page_size, 0};
-  KEVIN_ASSIGN_OR_RETURN(shape.pages, pool_pages(options, shape, static_cast<int64_t>(c10::elementSize(dtype)),
-                                                 weight.device()));
+  KEVIN_ASSIGN_OR_RETURN(
+      shape.pages,
+      pool_pages(options, shape, static_cast<int64_t>(c10::elementSize(dtype)), weight.device()));
   try {
     KVPool pool(shape, weight.options().dtype(dtype).requires_grad(false));
     return std::make_unique<PagedGenerator>(std::move(model), options, std::move(pool));
@@ -149,6 +154,28 @@ PagedGenerator::PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptio
       options_(options),
       pool_(std::move(pool)),
       device_(model_->parameters().front().device()) {}
+
+// Holds the device gate shared for one prefill or decode chunk; on leaving, waits for the
+// GPU's queued work, which the gate is meant to cover, and reports progress, gate still held.
+class PagedGenerator::DeviceTurn {
+ public:
+  explicit DeviceTurn(const PagedGenerator& generator)
+      : generator_(generator), lock_(generator.options_.gate) {
+    if (generator_.options_.on_turn) generator_.options_.on_turn(true, generator_.stats_);
+  }
+  ~DeviceTurn() {
+    if (generator_.options_.gate != nullptr && generator_.device_.is_cuda()) {
+      torch::cuda::synchronize(generator_.device_.index());
+    }
+    if (generator_.options_.on_turn) generator_.options_.on_turn(false, generator_.stats_);
+  }
+  DeviceTurn(const DeviceTurn&) = delete;
+  DeviceTurn& operator=(const DeviceTurn&) = delete;
+
+ private:
+  const PagedGenerator& generator_;
+  SharedDeviceLock lock_;
+};
 
 torch::Tensor PagedGenerator::to_device(const std::vector<int64_t>& values,
                                         torch::ScalarType type) const {
@@ -190,7 +217,12 @@ Result<std::vector<Sampled>> PagedGenerator::generate(
   while (!waiting.empty() || !running.empty()) {
     while (static_cast<int64_t>(running.size()) < options_.max_batch && !waiting.empty()) {
       Sequence& next = *waiting.back();
-      if (!start(next, params)) break;
+      bool started = false;
+      {
+        const DeviceTurn turn(*this);
+        started = start(next, params);
+      }
+      if (!started) break;
       waiting.pop_back();
       if (next.out->finish_reason.empty()) running.push_back(&next);
     }
@@ -203,8 +235,11 @@ Result<std::vector<Sampled>> PagedGenerator::generate(
     for (const Sequence* s : running) {
       steps = std::min(steps, params.max_new_tokens - static_cast<int64_t>(s->out->tokens.size()));
     }
-    reserve(running, waiting, steps);
-    decode(running, steps, params);
+    {
+      const DeviceTurn turn(*this);
+      reserve(running, waiting, steps);
+      decode(running, steps, params);
+    }
     std::erase_if(running, [](const Sequence* s) { return !s->out->finish_reason.empty(); });
   }
   return out;
@@ -240,13 +275,12 @@ torch::Tensor PagedGenerator::prefill(Sequence& s, int64_t from, int64_t to) {
     std::vector<int64_t> ids(s.tokens.begin() + begin, s.tokens.begin() + end),
         positions(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) positions[static_cast<size_t>(i)] = begin + i;
-    PrefillAttention attention(pool_, to_device(pool_.slots(s.kv, begin, end), torch::kLong),
-                               begin > 0 ? to_device(pool_.slots(s.kv, 0, end), torch::kLong)
-                                         : torch::Tensor(),
-                               begin);
-    hidden = model_->hidden_states_with(to_device(ids, torch::kLong).view({1, count}),
-                                        to_device(positions, torch::kLong).view({1, count}),
-                                        attention);
+    PrefillAttention attention(
+        pool_, to_device(pool_.slots(s.kv, begin, end), torch::kLong),
+        begin > 0 ? to_device(pool_.slots(s.kv, 0, end), torch::kLong) : torch::Tensor(), begin);
+    hidden =
+        model_->hidden_states_with(to_device(ids, torch::kLong).view({1, count}),
+                                   to_device(positions, torch::kLong).view({1, count}), attention);
     s.kv.length = end;
     stats_.prefill_tokens += count;
   }
@@ -286,7 +320,8 @@ void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps
   std::vector<int64_t> table(running.size() * widest, 0), slots;
   slots.reserve(static_cast<size_t>(steps * n));
   for (size_t i = 0; i < running.size(); ++i) {
-    std::copy(running[i]->kv.pages.begin(), running[i]->kv.pages.end(), table.begin() + static_cast<std::ptrdiff_t>(i * widest));
+    std::copy(running[i]->kv.pages.begin(), running[i]->kv.pages.end(),
+              table.begin() + static_cast<std::ptrdiff_t>(i * widest));
   }
   for (int64_t step = 0; step < steps; ++step) {
     for (size_t i = 0; i < running.size(); ++i) {
@@ -294,15 +329,20 @@ void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps
       slots.push_back(at.front());
     }
   }
-  const auto table_on_device = to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)});
+  const auto table_on_device =
+      to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)});
   const auto slots_on_device = to_device(slots, torch::kLong).view({steps, n});
   const auto base_on_device = to_device(base, torch::kLong);
   auto tokens = to_device(last_tokens, torch::kLong);
   std::vector<torch::Tensor> sampled, logprobs;
   for (int64_t step = 0; step < steps; ++step) {
     const auto positions = base_on_device + step;
-    PagedKeys keys{{}, {}, table_on_device, (positions + 1).to(torch::kInt32),
-                   pool_.shape().page_size, longest + step + 1};
+    PagedKeys keys{{},
+                   {},
+                   table_on_device,
+                   (positions + 1).to(torch::kInt32),
+                   pool_.shape().page_size,
+                   longest + step + 1};
     DecodeAttention attention(pool_, keys, slots_on_device[step]);
     const auto hidden =
         model_->hidden_states_with(tokens.view({n, 1}), positions.view({n, 1}), attention);
@@ -356,8 +396,8 @@ int64_t PagedGenerator::reuse_prefix(const std::vector<int32_t>& tokens, int64_t
   CachedPrefix* best = nullptr;
   int64_t best_length = 0;
   for (auto& prefix : prefixes_) {
-    const auto common = std::mismatch(prefix.tokens.begin(), prefix.tokens.end(), tokens.begin(),
-                                      tokens.end());
+    const auto common =
+        std::mismatch(prefix.tokens.begin(), prefix.tokens.end(), tokens.begin(), tokens.end());
     const int64_t length = std::min<int64_t>(limit, common.first - prefix.tokens.begin());
     if (length > best_length) {
       best = &prefix;

@@ -8,16 +8,29 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "core/device_gate.h"
 #include "core/status.h"
 #include "train/model/qwen2_model.h"
 #include "train/sampling/generate.h"
 #include "train/sampling/kv_pool.h"
 
 namespace kevin::train {
+
+// Counters over the generator's life.
+struct GeneratorStats {
+  int64_t prompt_tokens = 0;   // prompt tokens of every request
+  int64_t prefill_tokens = 0;  // tokens run through prefill forwards (recomputation included)
+  int64_t reused_tokens = 0;   // prompt tokens whose keys and values came from the prefix cache
+  int64_t generated_tokens = 0;
+  int64_t decode_steps = 0;
+  int64_t preemptions = 0;  // sequences whose pages were taken back to let others go on
+  int64_t peak_used_pages = 0;
+};
 
 struct PagedGeneratorOptions {
   int64_t page_size = 16;  // tokens per page
@@ -27,21 +40,18 @@ struct PagedGeneratorOptions {
   double memory_fraction = 0.5;
   // The cache's element type; unset: the model's parameter dtype.
   std::optional<torch::ScalarType> kv_dtype;
-  int64_t max_batch = 64;         // sequences decoded together
-  int64_t sync_every = 8;         // decode steps between reads of the sampled tokens
-  int64_t prefill_chunk = 4096;   // prompt tokens per prefill forward
+  int64_t max_batch = 64;            // sequences decoded together
+  int64_t sync_every = 8;            // decode steps between reads of the sampled tokens
+  int64_t prefill_chunk = 4096;      // prompt tokens per prefill forward
   size_t max_cached_prefixes = 256;  // 0: no prefix cache
-};
-
-// Counters over the generator's life.
-struct GeneratorStats {
-  int64_t prompt_tokens = 0;   // prompt tokens of every request
-  int64_t prefill_tokens = 0;  // tokens run through prefill forwards (recomputation included)
-  int64_t reused_tokens = 0;   // prompt tokens whose keys and values came from the prefix cache
-  int64_t generated_tokens = 0;
-  int64_t decode_steps = 0;
-  int64_t preemptions = 0;     // sequences whose pages were taken back to let others go on
-  int64_t peak_used_pages = 0;
+  // Borrowed, optional: held shared around each prefill and each decode chunk (the GPU idle
+  // when it is let go), so the judge's exclusive timing on the same GPU waits for one chunk,
+  // not for a whole generate() call, and decoding pauses while it times.
+  DeviceGate* gate = nullptr;
+  // Optional: called as each prefill or decode chunk starts (true; the gate just taken) and
+  // ends (false; its GPU work done, the gate still held), with the counters so far: progress
+  // output and clocks of the time spent sampling. Keep it short.
+  std::function<void(bool starting, const GeneratorStats&)> on_turn;
 };
 
 class PagedGenerator {
@@ -69,6 +79,7 @@ class PagedGenerator {
 
  private:
   struct Sequence;
+  class DeviceTurn;
   // A stored token sequence whose keys and values later prompts that start with it reuse.
   struct CachedPrefix {
     std::vector<int32_t> tokens;

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "train/test_configs.h"
 
@@ -174,6 +177,42 @@ TEST(PagedGenerator, TheSameSeedSamplesTheSameTokens) {
   const auto b = engine(m)->generate(kPrompts, p);
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   for (size_t i = 0; i < kPrompts.size(); ++i) EXPECT_EQ((*a)[i].tokens, (*b)[i].tokens);
+}
+
+TEST(PagedGenerator, DecodingPausesWhileTheDeviceIsTimedExclusively) {
+  DeviceGate gate;
+  std::atomic<bool> timing{false};
+  std::atomic<int> chunks{0}, chunks_while_timing{0}, chunks_after_timing{0};
+  std::atomic<bool> timed{false};
+  PagedGeneratorOptions o;
+  o.page_size = 4;
+  o.pool_tokens = 4096;
+  o.sync_every = 2;
+  o.gate = &gate;
+  o.on_turn = [&](bool starting, const GeneratorStats&) {
+    if (starting) return;
+    ++chunks;
+    if (timing) ++chunks_while_timing;
+    if (timed) ++chunks_after_timing;
+  };
+  auto made = PagedGenerator::create(spread_model(9), o);
+  ASSERT_TRUE(made.is_ok());
+  std::thread judge([&] {
+    while (chunks < 3) std::this_thread::yield();
+    {
+      // The judge's timing: it gets the device between two chunks, long before the answers end.
+      const ExclusiveDeviceLock exclusive(&gate);
+      timing = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      timing = false;
+    }
+    timed = true;
+  });
+  const auto got = (*made)->generate(kPrompts, greedy(120));
+  judge.join();
+  ASSERT_TRUE(got.is_ok());
+  EXPECT_EQ(chunks_while_timing, 0);
+  EXPECT_GT(chunks_after_timing, 0);
 }
 
 TEST(PagedGenerator, RequestsThatCannotFitAreRejectedWithTheSizes) {
