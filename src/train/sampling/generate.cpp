@@ -20,7 +20,9 @@ std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logit
       const auto drop = (sorted.cumsum(-1) - sorted) >= p.top_p;
       probs = probs.scatter(-1, order, sorted.masked_fill(drop, 0.0));
     }
-    tokens = torch::multinomial(probs, 1).squeeze(-1);
+    // argmax of p / E with E ~ Exp(1) draws index i with probability p_i (what multinomial
+    // does for one sample), without multinomial's checks that read the GPU's values back.
+    tokens = (probs / torch::empty_like(probs).exponential_(1.0)).argmax(-1);
   }
   return {tokens, logprobs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)};
 }

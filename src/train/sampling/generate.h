@@ -28,7 +28,8 @@ struct Sampled {
 
 // One token per row of `logits` [B, V] under `params` (temperature, top-p; greedy at
 // temperature 0), with its log-probability under the temperature-scaled distribution: (tokens
-// [B] int64, logprobs [B] fp32), on the logits' device, without reading them back to the host.
+// [B] int64, logprobs [B] fp32), on the logits' device, without reading anything back to the
+// host (no synchronisation with the GPU).
 std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
                                                       const SamplingParams& params);
 
