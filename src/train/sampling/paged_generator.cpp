@@ -226,8 +226,13 @@ Result<std::vector<Sampled>> PagedGenerator::generate(
       waiting.pop_back();
       if (next.out->finish_reason.empty()) running.push_back(&next);
     }
+    if (running.empty() && waiting.empty()) break;  // the last ones ended at their first token
     if (running.empty()) {
-      return internal_error("the KV cache could not start a sequence that fits it");
+      return internal_error("the KV cache could not start a sequence of " +
+                            std::to_string(waiting.back()->tokens.size()) +
+                            " tokens: " + std::to_string(pool_.free_pages()) + " of " +
+                            std::to_string(pool_.shape().pages) + " pages free, " +
+                            std::to_string(prefixes_.size()) + " prefixes cached");
     }
     // No sequence decodes past its token limit, so none needs slots beyond what it was checked
     // to fit.

@@ -122,6 +122,17 @@ TEST(PagedGenerator, AStopTokenInsideADecodeChunkEndsTheSequenceThere) {
   EXPECT_LE((*got)[0].tokens.size(), 6u);
 }
 
+TEST(PagedGenerator, RequestsThatStopAtTheirFirstTokenNeverDecode) {
+  auto m = spread_model(10);
+  auto g = engine(m);
+  auto params = greedy(5);
+  params.stop_ids = {generate(m, {kPrompts[1]}, params)[0].tokens[0]};
+  const auto got = g->generate({kPrompts[1], kPrompts[1]}, params);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  expect_same(*got, generate(m, {kPrompts[1], kPrompts[1]}, params));
+  EXPECT_EQ(g->stats().decode_steps, 0);
+}
+
 TEST(PagedGenerator, SampledTokensFollowTheModelsDistribution) {
   auto m = spread_model(6);
   PagedGeneratorOptions o;
