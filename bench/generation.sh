@@ -28,7 +28,9 @@ if wants tests; then
 fi
 if wants small; then
   step "0.5B shape, batch 32: today's sampler and the engine"
-  timeout 300 "$bin" small --batch 32 --prompt 128 --new 256 | tee -a "$OUT/small.jsonl"
+  for graphs in 0 1; do
+    timeout 200 "$bin" small --batch 32 --prompt 128 --new 256 --graphs $graphs | tee -a "$OUT/small.jsonl"
+  done
 fi
 if wants hf; then
   step "transformers at the same shape"
@@ -36,12 +38,14 @@ if wants hf; then
 fi
 if wants rollout; then
   step "rollout: 16 trajectories x 4 turns, shared prefixes"
-  timeout 300 "$bin" rollout --trajectories 16 --turns 4 --prompt 2048 --new 512 --feedback 256 | tee -a "$OUT/rollout.jsonl"
+  timeout 300 "$bin" rollout --trajectories 16 --turns 4 --prompt 2048 --new 512 --feedback 256 --graphs 1 | tee -a "$OUT/rollout.jsonl"
 fi
 if wants decode; then
   # QwQ-32B's shape: all 64 layers where they fit with the cache (H200), else fewer.
   layers="${DECODE_LAYERS:-$(( gpu_gib > 120 ? 64 : 40 ))}"
   step "decode at QwQ-32B's shape, $layers layers, batch 16, context 4096"
-  timeout 400 "$bin" decode --layers "$layers" --batch 16 --context 4096 --new 64 | tee -a "$OUT/decode.jsonl"
+  for graphs in 0 1; do
+    timeout 300 "$bin" decode --layers "$layers" --batch 16 --context 4096 --new 64 --graphs $graphs | tee -a "$OUT/decode.jsonl"
+  done
 fi
 step "done"

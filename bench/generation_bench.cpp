@@ -1,5 +1,6 @@
 // generation_bench.cpp — the generation engine (train/sampling/paged_generator.h) on the GPU,
 // random weights, one JSON line per run (docs/benchmarks.md, "Generation"):
+// Every mode takes --graphs 1: decode steps replayed as CUDA graphs.
 //   generation_bench small   [--batch 32] [--prompt 128] [--new 256]
 //       Qwen2.5-0.5B's shape: today's sampler (generate.h) and the engine on the same prompts,
 //       median of 3 runs each after a warm-up.
@@ -93,10 +94,11 @@ int64_t produced(const std::vector<Sampled>& out) {
 }
 
 std::unique_ptr<PagedGenerator> make_engine(const Qwen2ForCausalLM& model, int64_t max_batch,
-                                            double memory_fraction) {
+                                            double memory_fraction, bool graphs) {
   PagedGeneratorOptions o;
   o.max_batch = max_batch;
   o.memory_fraction = memory_fraction;
+  o.cuda_graphs = graphs;
   auto made = PagedGenerator::create(model, o);
   if (!made.is_ok()) {
     std::fprintf(stderr, "%s\n", made.status().to_string().c_str());
@@ -149,12 +151,13 @@ int small_run(const Args& a) {
   auto model_handle = model;
   const auto [today, today_runs] =
       median_rate([&] { return produced(kevin::train::generate(model_handle, prompts, params)); });
-  auto engine = make_engine(model, batch, 0.5);
+  auto engine = make_engine(model, batch, 0.5, a.get("graphs", 0) != 0);
   const auto [paged, paged_runs] = median_rate([&] {
     engine->clear_prefix_cache();  // every run prefills, as today's sampler does
     return produced(run_engine(*engine, prompts, params));
   });
   std::printf("%s\n", Json{{"mode", "small"},
+                           {"cuda_graphs", a.get("graphs", 0) != 0},
                            {"batch", batch},
                            {"prompt_tokens", prompt},
                            {"new_tokens", fresh},
@@ -186,7 +189,7 @@ int decode_run(const Args& a) {
   const double bandwidth = copy_bandwidth();
   const auto model = random_model(kevin::bench::qwq_32b(a.get("layers", 64)));
   const Prompts prompts = random_prompts(batch, context, model->config().vocab_size);
-  auto engine = make_engine(model, batch, 0.8);
+  auto engine = make_engine(model, batch, 0.8, a.get("graphs", 0) != 0);
   SamplingParams params;
   params.temperature = 0.9;
   // The decode time is the difference of two runs that prefill alike: one new token, and
@@ -211,6 +214,7 @@ int decode_run(const Args& a) {
       weight_bytes + static_cast<double>(batch) * mean_context * kv_token_bytes;
   const double bound_s = step_bytes / bandwidth;
   std::printf("%s\n", Json{{"mode", "decode"},
+                           {"cuda_graphs", a.get("graphs", 0) != 0},
                            {"layers", c.num_hidden_layers},
                            {"batch", batch},
                            {"context", context},
@@ -236,7 +240,7 @@ int rollout_run(const Args& a) {
   Qwen2Config shape = kevin::bench::qwen25_half_b();
   shape.num_hidden_layers = a.get("layers", shape.num_hidden_layers);
   const auto model = random_model(shape);
-  auto engine = make_engine(model, trajectories, 0.5);
+  auto engine = make_engine(model, trajectories, 0.5, a.get("graphs", 0) != 0);
   SamplingParams params;
   params.temperature = 0.9;
   params.max_new_tokens = fresh;
@@ -260,6 +264,7 @@ int rollout_run(const Args& a) {
   const int64_t prompt_tokens = after.prompt_tokens - before.prompt_tokens;
   const int64_t prefilled = after.prefill_tokens - before.prefill_tokens;
   std::printf("%s\n", Json{{"mode", "rollout"},
+                           {"cuda_graphs", a.get("graphs", 0) != 0},
                            {"layers", shape.num_hidden_layers},
                            {"trajectories", trajectories},
                            {"turns", turns},
@@ -297,6 +302,7 @@ int main(int argc, char** argv) {
   if (a.mode == "rollout") return rollout_run(a);
   std::fprintf(stderr,
                "usage: generation_bench small|decode|rollout [--batch N] [--prompt N] [--new N] "
-               "[--layers N] [--context N] [--trajectories N] [--turns N] [--feedback N]\n");
+               "[--layers N] [--context N] [--trajectories N] [--turns N] [--feedback N] "
+               "[--graphs 0|1]\n");
   return 2;
 }

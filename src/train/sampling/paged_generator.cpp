@@ -8,7 +8,10 @@
 #include "train/model/paged_attention.h"
 
 #if KEVIN_TRAIN_CUDA_KERNELS
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -21,6 +24,20 @@ struct PagedGenerator::Sequence {
   Sampled* out = nullptr;
   bool sampled() const { return tokens.size() > prompt_size; }
 };
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+// A captured decode step over `rows` sequences (padded rows read and write the scratch page)
+// and the static tensors it reads and writes: copied into before each replay, read after.
+struct PagedGenerator::DecodeGraph {
+  int64_t rows = 0;
+  double temperature = 0, top_p = 1;
+  torch::Tensor tokens, positions, slots, table, lengths;  // inputs
+  torch::Tensor next, logprobs;                            // outputs
+  at::cuda::CUDAGraph graph;
+};
+#else
+struct PagedGenerator::DecodeGraph {};
+#endif
 
 namespace {
 
@@ -154,6 +171,8 @@ PagedGenerator::PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptio
       options_(options),
       pool_(std::move(pool)),
       device_(model_->parameters().front().device()) {}
+
+PagedGenerator::~PagedGenerator() = default;
 
 // Holds the device gate shared for one prefill or decode chunk; on leaving, waits for the
 // GPU's queued work, which the gate is meant to cover, and reports progress, gate still held.
@@ -310,6 +329,112 @@ void PagedGenerator::reserve(std::vector<Sequence*>& running, std::vector<Sequen
   stats_.peak_used_pages = std::max(stats_.peak_used_pages, pool_.used_pages());
 }
 
+std::pair<torch::Tensor, torch::Tensor> PagedGenerator::eager_step(const ChunkInputs& in,
+                                                                   int64_t step,
+                                                                   const torch::Tensor& tokens,
+                                                                   const SamplingParams& params) {
+  const int64_t n = tokens.size(0);
+  const auto positions = in.base + step;
+  PagedKeys keys{{},
+                 {},
+                 in.table,
+                 (positions + 1).to(torch::kInt32),
+                 pool_.shape().page_size,
+                 in.longest + step + 1};
+  DecodeAttention attention(pool_, keys, in.slots[step]);
+  const auto hidden =
+      model_->hidden_states_with(tokens.view({n, 1}), positions.view({n, 1}), attention);
+  return sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+}
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+
+PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest,
+                                                       const SamplingParams& params) {
+  const int64_t page = pool_.shape().page_size;
+  const int64_t width = (options_.graph_context + page - 1) / page;
+  if (!options_.cuda_graphs || !device_.is_cuda() || widest > width) return nullptr;
+  int64_t rows = 1;
+  while (rows < n) rows *= 2;
+  rows = std::max(n, std::min(rows, options_.max_batch));
+  for (const auto& g : graphs_) {
+    if (g->rows == rows && g->temperature == params.temperature && g->top_p == params.top_p) {
+      return g.get();
+    }
+  }
+  if (scratch_.pages.empty()) {
+    if (!grow_evicting(scratch_, 1)) return nullptr;
+    scratch_.length = 1;
+  }
+  auto g = std::make_unique<DecodeGraph>();
+  g->rows = rows;
+  g->temperature = params.temperature;
+  g->top_p = params.top_p;
+  const auto longs = torch::TensorOptions(device_).dtype(torch::kLong);
+  const auto ints = longs.dtype(torch::kInt32);
+  g->tokens = torch::zeros({rows}, longs);
+  g->positions = torch::zeros({rows}, longs);
+  g->slots = torch::full({rows}, scratch_.pages[0] * page, longs);
+  g->table = torch::full({rows, width}, scratch_.pages[0], ints);
+  g->lengths = torch::ones({rows}, ints);
+  const auto step = [&] {
+    PagedKeys keys{{}, {}, g->table, g->lengths, page, width * page};
+    DecodeAttention attention(pool_, keys, g->slots);
+    const auto hidden = model_->hidden_states_with(g->tokens.view({rows, 1}),
+                                                   g->positions.view({rows, 1}), attention);
+    return sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+  };
+  // Captured on a side stream (the legacy default stream cannot be captured), in order with
+  // the work queued before it.
+  const auto current = c10::cuda::getCurrentCUDAStream(device_.index());
+  const auto side = c10::cuda::getStreamFromPool(false, device_.index());
+  at::cuda::CUDAEvent queued, captured;
+  queued.record(current);
+  queued.block(side);
+  {
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    step();  // lazy initialisation (cuBLAS handles, workspaces) stays out of the graph
+    g->graph.capture_begin();
+    std::tie(g->next, g->logprobs) = step();
+    g->graph.capture_end();
+  }
+  captured.record(side);
+  captured.block(current);
+  graphs_.push_back(std::move(g));
+  return graphs_.back().get();
+}
+
+std::pair<torch::Tensor, torch::Tensor> PagedGenerator::replay(DecodeGraph& g,
+                                                               const ChunkInputs& in, int64_t step,
+                                                               const torch::Tensor& tokens) {
+  const int64_t n = tokens.size(0);
+  if (step == 0) {
+    g.table.narrow(0, 0, n).narrow(1, 0, in.table.size(1)).copy_(in.table);
+    // Rows past n may hold slots of sequences gone since: they write the scratch page again.
+    g.slots.narrow(0, n, g.rows - n).fill_(scratch_.pages[0] * pool_.shape().page_size);
+    g.lengths.narrow(0, n, g.rows - n).fill_(1);
+  }
+  g.positions.narrow(0, 0, n).copy_(in.base + step);
+  g.lengths.narrow(0, 0, n).copy_(in.base + (step + 1));
+  g.slots.narrow(0, 0, n).copy_(in.slots[step]);
+  g.tokens.narrow(0, 0, n).copy_(tokens);
+  g.graph.replay();
+  return {g.next.narrow(0, 0, n).clone(), g.logprobs.narrow(0, 0, n).clone()};
+}
+
+#else
+
+PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t, int64_t, const SamplingParams&) {
+  return nullptr;
+}
+
+std::pair<torch::Tensor, torch::Tensor> PagedGenerator::replay(DecodeGraph&, const ChunkInputs&,
+                                                               int64_t, const torch::Tensor&) {
+  TORCH_CHECK(false, "CUDA graphs need the CUDA build");
+}
+
+#endif
+
 void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps,
                             const SamplingParams& params) {
   const auto n = static_cast<int64_t>(running.size());
@@ -334,24 +459,16 @@ void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps
       slots.push_back(at.front());
     }
   }
-  const auto table_on_device =
-      to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)});
-  const auto slots_on_device = to_device(slots, torch::kLong).view({steps, n});
-  const auto base_on_device = to_device(base, torch::kLong);
-  auto tokens = to_device(last_tokens, torch::kLong);
+  const ChunkInputs in{to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)}),
+                       to_device(slots, torch::kLong).view({steps, n}),
+                       to_device(base, torch::kLong), to_device(last_tokens, torch::kLong),
+                       longest};
+  DecodeGraph* graph = graph_for(n, static_cast<int64_t>(widest), params);
+  auto tokens = in.tokens;
   std::vector<torch::Tensor> sampled, logprobs;
   for (int64_t step = 0; step < steps; ++step) {
-    const auto positions = base_on_device + step;
-    PagedKeys keys{{},
-                   {},
-                   table_on_device,
-                   (positions + 1).to(torch::kInt32),
-                   pool_.shape().page_size,
-                   longest + step + 1};
-    DecodeAttention attention(pool_, keys, slots_on_device[step]);
-    const auto hidden =
-        model_->hidden_states_with(tokens.view({n, 1}), positions.view({n, 1}), attention);
-    auto [next, logprob] = sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+    auto [next, logprob] =
+        graph != nullptr ? replay(*graph, in, step, tokens) : eager_step(in, step, tokens, params);
     sampled.push_back(next);
     logprobs.push_back(logprob);
     tokens = next;

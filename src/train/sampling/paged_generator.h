@@ -44,6 +44,11 @@ struct PagedGeneratorOptions {
   int64_t sync_every = 8;            // decode steps between reads of the sampled tokens
   int64_t prefill_chunk = 4096;      // prompt tokens per prefill forward
   size_t max_cached_prefixes = 256;  // 0: no prefix cache
+  // Decode steps replayed as CUDA graphs, one per batch-size bucket (powers of two up to
+  // max_batch) and sampling setting, for sequences of up to graph_context tokens (longer ones
+  // decode without a graph). Only on CUDA, without autocast; ignored elsewhere.
+  bool cuda_graphs = false;
+  int64_t graph_context = 32768;
   // Borrowed, optional: held shared around each prefill and each decode chunk (the GPU idle
   // when it is let go), so the judge's exclusive timing on the same GPU waits for one chunk,
   // not for a whole generate() call, and decoding pauses while it times.
@@ -76,10 +81,28 @@ class PagedGenerator {
   void clear_prefix_cache();
 
   PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptions& options, KVPool pool);
+  ~PagedGenerator();
 
  private:
   struct Sequence;
   class DeviceTurn;
+  struct DecodeGraph;  // CUDA builds only (paged_generator.cpp)
+  // Inputs of one decode chunk, on the device: per step the sequences' positions, slots and
+  // key counts follow from `base` (stored tokens) and `slots` ([steps, n]).
+  struct ChunkInputs {
+    torch::Tensor table, slots, base, tokens;
+    int64_t longest = 0;  // the longest sequence's stored tokens
+  };
+  // One decode step: (sampled tokens [n], their log-probabilities [n]).
+  std::pair<torch::Tensor, torch::Tensor> eager_step(const ChunkInputs& in, int64_t step,
+                                                     const torch::Tensor& tokens,
+                                                     const SamplingParams& params);
+  // The graph for `n` sequences under `params`, captured on first use; null when graphs are
+  // off or cannot serve this chunk (a sequence longer than graph_context).
+  DecodeGraph* graph_for(int64_t n, int64_t widest, const SamplingParams& params);
+  // One decode step through `graph` (inputs copied into its tensors, outputs copied out).
+  std::pair<torch::Tensor, torch::Tensor> replay(DecodeGraph& graph, const ChunkInputs& in,
+                                                 int64_t step, const torch::Tensor& tokens);
   // A stored token sequence whose keys and values later prompts that start with it reuse.
   struct CachedPrefix {
     std::vector<int32_t> tokens;
@@ -119,6 +142,8 @@ class PagedGenerator {
   std::vector<CachedPrefix> prefixes_;
   uint64_t clock_ = 0;  // orders the prefixes' last use
   GeneratorStats stats_;
+  std::vector<std::unique_ptr<DecodeGraph>> graphs_;
+  PagedSequence scratch_;  // one page that padded graph rows read and write (with graphs)
 };
 
 }  // namespace kevin::train

@@ -226,6 +226,28 @@ TEST(PagedGenerator, DecodingPausesWhileTheDeviceIsTimedExclusively) {
   EXPECT_GT(chunks_after_timing, 0);
 }
 
+TEST(PagedGenerator, OnCudaGreedyDecodingEqualsTodaysSamplerWithAndWithoutGraphs) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto m = spread_model(12);
+  m->to(torch::kCUDA);
+  const auto want = generate(m, kPrompts, greedy(40));
+  for (const bool graphs : {false, true}) {
+    PagedGeneratorOptions o;
+    o.page_size = 4;
+    o.pool_tokens = 4096;
+    o.cuda_graphs = graphs;
+    o.graph_context = 256;
+    auto made = PagedGenerator::create(m, o);
+    ASSERT_TRUE(made.is_ok());
+    // Twice: the second call replays the graphs the first captured.
+    for (int call = 0; call < 2; ++call) {
+      const auto got = (*made)->generate(kPrompts, greedy(40));
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      expect_same(*got, want);
+    }
+  }
+}
+
 TEST(PagedGenerator, RequestsThatCannotFitAreRejectedWithTheSizes) {
   auto g = engine(spread_model(8), /*pool_tokens=*/32);
   const auto empty = g->generate({{}}, greedy(4));
