@@ -11,17 +11,16 @@
 //                            [--feedback 256] [--layers 24]
 //       A GRPO rollout's shape at Qwen2.5-0.5B's: every trajectory of a task starts from one
 //       prompt; turn t's prompt is turn t−1's plus its answer and feedback.
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "bench/bench_shapes.h"
+#include "bench_shapes.h"
+#include "gpu_bench.h"
 #include "core/json.h"
 #include "train/sampling/generate.h"
 #include "train/sampling/paged_generator.h"
@@ -36,21 +35,9 @@ using kevin::train::Qwen2ForCausalLM;
 using kevin::train::Sampled;
 using kevin::train::SamplingParams;
 using Prompts = std::vector<std::vector<int32_t>>;
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-struct Args {
-  std::string mode;
-  std::map<std::string, int64_t> flags;
-  int64_t get(const std::string& name, int64_t fallback) const {
-    const auto it = flags.find(name);
-    return it == flags.end() ? fallback : it->second;
-  }
-};
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using kevin::bench::Args;
+using kevin::bench::now_s;
+using kevin::bench::peak_gpu_gib;
 
 // Seconds `fn` takes, the GPU's work included.
 template <typename Fn>
@@ -60,12 +47,6 @@ double timed(Fn&& fn) {
   fn();
   torch::cuda::synchronize();
   return now_s() - start;
-}
-
-double peak_gpu_gib() {
-  return static_cast<double>(
-             c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].peak) /
-         kGiB;
 }
 
 Qwen2ForCausalLM random_model(const Qwen2Config& config) {
@@ -289,13 +270,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "generation_bench: needs a CUDA device\n");
     return 2;
   }
-  Args a;
-  if (argc > 1) a.mode = argv[1];
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string name = argv[i];
-    if (name.rfind("--", 0) != 0) break;
-    a.flags[name.substr(2)] = std::stoll(argv[i + 1]);
-  }
+  const Args a = kevin::bench::parse_args(argc, argv);
   torch::NoGradGuard no_grad;
   if (a.mode == "small") return small_run(a);
   if (a.mode == "decode") return decode_run(a);

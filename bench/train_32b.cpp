@@ -9,7 +9,6 @@
 //                         [--completion C] [--rank R (0: full)] [--host-state 0|1] [--chunk ROWS]
 //                         [--warmup 0|1]
 //        train_32b generate [--layers N] [--batch B] [--prompt P] [--new T]
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -19,6 +18,7 @@
 #include <string>
 
 #include "bench_shapes.h"
+#include "gpu_bench.h"
 #include "core/json.h"
 #include "train/grpo/fused_adamw.h"
 #include "train/grpo/grpo_update.h"
@@ -31,37 +31,12 @@ namespace {
 
 using kevin::Json;
 using namespace kevin::train;
+using kevin::bench::Args;
+using kevin::bench::kGiB;
+using kevin::bench::now_s;
+using kevin::bench::peak_gpu_gib;
+using kevin::bench::reset_gpu_peak;
 constexpr double kPeakBf16Flops = 989.4e12;  // dense bf16 tensor-core peak, H100 SXM and H200
-constexpr double kGiB = double(1ull << 30);
-
-struct Args {
-  std::string mode, dir;
-  std::map<std::string, int64_t> flags;
-  int64_t get(const std::string& name, int64_t fallback) const {
-    const auto it = flags.find(name);
-    return it == flags.end() ? fallback : it->second;
-  }
-};
-
-Args parse(int argc, char** argv) {
-  Args a;
-  a.mode = argc > 1 ? argv[1] : "";
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--from" && i + 1 < argc) {
-      a.dir = argv[++i];
-    } else if (arg.rfind("--", 0) == 0 && i + 1 < argc) {
-      a.flags[arg.substr(2)] = std::stoll(argv[++i]);
-    } else {
-      a.dir = arg;
-    }
-  }
-  return a;
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // /proc/self/status's VmHWM (peak resident set) in GiB.
 double peak_host_gib() {
@@ -71,13 +46,6 @@ double peak_host_gib() {
   }
   return -1;
 }
-
-double peak_gpu_gib() {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
-  return static_cast<double>(stats.allocated_bytes[0].peak) / kGiB;
-}
-
-void reset_gpu_peak() { c10::cuda::CUDACachingAllocator::resetPeakStats(0); }
 
 Qwen2ForCausalLM random_model(int64_t layers, const Qwen2Config& shape = kevin::bench::qwq_32b(),
                               torch::Dtype dtype = torch::kBFloat16) {
@@ -312,7 +280,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "train_32b: needs a CUDA device\n");
     return 2;
   }
-  const Args a = parse(argc, argv);
+  const Args a = kevin::bench::parse_args(argc, argv);
   if (a.mode == "write" && !a.dir.empty()) return write(a);
   if (a.mode == "load" && !a.dir.empty()) return load(a);
   if (a.mode == "update") return update(a);
