@@ -29,7 +29,8 @@ fi
 if wants small; then
   step "0.5B shape, batch 32: today's sampler and the engine"
   for graphs in 0 1; do
-    timeout 200 "$bin" small --batch 32 --prompt 128 --new 256 --graphs $graphs | tee -a "$OUT/small.jsonl"
+    trace=$([[ $graphs == 0 ]] && echo "$OUT")  # a profile of the run without graphs
+    timeout 200 "$bin" small --batch 32 --prompt 128 --new 256 --graphs $graphs $trace | tee -a "$OUT/small.jsonl"
   done
 fi
 if wants hf; then

@@ -1,9 +1,9 @@
 // generation_bench.cpp — the generation engine (train/sampling/paged_generator.h) on the GPU,
 // random weights, one JSON line per run (docs/benchmarks.md, "Generation"):
 // Every mode takes --graphs 1: decode steps replayed as CUDA graphs.
-//   generation_bench small   [--batch 32] [--prompt 128] [--new 256]
+//   generation_bench small   [--batch 32] [--prompt 128] [--new 256] [TRACE_DIR]
 //       Qwen2.5-0.5B's shape: today's sampler (generate.h) and the engine on the same prompts,
-//       median of 3 runs each after a warm-up.
+//       median of 3 runs each after a warm-up; with TRACE_DIR, a profile of one engine run.
 //   generation_bench decode  [--layers 64] [--batch 16] [--context 4096] [--new 128]
 //       QwQ-32B's shape: decode time per step at a context, against the memory-bandwidth bound
 //       (weights + KV bytes per step ÷ the HBM bandwidth a device copy reaches in the same run).
@@ -21,6 +21,7 @@
 
 #include "bench_shapes.h"
 #include "gpu_bench.h"
+#include "profile.h"
 #include "core/json.h"
 #include "train/sampling/generate.h"
 #include "train/sampling/paged_generator.h"
@@ -137,6 +138,12 @@ int small_run(const Args& a) {
     engine->clear_prefix_cache();  // every run prefills, as today's sampler does
     return produced(run_engine(*engine, prompts, params));
   });
+  if (!a.dir.empty()) {  // a trace of one engine run, for where the step's time goes
+    params.max_new_tokens = 32;
+    engine->clear_prefix_cache();
+    kevin::bench::profile([&] { run_engine(*engine, prompts, params); },
+                          a.dir + "/engine_small.json");
+  }
   std::printf("%s\n", Json{{"mode", "small"},
                            {"cuda_graphs", a.get("graphs", 0) != 0},
                            {"batch", batch},

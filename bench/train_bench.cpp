@@ -5,7 +5,6 @@
 // Usage: train_bench [--quick] [--profile PREFIX]  (Kineto traces PREFIX.train.json of two
 // training steps and PREFIX.generate.json of 32 sampled tokens; dev/train/trace_summary.py
 // ranks their kernels)
-#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <string>
 
 #include "bench_shapes.h"
+#include "profile.h"
 #include "core/json.h"
 #include "train/grpo/fused_adamw.h"
 #include "train/model/precision.h"
@@ -26,6 +26,7 @@
 
 namespace {
 
+using kevin::bench::profile;
 using kevin::train::Qwen2Config;
 using kevin::train::Qwen2ForCausalLM;
 constexpr double kH200PeakBf16Flops = 989.4e12;  // dense bf16 tensor-core peak (same as H100 SXM)
@@ -47,17 +48,6 @@ double flops_per_token(const Qwen2Config& c, int64_t seq) {
 }
 
 // Chrome-trace JSON of `work`, with CUDA kernels.
-void profile(const std::function<void()>& work, const std::string& path) {
-  namespace profiler = torch::autograd::profiler;
-  using torch::profiler::impl::ActivityType;
-  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
-  const std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
-  profiler::prepareProfiler(config, activities);
-  profiler::enableProfiler(config, activities);
-  work();
-  torch::cuda::synchronize();
-  profiler::disableProfiler()->save(path);
-}
 
 kevin::Json train(const Qwen2Config& config, int64_t batch, int64_t seq, int steps,
                   const std::string& trace) {

@@ -132,6 +132,9 @@ __global__ void combine_kernel(const float* __restrict__ workspace, PagedAttenti
     float numerator = 0, denominator = 0;
     for (int64_t p = 0; p < shape.partitions; ++p) {
       const float* part = parts + p * (shape.dim + 2);
+      // A partition past the sequence's end wrote no values: skipped, not weighted by zero
+      // (whatever its workspace held, NaN included, would spread).
+      if (part[shape.dim + 1] == 0) continue;
       const float weight = __expf(part[shape.dim] - top);
       numerator += weight * part[d];
       denominator += weight * part[shape.dim + 1];
