@@ -357,12 +357,19 @@ torch::Tensor Qwen2ForCausalLMImpl::lm_head_weight() const {
   return config_.tie_word_embeddings ? model->embed_tokens->weight : lm_head->weight;
 }
 
+std::pair<torch::Tensor, torch::Tensor> Qwen2ForCausalLMImpl::rotary_at(
+    const torch::Tensor& positions) {
+  if (inv_freq_.device() != positions.device()) inv_freq_ = inv_freq_.to(positions.device());
+  // fp32 whatever the model's dtype: apply_rotary computes in fp32, so the angles are
+  // converted once here rather than for q and k in every layer.
+  return rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
+}
+
 torch::Tensor Qwen2ForCausalLMImpl::hidden_states_with(const torch::Tensor& input_ids,
                                                        const torch::Tensor& positions,
                                                        LayerAttention& attention) {
   auto x = model->embed_tokens(input_ids);
-  if (inv_freq_.device() != input_ids.device()) inv_freq_ = inv_freq_.to(input_ids.device());
-  const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
+  const auto [cos, sin] = rotary_at(positions);
   for (size_t i = 0; i < model->layers->size(); ++i) {
     x = model->layers->ptr<DecoderLayerImpl>(i)->forward_with(
         x, cos, sin,
@@ -386,10 +393,7 @@ torch::Tensor Qwen2ForCausalLMImpl::hidden_states(const torch::Tensor& input_ids
   // Position of a token = number of real tokens before it (left padding does not count).
   const auto positions = (mask2d.cumsum(1) - 1).clamp_min(0).narrow(1, past, t);
   auto x = model->embed_tokens(input_ids);
-  if (inv_freq_.device() != device) inv_freq_ = inv_freq_.to(device);
-  // fp32 whatever the model's dtype: apply_rotary computes in fp32, so the angles are
-  // converted once here rather than for q and k in every layer.
-  const auto [cos, sin] = rotary_cos_sin(positions, inv_freq_, torch::kFloat32);
+  const auto [cos, sin] = rotary_at(positions);
   const bool causal_only = !attention_mask.defined() && cache == nullptr;
   const auto mask = causal_only ? torch::Tensor() : additive_mask(mask2d, past, t, x.options());
   if (cache != nullptr && cache->keys.empty()) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -236,6 +237,9 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
 
  private:
   Qwen2Config config_;
+  // The rotary angles' cos and sin for `positions` (fp32, on their device).
+  std::pair<torch::Tensor, torch::Tensor> rotary_at(const torch::Tensor& positions);
+
   torch::Tensor inv_freq_;  // fp32, moved to the input's device on first use there
   bool checkpointing_ = false;
   LoraConfig lora_;  // rank 0 until add_lora

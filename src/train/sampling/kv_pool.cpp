@@ -76,10 +76,7 @@ void KVPool::release(PagedSequence& sequence) {
 std::vector<int64_t> KVPool::slots(const PagedSequence& sequence, int64_t from, int64_t to) const {
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(std::max<int64_t>(0, to - from)));
-  for (int64_t j = from; j < to; ++j) {
-    out.push_back(sequence.pages[static_cast<size_t>(j / shape_.page_size)] * shape_.page_size +
-                  j % shape_.page_size);
-  }
+  for (int64_t j = from; j < to; ++j) out.push_back(slot(sequence, j));
   return out;
 }
 

@@ -49,6 +49,11 @@ class KVPool {
   PagedSequence share(const PagedSequence& sequence, int64_t length);
   // Gives back the sequence's pages; it is empty afterwards.
   void release(PagedSequence& sequence);
+  // The pool slot of token `token` of `sequence` (its page must be there).
+  int64_t slot(const PagedSequence& sequence, int64_t token) const {
+    return sequence.pages[static_cast<size_t>(token / shape_.page_size)] * shape_.page_size +
+           token % shape_.page_size;
+  }
   // Pool slots of tokens [from, to) of `sequence` (pages for them must be there).
   std::vector<int64_t> slots(const PagedSequence& sequence, int64_t from, int64_t to) const;
 

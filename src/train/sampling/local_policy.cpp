@@ -74,9 +74,7 @@ Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatM
     queue_.push_back(request);
   }
   while (std::optional<Lead> lead = wait_to_lead(*request)) {
-    std::vector<Result<policy::Generation>> results;
-    results = run_batch(lead->replica, lead->batch);  // does not throw
-    finish_lead(*lead, std::move(results));
+    finish_lead(*lead, run_batch(lead->replica, lead->batch));  // run_batch does not throw
   }
   MutexLock lock(mu_);
   return *request->result;

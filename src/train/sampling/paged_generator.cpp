@@ -455,8 +455,7 @@ void PagedGenerator::decode(const std::vector<Sequence*>& running, int64_t steps
   }
   for (int64_t step = 0; step < steps; ++step) {
     for (size_t i = 0; i < running.size(); ++i) {
-      const auto at = pool_.slots(running[i]->kv, base[i] + step, base[i] + step + 1);
-      slots.push_back(at.front());
+      slots.push_back(pool_.slot(running[i]->kv, base[i] + step));
     }
   }
   const ChunkInputs in{to_device(table, torch::kInt32).view({n, static_cast<int64_t>(widest)}),
