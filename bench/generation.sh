@@ -3,11 +3,11 @@
 # builds with the machine's PyTorch, runs the engine's tests (the paged attention kernel against
 # dense attention on the GPU), then bench/generation_bench.cpp's runs and transformers' sampling
 # at the same shape, writing one log per step under $OUT. Usage on the device:
-#   [STEPS="build tests small hf rollout decode"] [DECODE_LAYERS=N] bash bench/generation.sh
+#   [STEPS="build tests small hf rollout decode fit16k"] [DECODE_LAYERS=N] bash bench/generation.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
-STEPS="${STEPS:-build tests small hf rollout decode}"
+STEPS="${STEPS:-build tests small hf rollout decode fit16k}"
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo "== $* ($(date +%T))"; }
 bin=build/bench/generation_bench
@@ -48,5 +48,12 @@ if wants decode; then
   for graphs in 0 1; do
     timeout 300 "$bin" decode --layers "$layers" --batch 16 --context 4096 --new 64 --graphs $graphs | tee -a "$OUT/decode.jsonl"
   done
+fi
+if wants fit16k; then
+  # Issue 32's generation at 32B: 16 sequences held at 16k tokens of context at once, all 64
+  # layers, the KV pool taking 90 % of what the weights leave (69 GB of cache needed in bf16).
+  step "decode at QwQ-32B's shape, 64 layers, batch 16, context 16384"
+  timeout 500 "$bin" decode --layers 64 --batch 16 --context 16384 --new 32 --graphs 1 \
+    --memory-percent 90 | tee -a "$OUT/fit16k.jsonl"
 fi
 step "done"

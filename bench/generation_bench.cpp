@@ -5,8 +5,10 @@
 //       Qwen2.5-0.5B's shape: today's sampler (generate.h) and the engine on the same prompts,
 //       median of 3 runs each after a warm-up; with TRACE_DIR, a profile of one engine run.
 //   generation_bench decode  [--layers 64] [--batch 16] [--context 4096] [--new 128]
+//                            [--memory-percent 80]
 //       QwQ-32B's shape: decode time per step at a context, against the memory-bandwidth bound
-//       (weights + KV bytes per step ÷ the HBM bandwidth a device copy reaches in the same run).
+//       (weights + KV bytes per step ÷ the HBM bandwidth a device copy reaches in the same run);
+//       the KV pool takes that percentage of the GPU memory left free by the weights.
 //   generation_bench rollout [--trajectories 16] [--turns 4] [--prompt 2048] [--new 512]
 //                            [--feedback 256] [--layers 24]
 //       A GRPO rollout's shape at Qwen2.5-0.5B's: every trajectory of a task starts from one
@@ -177,7 +179,8 @@ int decode_run(const Args& a) {
   const double bandwidth = copy_bandwidth();
   const auto model = random_model(kevin::bench::qwq_32b(a.get("layers", 64)));
   const Prompts prompts = random_prompts(batch, context, model->config().vocab_size);
-  auto engine = make_engine(model, batch, 0.8, a.get("graphs", 0) != 0);
+  const double memory_fraction = static_cast<double>(a.get("memory-percent", 80)) / 100.0;
+  auto engine = make_engine(model, batch, memory_fraction, a.get("graphs", 0) != 0);
   SamplingParams params;
   params.temperature = 0.9;
   // The decode time is the difference of two runs that prefill alike: one new token, and
