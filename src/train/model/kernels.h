@@ -62,4 +62,19 @@ struct RotaryShape {
 cudaError_t rotary(const void* x, ElementType type, const RotaryShape& shape, const float* cos,
                    const float* sin, bool inverse, void* out, cudaStream_t stream);
 
+// A decode step's rotary and cache append in one pass. Row n (of `queries`) of q, k and v holds
+// heads x dim, kv_heads x dim and kv_heads x dim elements, rows `q_row`, `k_row` and `v_row`
+// elements apart (unit stride within a row: the three may be slices of one fused projection).
+// Writes q rotated to q_out (queries x heads x dim, contiguous), and k rotated and v unchanged
+// to slot slots[n] of k_pool and v_pool (slots x kv_heads x dim, contiguous). cos and sin:
+// queries x dim, fp32, contiguous. Every tensor but cos, sin and slots is of `type`.
+struct RotaryStoreShape {
+  int64_t queries, heads, kv_heads, dim;
+  int64_t q_row, k_row, v_row;
+};
+cudaError_t rotary_store(const void* q, const void* k, const void* v, ElementType type,
+                         const RotaryStoreShape& shape, const float* cos, const float* sin,
+                         const int64_t* slots, void* q_out, void* k_pool, void* v_pool,
+                         cudaStream_t stream);
+
 }  // namespace kevin::train::kernels

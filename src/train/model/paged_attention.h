@@ -1,7 +1,8 @@
 // paged_attention.h — decode attention over a paged KV cache: one new query per sequence
 // reading its keys and values from token slots in shared pools through a block table (the
-// paged generator's layout, sampling/kv_pool.h). A CUDA kernel where built, and a reference in
-// stock ops that is both the CPU path and the kernel's test oracle.
+// paged generator's layout, sampling/kv_pool.h), and the step's append of new keys and values.
+// CUDA kernels where built, and references in stock ops that are both the CPU path and the
+// kernels' test oracles.
 #pragma once
 
 #include <torch/torch.h>
@@ -28,5 +29,22 @@ torch::Tensor paged_decode_attention(const torch::Tensor& q, const PagedKeys& ke
 
 // The same in stock ops, softmax in fp32 (gathers every sequence's keys densely).
 torch::Tensor paged_decode_attention_reference(const torch::Tensor& q, const PagedKeys& keys);
+
+// A decode step's rotary and cache append: q [N, H·D], k and v [N, KV·D] (unit stride in the
+// last dimension: slices of one fused projection's output will do), cos and sin [N, D] (fp32)
+// at each row's position. Writes k rotated and v into k_pool and v_pool [slots, KV, D] at
+// slots [N] (int64) and returns q rotated, [N, H, D] contiguous. One CUDA kernel when every
+// tensor is on one CUDA device and q, k, v and the pools share a kernel type; stock ops
+// otherwise (the pools' dtype may then differ). Throws c10::Error on shape mismatches.
+torch::Tensor rotary_store(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                           const torch::Tensor& cos, const torch::Tensor& sin,
+                           const torch::Tensor& slots, const torch::Tensor& k_pool,
+                           const torch::Tensor& v_pool);
+
+// rotary_store in stock ops (the CPU path and the kernel's oracle).
+torch::Tensor rotary_store_reference(const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v, const torch::Tensor& cos,
+                                     const torch::Tensor& sin, const torch::Tensor& slots,
+                                     const torch::Tensor& k_pool, const torch::Tensor& v_pool);
 
 }  // namespace kevin::train

@@ -50,6 +50,34 @@ class Bf16Autocast {
   at::ScalarType was_dtype_ = at::kBFloat16;
 };
 
+// While alive, CUDA autocast is off in this thread (restored after): code that prepared its
+// weights in the dtype it computes in, whose kernels must not be recast or graph-captured
+// with autocast's weight cache.
+class AutocastOff {
+ public:
+  AutocastOff() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    was_enabled_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    was_enabled_ = at::autocast::is_enabled();
+    at::autocast::set_enabled(false);
+#endif
+  }
+  ~AutocastOff() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, was_enabled_);
+#else
+    at::autocast::set_enabled(was_enabled_);
+#endif
+  }
+  AutocastOff(const AutocastOff&) = delete;
+  AutocastOff& operator=(const AutocastOff&) = delete;
+
+ private:
+  bool was_enabled_ = false;
+};
+
 // While alive, `device` (when a CUDA device) is this thread's current device: what libtorch
 // allocates without a device and what our kernels launch on follow it, so a thread driving
 // the replica on GPU 1 must hold one. A CPU device changes nothing.

@@ -119,15 +119,15 @@ RMSNormImpl::RMSNormImpl(int64_t width, double eps, const torch::TensorOptions& 
   weight = register_parameter("weight", torch::ones({width}, options));
 }
 
-torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   // One fused kernel each way on CUDA (the composite below is ~6 forward and ~12 backward
   // passes over the activations). Same fp32 arithmetic; for bf16 inputs it rounds once
   // after the weight instead of before it as well.
-  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight.to(x.scalar_type()), eps_);
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight.to(x.scalar_type()), eps);
 #endif
   const auto x32 = x.to(torch::kFloat32);
-  const auto normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps_);
+  const auto normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
   return weight * normed.to(x.scalar_type());
 }
 

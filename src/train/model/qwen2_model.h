@@ -37,10 +37,14 @@ struct ModelInit {
 };
 
 // y = weight · x / sqrt(mean(x²) + eps), computed in fp32 and cast back to x's dtype.
+// x · rsqrt(mean(x²) + eps) · weight over the last dimension, in fp32, returned in x's dtype
+// (`weight` cast to it). One fused kernel each way on CUDA where libtorch has it.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+
 class RMSNormImpl : public torch::nn::Module {
  public:
   RMSNormImpl(int64_t width, double eps, const torch::TensorOptions& options = {});
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x) { return rms_norm(x, weight, eps_); }
   torch::Tensor weight;
 
  private:
@@ -231,14 +235,16 @@ class Qwen2ForCausalLMImpl : public torch::nn::Module {
   // layer in backward (less memory, about a third more compute). Off by default.
   void set_activation_checkpointing(bool on) { checkpointing_ = on; }
 
+  // The rotary angles' cos and sin for `positions` [B, T] (int64): [B, T, head_dim] each,
+  // fp32, on the positions' device.
+  std::pair<torch::Tensor, torch::Tensor> rotary_at(const torch::Tensor& positions);
+
   const Qwen2Config& config() const { return config_; }
   Qwen2Body model{nullptr};
   Projection lm_head{nullptr};  // null when tied
 
  private:
   Qwen2Config config_;
-  // The rotary angles' cos and sin for `positions` (fp32, on their device).
-  std::pair<torch::Tensor, torch::Tensor> rotary_at(const torch::Tensor& positions);
 
   torch::Tensor inv_freq_;  // fp32, moved to the input's device on first use there
   bool checkpointing_ = false;

@@ -87,28 +87,20 @@ class PrefillAttention final : public LayerAttention {
   torch::Tensor mask_;
 };
 
-// One decode step: each sequence's new key and value go to its slot, then its query attends to
-// all it stores through the paged kernel.
-class DecodeAttention final : public LayerAttention {
- public:
-  DecodeAttention(KVPool& pool, PagedKeys keys, torch::Tensor slots)
-      : pool_(pool), keys_(std::move(keys)), slots_(std::move(slots)) {}
-
-  torch::Tensor attend(size_t layer, const torch::Tensor& q, const torch::Tensor& k,
-                       const torch::Tensor& v) override {
-    keys_.k_pool = pool_.keys(layer);
-    keys_.v_pool = pool_.values(layer);
-    const auto type = keys_.k_pool.scalar_type();
-    keys_.k_pool.index_copy_(0, slots_, k.squeeze(2).to(type));
-    keys_.v_pool.index_copy_(0, slots_, v.squeeze(2).to(type));
-    return paged_decode_attention(q.squeeze(2).to(type), keys_).to(q.scalar_type()).unsqueeze(2);
+// Bytes of free memory on `device` (CUDA only).
+Result<int64_t> free_device_bytes(const torch::Device& device) {
+#if KEVIN_TRAIN_CUDA_KERNELS
+  const c10::cuda::CUDAGuard guard(device);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    return unavailable("cannot read the GPU's free memory");
   }
-
- private:
-  KVPool& pool_;
-  PagedKeys keys_;
-  torch::Tensor slots_;
-};
+  return static_cast<int64_t>(free_bytes);
+#else
+  (void)device;
+  return invalid_argument("this build cannot read the GPU's free memory");
+#endif
+}
 
 // Pool pages for `options` on `device`: pool_tokens, or a share of the free memory.
 Result<int64_t> pool_pages(const PagedGeneratorOptions& options, const KVPoolShape& shape,
@@ -116,17 +108,13 @@ Result<int64_t> pool_pages(const PagedGeneratorOptions& options, const KVPoolSha
   const int64_t per_token = KVPool::bytes_per_token(shape, element_size);
   int64_t tokens = options.pool_tokens;
   if (tokens == 0 && device.is_cuda()) {
-#if KEVIN_TRAIN_CUDA_KERNELS
-    const c10::cuda::CUDAGuard guard(device);
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-      return unavailable("cannot read the GPU's free memory to size the KV cache");
+    const auto free_bytes = free_device_bytes(device);
+    if (!free_bytes.is_ok()) {
+      return Status(free_bytes.status().code(),
+                    free_bytes.status().message() + " to size the KV cache: set pool_tokens");
     }
-    tokens =
-        static_cast<int64_t>(options.memory_fraction * static_cast<double>(free_bytes)) / per_token;
-#else
-    return invalid_argument("this build cannot read the GPU's free memory: set pool_tokens");
-#endif
+    tokens = static_cast<int64_t>(options.memory_fraction * static_cast<double>(*free_bytes)) /
+             per_token;
   } else if (tokens == 0) {
     tokens = std::min(kCpuPoolTokens, kCpuPoolBytes / per_token);
   }
@@ -136,6 +124,15 @@ Result<int64_t> pool_pages(const PagedGeneratorOptions& options, const KVPoolSha
                        " tokens of " + std::to_string(per_token) + " bytes each");
   }
   return pages;
+}
+
+// Whether the decode step takes fused copies of the weights (options.fuse_weights).
+Result<bool> fuse_weights(const PagedGeneratorOptions& options, const Qwen2ForCausalLM& model,
+                          torch::ScalarType dtype, const torch::Device& device) {
+  if (options.fuse_weights.has_value()) return *options.fuse_weights;
+  if (!device.is_cuda()) return true;
+  KEVIN_ASSIGN_OR_RETURN(const int64_t free_bytes, free_device_bytes(device));
+  return DecodeModel::copy_bytes(model, dtype) <= free_bytes / 10;
 }
 
 }  // namespace
@@ -156,20 +153,24 @@ Result<std::unique_ptr<PagedGenerator>> PagedGenerator::create(
   KEVIN_ASSIGN_OR_RETURN(
       shape.pages,
       pool_pages(options, shape, static_cast<int64_t>(c10::elementSize(dtype)), weight.device()));
+  KEVIN_ASSIGN_OR_RETURN(const bool fuse, fuse_weights(options, model, dtype, weight.device()));
   try {
+    DecodeModel decoder(model, dtype, fuse);
     KVPool pool(shape, weight.options().dtype(dtype).requires_grad(false));
-    return std::make_unique<PagedGenerator>(std::move(model), options, std::move(pool));
+    return std::make_unique<PagedGenerator>(std::move(model), options, std::move(pool),
+                                            std::move(decoder));
   } catch (const std::exception& e) {
     return unavailable("cannot allocate the KV cache of " + std::to_string(shape.pages) +
-                       " pages: " + e.what());
+                       " pages and the decode step's weights: " + e.what());
   }
 }
 
 PagedGenerator::PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptions& options,
-                               KVPool pool)
+                               KVPool pool, DecodeModel decoder)
     : model_(std::move(model)),
       options_(options),
       pool_(std::move(pool)),
+      decoder_(std::move(decoder)),
       device_(model_->parameters().front().device()) {}
 
 PagedGenerator::~PagedGenerator() = default;
@@ -223,6 +224,7 @@ Result<std::vector<Sampled>> PagedGenerator::generate(
     return out;
   }
   torch::NoGradGuard no_grad;
+  decoder_.refresh();  // after an update in place, the fused copies follow the weights
   std::vector<Sequence> sequences(prompts.size());
   std::vector<Sequence*> waiting, running;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -329,22 +331,19 @@ void PagedGenerator::reserve(std::vector<Sequence*>& running, std::vector<Sequen
   stats_.peak_used_pages = std::max(stats_.peak_used_pages, pool_.used_pages());
 }
 
+DecodeInputs PagedGenerator::step_inputs(const ChunkInputs& in, int64_t step,
+                                         const torch::Tensor& tokens) {
+  const auto positions = in.base + step;
+  return {tokens,   positions, in.slots[step], in.table, (positions + 1).to(torch::kInt32),
+          in.longest + step + 1};
+}
+
 std::pair<torch::Tensor, torch::Tensor> PagedGenerator::eager_step(const ChunkInputs& in,
                                                                    int64_t step,
                                                                    const torch::Tensor& tokens,
                                                                    const SamplingParams& params) {
-  const int64_t n = tokens.size(0);
-  const auto positions = in.base + step;
-  PagedKeys keys{{},
-                 {},
-                 in.table,
-                 (positions + 1).to(torch::kInt32),
-                 pool_.shape().page_size,
-                 in.longest + step + 1};
-  DecodeAttention attention(pool_, keys, in.slots[step]);
-  const auto hidden =
-      model_->hidden_states_with(tokens.view({n, 1}), positions.view({n, 1}), attention);
-  return sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+  const auto hidden = decoder_.hidden(step_inputs(in, step, tokens), pool_);
+  return sample_tokens(decoder_.logits(hidden), params);
 }
 
 #if KEVIN_TRAIN_CUDA_KERNELS
@@ -378,11 +377,8 @@ PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest
   g->table = torch::full({rows, width}, scratch_.pages[0], ints);
   g->lengths = torch::ones({rows}, ints);
   const auto step = [&] {
-    PagedKeys keys{{}, {}, g->table, g->lengths, page, width * page};
-    DecodeAttention attention(pool_, keys, g->slots);
-    const auto hidden = model_->hidden_states_with(g->tokens.view({rows, 1}),
-                                                   g->positions.view({rows, 1}), attention);
-    return sample_tokens(model_->lm_logits(hidden.select(1, 0)), params);
+    const DecodeInputs in{g->tokens, g->positions, g->slots, g->table, g->lengths, width * page};
+    return sample_tokens(decoder_.logits(decoder_.hidden(in, pool_)), params);
   };
   // Captured on a side stream (the legacy default stream cannot be captured), in order with
   // the work queued before it.

@@ -16,6 +16,7 @@
 #include "core/device_gate.h"
 #include "core/status.h"
 #include "train/model/qwen2_model.h"
+#include "train/sampling/decode_model.h"
 #include "train/sampling/generate.h"
 #include "train/sampling/kv_pool.h"
 
@@ -46,9 +47,14 @@ struct PagedGeneratorOptions {
   size_t max_cached_prefixes = 256;  // 0: no prefix cache
   // Decode steps replayed as CUDA graphs, one per batch-size bucket (powers of two up to
   // max_batch) and sampling setting, for sequences of up to graph_context tokens (longer ones
-  // decode without a graph). Only on CUDA, without autocast; ignored elsewhere.
+  // decode without a graph). Only on CUDA; ignored elsewhere. The step runs with autocast off
+  // in the cache's dtype, so a caller's autocast scope does not stop the capture.
   bool cuda_graphs = false;
   int64_t graph_context = 32768;
+  // The decode step's weights (decode_model.h): true, fused copies in the cache's dtype; false,
+  // the model's own modules. Unset: fused on the CPU, and on CUDA when the copies take at most
+  // a tenth of the free memory (a 0.5B model, not a 32B one).
+  std::optional<bool> fuse_weights;
   // Borrowed, optional: held shared around each prefill and each decode chunk (the GPU idle
   // when it is let go), so the judge's exclusive timing on the same GPU waits for one chunk,
   // not for a whole generate() call, and decoding pauses while it times.
@@ -80,7 +86,8 @@ class PagedGenerator {
   // Drops every cached prefix (their pages go back to the pool).
   void clear_prefix_cache();
 
-  PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptions& options, KVPool pool);
+  PagedGenerator(Qwen2ForCausalLM model, const PagedGeneratorOptions& options, KVPool pool,
+                 DecodeModel decoder);
   ~PagedGenerator();
 
  private:
@@ -93,6 +100,8 @@ class PagedGenerator {
     torch::Tensor table, slots, base, tokens;
     int64_t longest = 0;  // the longest sequence's stored tokens
   };
+  // Step `step` of a chunk for the sequences whose newest tokens are `tokens`.
+  static DecodeInputs step_inputs(const ChunkInputs& in, int64_t step, const torch::Tensor& tokens);
   // One decode step: (sampled tokens [n], their log-probabilities [n]).
   std::pair<torch::Tensor, torch::Tensor> eager_step(const ChunkInputs& in, int64_t step,
                                                      const torch::Tensor& tokens,
@@ -138,6 +147,7 @@ class PagedGenerator {
   Qwen2ForCausalLM model_;
   PagedGeneratorOptions options_;
   KVPool pool_;
+  DecodeModel decoder_;
   torch::Device device_;
   std::vector<CachedPrefix> prefixes_;
   uint64_t clock_ = 0;  // orders the prefixes' last use
