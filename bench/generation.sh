@@ -49,7 +49,7 @@ if wants decode; then
     timeout 300 "$bin" decode --layers "$layers" --batch 16 --context 4096 --new 64 --graphs $graphs | tee -a "$OUT/decode.jsonl"
   done
 fi
-if wants fit16k; then
+if wants fit16k && (( gpu_gib > 120 )); then
   # Issue 32's generation at 32B: 16 sequences held at 16k tokens of context at once, all 64
   # layers, the KV pool taking 90 % of what the weights leave (69 GB of cache needed in bf16).
   step "decode at QwQ-32B's shape, 64 layers, batch 16, context 16384"

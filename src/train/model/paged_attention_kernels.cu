@@ -19,22 +19,34 @@ __device__ __forceinline__ int64_t slot_of(const int32_t* pages, int64_t j, int6
   return static_cast<int64_t>(pages[j / page_size]) * page_size + j % page_size;
 }
 
-// q · k over `dim` elements, k read in 16-byte vectors (the launcher checks the alignment).
+// Teams of threads that each read whole value rows in 16-byte vectors (partition_kernel).
 template <typename T>
-__device__ __forceinline__ float dot_row(const float* q, const T* k, int dim) {
+int value_slices(int64_t dim) {
+  return kThreads / static_cast<int>(dim / kPerVector<T>);
+}
+
+// Every query head's q · k over `dim` elements for one key row, read once in 16-byte vectors
+// (the launcher checks the alignment); q is in shared memory, groups x dim.
+template <typename T>
+__device__ __forceinline__ void dot_rows(const float* q, const T* k, int dim, int groups,
+                                         float* sums) {
   constexpr int kWidth = kPerVector<T>;
-  float sum = 0;
   for (int d = 0; d < dim; d += kWidth) {
     const uint4 chunk = *reinterpret_cast<const uint4*>(k + d);
     const T* elements = reinterpret_cast<const T*>(&chunk);
 #pragma unroll
-    for (int i = 0; i < kWidth; ++i) sum += q[d + i] * to_float(elements[i]);
+    for (int e = 0; e < kWidth; ++e) {
+      const float key = to_float(elements[e]);
+#pragma unroll
+      for (int g = 0; g < kMaxQueryGroups; ++g) {
+        if (g < groups) sums[g] += q[g * dim + d + e] * key;
+      }
+    }
   }
-  return sum;
 }
 
 // Shared memory: q (groups x dim), then scores (groups x partition_size), then the PV
-// partial sums (slices x groups x dim), all fp32.
+// partial sums (value_slices<T>(dim) x groups x dim), all fp32.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     partition_kernel(const T* __restrict__ q, const T* __restrict__ k_pool,
@@ -55,16 +67,9 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t h = static_cast<int64_t>(kv) * groups + g;
     return workspace + ((n * shape.heads + h) * shape.partitions + partition) * (shape.dim + 2);
   };
-  if (count <= 0) {
-    for (int g = threadIdx.x; g < groups; g += kThreads) {
-      result(g)[dim] = -FLT_MAX;
-      result(g)[dim + 1] = 0;
-    }
-    return;
-  }
+  if (count <= 0) return;  // past the sequence's end: the merge does not read it
   float* q_s = shared;
   float* scores = q_s + groups * dim;
-  const int slices = kThreads / dim > 0 ? kThreads / dim : 1;
   float* partial = scores + groups * shape.partition_size;
   for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
     const int64_t h = static_cast<int64_t>(kv) * groups + i / dim;
@@ -75,8 +80,12 @@ __global__ void __launch_bounds__(kThreads)
   // Scores: one token per thread.
   for (int64_t t = threadIdx.x; t < count; t += kThreads) {
     const T* key = k_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim;
-    for (int g = 0; g < groups; ++g)
-      scores[g * shape.partition_size + t] = dot_row(q_s + g * dim, key, dim);
+    float sums[kMaxQueryGroups] = {};
+    dot_rows(q_s, key, dim, groups, sums);
+#pragma unroll
+    for (int g = 0; g < kMaxQueryGroups; ++g) {
+      if (g < groups) scores[g * shape.partition_size + t] = sums[g];
+    }
   }
   __syncthreads();
   // Softmax numerators per query head: one warp per head, the max then the sum.
@@ -99,17 +108,33 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
-  // Weighted values: (slice, d) sums every slices-th token's V[d] for each head; a warp reads
-  // consecutive elements of one value row.
-  for (int i = threadIdx.x; i < slices * dim; i += kThreads) {
-    const int d = i % dim, slice = i / dim;
-    float acc[kMaxQueryGroups] = {};
+  // Weighted values: a value row is read as 16-byte vectors by `lanes` threads side by side, and
+  // the block's threads form `slices` such teams, each summing every slices-th token: many
+  // independent loads in flight rather than one long chain per thread.
+  constexpr int kWidth = kPerVector<T>;
+  const int lanes = dim / kWidth, slices = kThreads / lanes;
+  const int vector_lane = threadIdx.x % lanes, slice = threadIdx.x / lanes;
+  if (slice < slices) {
+    float acc[kMaxQueryGroups][kWidth] = {};
+    const int64_t column = kv * shape.dim + vector_lane * kWidth;
     for (int64_t t = slice; t < count; t += slices) {
-      const float value = to_float(
-          v_pool[slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim + d]);
-      for (int g = 0; g < groups; ++g) acc[g] += scores[g * shape.partition_size + t] * value;
+      const uint4 chunk = *reinterpret_cast<const uint4*>(
+          v_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + column);
+      const T* elements = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+      for (int g = 0; g < kMaxQueryGroups; ++g) {
+        if (g >= groups) break;
+        const float weight = scores[g * shape.partition_size + t];
+#pragma unroll
+        for (int e = 0; e < kWidth; ++e) acc[g][e] += weight * to_float(elements[e]);
+      }
     }
-    for (int g = 0; g < groups; ++g) partial[(slice * groups + g) * dim + d] = acc[g];
+#pragma unroll
+    for (int g = 0; g < kMaxQueryGroups; ++g) {
+      if (g >= groups) break;
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) partial[(slice * groups + g) * dim + vector_lane * kWidth + e] = acc[g][e];
+    }
   }
   __syncthreads();
   for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
@@ -119,22 +144,24 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// One block per (query, head): out = Σ_p e^(m_p − M) acc_p / Σ_p e^(m_p − M) l_p.
+// One block per (query, head): out = Σ_p e^(m_p − M) acc_p / Σ_p e^(m_p − M) l_p over the
+// partitions that hold keys of the query's sequence (a CUDA graph launches for the longest
+// context it serves; the partitions past a short sequence's end are never read).
 template <typename T>
-__global__ void combine_kernel(const float* __restrict__ workspace, PagedAttentionShape shape,
+__global__ void combine_kernel(const float* __restrict__ workspace,
+                               const int32_t* __restrict__ lengths, PagedAttentionShape shape,
                                T* __restrict__ out) {
   const int64_t row = blockIdx.x;  // n * heads + h
   const float* parts = workspace + row * shape.partitions * (shape.dim + 2);
+  const int64_t length = lengths[row / shape.heads];
+  const int64_t used_by_length = (length + shape.partition_size - 1) / shape.partition_size;
+  const int64_t used = used_by_length < shape.partitions ? used_by_length : shape.partitions;
   float top = -FLT_MAX;
-  for (int64_t p = 0; p < shape.partitions; ++p)
-    top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
+  for (int64_t p = 0; p < used; ++p) top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
   for (int64_t d = threadIdx.x; d < shape.dim; d += blockDim.x) {
     float numerator = 0, denominator = 0;
-    for (int64_t p = 0; p < shape.partitions; ++p) {
+    for (int64_t p = 0; p < used; ++p) {
       const float* part = parts + p * (shape.dim + 2);
-      // A partition past the sequence's end wrote no values: skipped, not weighted by zero
-      // (whatever its workspace held, NaN included, would spread).
-      if (part[shape.dim + 1] == 0) continue;
       const float weight = __expf(part[shape.dim] - top);
       numerator += weight * part[d];
       denominator += weight * part[shape.dim + 1];
@@ -143,9 +170,10 @@ __global__ void combine_kernel(const float* __restrict__ workspace, PagedAttenti
   }
 }
 
+template <typename T>
 size_t shared_bytes(const PagedAttentionShape& shape) {
   const int64_t groups = shape.heads / shape.kv_heads;
-  const int64_t slices = std::max<int64_t>(1, kThreads / shape.dim);
+  const int64_t slices = value_slices<T>(shape.dim);
   return sizeof(float) * static_cast<size_t>(groups * shape.dim + groups * shape.partition_size +
                                              slices * groups * shape.dim);
 }
@@ -157,7 +185,7 @@ cudaError_t paged_decode_attention_as(const void* q, const void* k_pool, const v
                                       float* workspace, void* out, cudaStream_t stream) {
   if (shape.queries == 0) return cudaSuccess;
   if (!vector_aligned({k_pool, v_pool}, shape.dim, sizeof(T))) return cudaErrorMisalignedAddress;
-  const size_t shared = shared_bytes(shape);
+  const size_t shared = shared_bytes<T>(shape);
   if (shared > 48 * 1024) {
     const cudaError_t status = cudaFuncSetAttribute(
         partition_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
@@ -170,7 +198,7 @@ cudaError_t paged_decode_attention_as(const void* q, const void* k_pool, const v
       block_table, lengths, shape, scale, workspace);
   const unsigned threads = static_cast<unsigned>(std::min<int64_t>(shape.dim, 256));
   combine_kernel<T><<<static_cast<unsigned>(shape.queries * shape.heads), threads, 0, stream>>>(
-      workspace, shape, static_cast<T*>(out));
+      workspace, lengths, shape, static_cast<T*>(out));
   return cudaGetLastError();
 }
 

@@ -1,7 +1,9 @@
 // paged_attention_test.cpp — paged decode attention equals dense attention over the same keys:
 // the stock-op reference on the CPU, the CUDA kernel against the same on the GPU (fp32 and bf16,
-// several partitions, the group sizes of Qwen2.5-0.5B and QwQ-32B).
+// several partitions, the group sizes of Qwen2.5-0.5B and QwQ-32B); the decode step's rotary
+// and cache append equal the model's rotary.
 #include "train/model/paged_attention.h"
+#include "train/model/rotary.h"
 
 #include <gtest/gtest.h>
 
@@ -104,6 +106,48 @@ TEST(PagedAttention, CudaKernelEqualsDenseAttention) {
       EXPECT_LT(error.mean().item<double>(), dtype == torch::kFloat32 ? 1e-6 : 1e-3);
     }
   }
+}
+
+// The store's pools and rotated query against apply_rotary's (the model's prefill path) on the
+// rows of a fused projection's output.
+void expect_store_matches_rotary(const torch::TensorOptions& options, double tolerance) {
+  const int64_t n = 5, heads = 6, kv_heads = 2, dim = 8;
+  const auto qkv = torch::randn({n, (heads + 2 * kv_heads) * dim}, options);
+  const auto q = qkv.narrow(1, 0, heads * dim), k = qkv.narrow(1, heads * dim, kv_heads * dim),
+             v = qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim);
+  const auto angles = torch::rand({n, 1, dim}, options.dtype(torch::kFloat32)) * 6;
+  const auto cos = angles.cos(), sin = angles.sin();
+  auto k_pool = torch::zeros({32, kv_heads, dim}, options), v_pool = torch::zeros_like(k_pool);
+  const auto slots = torch::tensor({7, 0, 31, 12, 3}, torch::kLong).to(options.device());
+  const auto got = rotary_store(q, k, v, cos.view({n, dim}), sin.view({n, dim}), slots, k_pool,
+                                v_pool);
+  // apply_rotary's [B, T, H, D] with one token per row.
+  const auto rotary = [&](const torch::Tensor& x, int64_t h) {
+    return apply_rotary(x.reshape({n, 1, h, dim}), cos, sin).reshape({n, h, dim});
+  };
+  const auto near = [&](const torch::Tensor& a, const torch::Tensor& b) {
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+  };
+  EXPECT_LT(near(got, rotary(q, heads)), tolerance);
+  EXPECT_LT(near(k_pool.index_select(0, slots), rotary(k, kv_heads)), tolerance);
+  EXPECT_EQ(near(v_pool.index_select(0, slots), v.reshape({n, kv_heads, dim})), 0.0);
+  // Slots nobody named stay as they were.
+  EXPECT_EQ(k_pool.index_select(0, torch::tensor({1, 2}, torch::kLong).to(options.device()))
+                .abs()
+                .sum()
+                .item<double>(),
+            0.0);
+}
+
+TEST(RotaryStore, ReferenceRotatesLikeTheModelAndFillsTheNamedSlots) {
+  expect_store_matches_rotary(torch::TensorOptions(), 1e-6);
+}
+
+TEST(RotaryStore, CudaKernelRotatesLikeTheModelAndFillsTheNamedSlots) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  expect_store_matches_rotary(torch::TensorOptions(torch::kCUDA), 1e-6);
+  // bf16: one rounding after the fp32 rotation, as apply_rotary's kernel.
+  expect_store_matches_rotary(torch::TensorOptions(torch::kCUDA).dtype(torch::kBFloat16), 1e-2);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ constexpr int64_t kCpuPoolBytes = int64_t{1} << 30;
 // Prefill of `count` tokens of one sequence after the `start` it already stores: their keys and
 // values go to their slots, then they attend causally to everything stored. The first chunk of
 // a prompt takes the mask-free causal kernels; a later one, one [T, start + T] mask per call.
+// With start 0 the batch may hold several right-padded prompts (their pads' slots: scratch).
 class PrefillAttention final : public LayerAttention {
  public:
   PrefillAttention(KVPool& pool, torch::Tensor new_slots, torch::Tensor all_slots, int64_t start)
@@ -59,9 +60,12 @@ class PrefillAttention final : public LayerAttention {
                        const torch::Tensor& v) override {
     const auto& k_pool = pool_.keys(layer);
     const auto& v_pool = pool_.values(layer);
-    // [1, KV, T, D] → [T, KV, D], the pool's layout.
-    k_pool.index_copy_(0, new_slots_, k[0].transpose(0, 1).to(k_pool.scalar_type()));
-    v_pool.index_copy_(0, new_slots_, v[0].transpose(0, 1).to(v_pool.scalar_type()));
+    // [B, KV, T, D] → [B·T, KV, D], the pool's layout.
+    const auto rows = [](const torch::Tensor& x) {
+      return x.transpose(1, 2).reshape({-1, x.size(1), x.size(3)});
+    };
+    k_pool.index_copy_(0, new_slots_, rows(k).to(k_pool.scalar_type()));
+    v_pool.index_copy_(0, new_slots_, rows(v).to(v_pool.scalar_type()));
     if (start_ == 0) return grouped_attention(q, k, v, {});
     const auto stored = [&](const torch::Tensor& pool) {
       return pool.index_select(0, all_slots_).transpose(0, 1).unsqueeze(0).to(q.scalar_type());
@@ -133,6 +137,11 @@ Result<bool> fuse_weights(const PagedGeneratorOptions& options, const Qwen2ForCa
   if (!device.is_cuda()) return true;
   KEVIN_ASSIGN_OR_RETURN(const int64_t free_bytes, free_device_bytes(device));
   return DecodeModel::copy_bytes(model, dtype) <= free_bytes / 10;
+}
+
+// How many tokens `a` and `b` share from their start.
+int64_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  return std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin();
 }
 
 }  // namespace
@@ -237,15 +246,23 @@ Result<std::vector<Sampled>> PagedGenerator::generate(
   // `waiting` is a stack: its back is the next to start (preempted sequences return there).
   while (!waiting.empty() || !running.empty()) {
     while (static_cast<int64_t>(running.size()) < options_.max_batch && !waiting.empty()) {
-      Sequence& next = *waiting.back();
-      bool started = false;
+      const auto room = static_cast<size_t>(options_.max_batch) - running.size();
+      const auto group = batchable(waiting, room);
+      size_t started = 0;
       {
         const DeviceTurn turn(*this);
-        started = start(next, params);
+        if (group.size() > 1 && start_together(group, params)) {
+          started = group.size();
+        } else if (start(*waiting.back(), params)) {
+          started = 1;
+        }
       }
-      if (!started) break;
-      waiting.pop_back();
-      if (next.out->finish_reason.empty()) running.push_back(&next);
+      if (started == 0) break;
+      for (size_t i = 0; i < started; ++i) {
+        Sequence* next = waiting.back();
+        waiting.pop_back();
+        if (next->out->finish_reason.empty()) running.push_back(next);
+      }
     }
     if (running.empty() && waiting.empty()) break;  // the last ones ended at their first token
     if (running.empty()) {
@@ -291,6 +308,100 @@ bool PagedGenerator::start(Sequence& s, const SamplingParams& params) {
   if (accept(s, static_cast<int32_t>(token.item<int64_t>()), logprob.item<float>(), params)) {
     finish(s);
   }
+  return true;
+}
+
+std::vector<PagedGenerator::Sequence*> PagedGenerator::batchable(
+    const std::vector<Sequence*>& waiting, size_t room) const {
+  std::vector<Sequence*> group;
+  int64_t longest = 0, real = 0;
+  for (auto it = waiting.rbegin(); it != waiting.rend() && group.size() < room; ++it) {
+    const Sequence& s = **it;
+    const auto size = static_cast<int64_t>(s.tokens.size());
+    if (s.sampled() || size > options_.prefill_chunk) break;
+    // Sharing this much is worth starting alone: kTokensWorthReusing, or all it could reuse.
+    const int64_t worth = std::min(kTokensWorthReusing, size - 1);
+    const auto shares = [&](int64_t common) { return worth > 0 && common >= worth; };
+    if (shares(longest_cached_prefix(s.tokens, size).second)) break;
+    if (std::any_of(group.begin(), group.end(), [&](const Sequence* member) {
+          return shares(common_prefix(member->tokens, s.tokens));
+        })) {
+      break;
+    }
+    const int64_t padded = std::max(longest, size) * static_cast<int64_t>(group.size() + 1);
+    if (padded * 4 > (real + size) * 5) break;  // at most a quarter of the batch padding
+    group.push_back(*it);
+    longest = std::max(longest, size);
+    real += size;
+  }
+  return group;
+}
+
+bool PagedGenerator::start_together(const std::vector<Sequence*>& group,
+                                    const SamplingParams& params) {
+  const auto release_all = [&] {
+    for (Sequence* s : group) pool_.release(s->kv);
+  };
+  for (Sequence* s : group) {
+    if (!grow_evicting(s->kv, static_cast<int64_t>(s->tokens.size()))) {
+      release_all();
+      return false;
+    }
+  }
+  if (!ensure_scratch()) {
+    release_all();
+    return false;
+  }
+  stats_.peak_used_pages = std::max(stats_.peak_used_pages, pool_.used_pages());
+  const auto last = prefill_together(group);
+  for (Sequence* s : group) {
+    remember_prefix(s->tokens, static_cast<int64_t>(s->tokens.size()), s->kv);
+  }
+  const auto [tokens, logprobs] = sample_tokens(model_->lm_logits(last), params);
+  // One read for the whole group.
+  const auto host_tokens = tokens.to(torch::kCPU).contiguous();
+  const auto host_logprobs = logprobs.to(torch::kCPU, torch::kFloat32).contiguous();
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (accept(*group[i], static_cast<int32_t>(host_tokens.data_ptr<int64_t>()[i]),
+               host_logprobs.data_ptr<float>()[i], params)) {
+      finish(*group[i]);
+    }
+  }
+  return true;
+}
+
+torch::Tensor PagedGenerator::prefill_together(const std::vector<Sequence*>& group) {
+  const auto b = static_cast<int64_t>(group.size());
+  int64_t t = 0;
+  for (const Sequence* s : group) t = std::max(t, static_cast<int64_t>(s->tokens.size()));
+  const int64_t scratch_slot = scratch_.pages[0] * pool_.shape().page_size;
+  std::vector<int64_t> ids(static_cast<size_t>(b * t), 0), positions(ids.size()),
+      slots(ids.size(), scratch_slot), last_rows;
+  for (int64_t i = 0; i < b; ++i) {
+    Sequence& s = *group[static_cast<size_t>(i)];
+    const auto size = static_cast<int64_t>(s.tokens.size());
+    for (int64_t j = 0; j < t; ++j) {
+      const auto at = static_cast<size_t>(i * t + j);
+      positions[at] = j;
+      if (j >= size) continue;
+      ids[at] = s.tokens[static_cast<size_t>(j)];
+      slots[at] = pool_.slot(s.kv, j);
+    }
+    last_rows.push_back(i * t + size - 1);
+    s.kv.length = size;
+    stats_.prefill_tokens += size;
+  }
+  PrefillAttention attention(pool_, to_device(slots, torch::kLong), torch::Tensor(), 0);
+  const auto hidden =
+      model_->hidden_states_with(to_device(ids, torch::kLong).view({b, t}),
+                                 to_device(positions, torch::kLong).view({b, t}), attention);
+  return hidden.view({b * t, -1}).index_select(0, to_device(last_rows, torch::kLong));
+}
+
+bool PagedGenerator::ensure_scratch() {
+  if (!scratch_.pages.empty()) return true;
+  if (!grow_evicting(scratch_, 1)) return false;
+  scratch_.length = 1;
   return true;
 }
 
@@ -361,10 +472,7 @@ PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest
       return g.get();
     }
   }
-  if (scratch_.pages.empty()) {
-    if (!grow_evicting(scratch_, 1)) return nullptr;
-    scratch_.length = 1;
-  }
+  if (!ensure_scratch()) return nullptr;
   auto g = std::make_unique<DecodeGraph>();
   g->rows = rows;
   g->temperature = params.temperature;
@@ -508,23 +616,28 @@ void PagedGenerator::finish(Sequence& s) {
   pool_.release(s.kv);
 }
 
-int64_t PagedGenerator::reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit,
-                                     PagedSequence& kv) {
-  CachedPrefix* best = nullptr;
+std::pair<const PagedGenerator::CachedPrefix*, int64_t> PagedGenerator::longest_cached_prefix(
+    const std::vector<int32_t>& tokens, int64_t limit) const {
+  const CachedPrefix* best = nullptr;
   int64_t best_length = 0;
-  for (auto& prefix : prefixes_) {
-    const auto common =
-        std::mismatch(prefix.tokens.begin(), prefix.tokens.end(), tokens.begin(), tokens.end());
-    const int64_t length = std::min<int64_t>(limit, common.first - prefix.tokens.begin());
+  for (const auto& prefix : prefixes_) {
+    const int64_t length = std::min(limit, common_prefix(prefix.tokens, tokens));
     if (length > best_length) {
       best = &prefix;
       best_length = length;
     }
   }
+  return {best, best_length};
+}
+
+int64_t PagedGenerator::reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit,
+                                     PagedSequence& kv) {
+  const auto [best, length] = longest_cached_prefix(tokens, limit);
   if (best == nullptr) return 0;
-  best->used = ++clock_;
-  kv = pool_.share(best->kv, best_length);
-  return best_length;
+  auto& prefix = const_cast<CachedPrefix&>(*best);  // one of this generator's own entries
+  prefix.used = ++clock_;
+  kv = pool_.share(prefix.kv, length);
+  return length;
 }
 
 void PagedGenerator::remember_prefix(const std::vector<int32_t>& tokens, int64_t length,

@@ -119,6 +119,20 @@ class PagedGenerator {
     uint64_t used = 0;
   };
 
+  // Fresh requests from the back of `waiting` (at most `room`, in order) that can prefill as
+  // one padded batch: nothing sampled, a prompt within one prefill chunk, and sharing with no
+  // cached prefix or other member kTokensWorthReusing tokens, or all but its last (those start
+  // alone, after the one they share with, to reuse its pages). Padding stays under a quarter
+  // of the batch.
+  std::vector<Sequence*> batchable(const std::vector<Sequence*>& waiting, size_t room) const;
+  // Admits `group` together: pages for each, one batched prefill, first tokens sampled with
+  // one read. False, holding none of their pages, when the pool is short.
+  bool start_together(const std::vector<Sequence*>& group, const SamplingParams& params);
+  // The batched prefill of start_together: the last prompt token's hidden state per member,
+  // [members, hidden].
+  torch::Tensor prefill_together(const std::vector<Sequence*>& group);
+  // Allocates the scratch page (graphs' padded rows, batched prefill's pads) on first use.
+  bool ensure_scratch();
   // Stores tokens [from, to) of `s`'s own sequence (pages already there), chunk by chunk.
   // Returns the final-normed hidden state of the last token, [hidden].
   torch::Tensor prefill(Sequence& s, int64_t from, int64_t to);
@@ -135,6 +149,10 @@ class PagedGenerator {
   // Keeps a finished sequence's stored tokens as a prefix and returns its pages.
   void finish(Sequence& s);
 
+  // The cached prefix sharing the most of `tokens` (at most `limit`), and that length; null
+  // and 0 when none shares any.
+  std::pair<const CachedPrefix*, int64_t> longest_cached_prefix(const std::vector<int32_t>& tokens,
+                                                                int64_t limit) const;
   // Shares into `kv` the longest cached prefix of `tokens`, at most `limit` tokens; its length.
   int64_t reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit, PagedSequence& kv);
   void remember_prefix(const std::vector<int32_t>& tokens, int64_t length, const PagedSequence& kv);
@@ -143,6 +161,10 @@ class PagedGenerator {
   bool grow_evicting(PagedSequence& kv, int64_t length);
   // Host integers as a tensor on the model's device (through pinned memory, without waiting).
   torch::Tensor to_device(const std::vector<int64_t>& values, torch::ScalarType type) const;
+
+  // Prompts sharing fewer tokens than this (and not all but their last) with the cache or each
+  // other prefill as a batch (recomputing the shared part) rather than one after another.
+  static constexpr int64_t kTokensWorthReusing = 64;
 
   Qwen2ForCausalLM model_;
   PagedGeneratorOptions options_;

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "train/test_configs.h"
@@ -27,11 +29,16 @@ Qwen2ForCausalLM spread_model(uint64_t seed) {
 }
 
 std::unique_ptr<PagedGenerator> engine(Qwen2ForCausalLM m, int64_t pool_tokens = 4096,
-                                       int64_t sync_every = 4) {
+                                       int64_t sync_every = 4,
+                                       std::optional<bool> fuse_weights = std::nullopt,
+                                       const std::function<void(bool, const GeneratorStats&)>&
+                                           on_turn = {}) {
   PagedGeneratorOptions o;
   o.page_size = 4;
   o.pool_tokens = pool_tokens;
   o.sync_every = sync_every;
+  o.fuse_weights = fuse_weights;
+  o.on_turn = on_turn;
   auto made = PagedGenerator::create(std::move(m), o);
   EXPECT_TRUE(made.is_ok()) << made.status().to_string();
   return std::move(made).value();
@@ -66,6 +73,62 @@ TEST(PagedGenerator, GreedyDecodingEqualsTodaysSampler) {
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   expect_same(*got, generate(m, kPrompts, greedy(12)));
   EXPECT_EQ(g->stats().generated_tokens, 4 * 12);
+}
+
+TEST(PagedGenerator, FusedAndModuleDecodeStepsBothGiveTodaysTokensWithAdapters) {
+  auto m = spread_model(13);
+  LoraConfig lora;
+  lora.rank = 4;
+  ASSERT_TRUE(m->add_lora(lora).is_ok());
+  {
+    // B starts at zero: adapters that change the answer.
+    torch::NoGradGuard no_grad;
+    for (auto& [name, weight] : m->lora_weights()) weight.normal_(0, 0.3);
+  }
+  const auto want = generate(m, kPrompts, greedy(10));
+  for (const bool fuse : {true, false}) {
+    auto g = engine(m, 4096, 4, fuse);
+    const auto got = g->generate(kPrompts, greedy(10));
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    expect_same(*got, want);
+  }
+}
+
+TEST(PagedGenerator, AnUpdateInPlaceReachesTheFusedWeights) {
+  auto m = spread_model(14);
+  auto g = engine(m, 4096, 4, /*fuse_weights=*/true);
+  ASSERT_TRUE(g->generate(kPrompts, greedy(6)).is_ok());
+  {
+    // What an optimizer step does: the same tensors, new values, here in projections the fused
+    // form copies (q/k/v and gate/up), changed enough to change the answer.
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < m->model->layers->size(); ++i) {
+      auto& layer = *m->model->layers->ptr<DecoderLayerImpl>(i);
+      layer.self_attn->v_proj->weight.mul_(4);
+      layer.mlp->gate_proj->weight.neg_();
+      layer.mlp->up_proj->weight.mul_(3);
+    }
+  }
+  g->clear_prefix_cache();
+  const auto got = g->generate(kPrompts, greedy(6));
+  ASSERT_TRUE(got.is_ok());
+  expect_same(*got, generate(m, kPrompts, greedy(6)));
+}
+
+TEST(PagedGenerator, FreshPromptsOfNearLengthsPrefillAsOneBatch) {
+  auto m = spread_model(15);
+  int turns = 0;
+  auto g = engine(m, 4096, /*sync_every=*/8, std::nullopt,
+                  [&](bool starting, const GeneratorStats&) { turns += starting ? 1 : 0; });
+  const std::vector<std::vector<int32_t>> prompts = {
+      {1, 2, 3, 4, 5, 6, 7, 8, 9}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {11, 12, 13, 14, 15, 16, 17, 18,
+                                                                    19, 20, 21}};
+  const auto got = g->generate(prompts, greedy(3));
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  expect_same(*got, generate(m, prompts, greedy(3)));
+  // One turn admits all three (a prefill each would take three), one decodes their last two.
+  EXPECT_EQ(turns, 2);
+  EXPECT_EQ(g->stats().prefill_tokens, 9 + 10 + 11);
 }
 
 TEST(PagedGenerator, AShortPoolPreemptsAndRecomputesWithoutChangingTheAnswer) {
@@ -226,24 +289,27 @@ TEST(PagedGenerator, DecodingPausesWhileTheDeviceIsTimedExclusively) {
   EXPECT_GT(chunks_after_timing, 0);
 }
 
-TEST(PagedGenerator, OnCudaGreedyDecodingEqualsTodaysSamplerWithAndWithoutGraphs) {
+TEST(PagedGenerator, OnCudaGreedyDecodingEqualsTodaysSamplerFusedOrNotWithAndWithoutGraphs) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   auto m = spread_model(12);
   m->to(torch::kCUDA);
   const auto want = generate(m, kPrompts, greedy(40));
-  for (const bool graphs : {false, true}) {
-    PagedGeneratorOptions o;
-    o.page_size = 4;
-    o.pool_tokens = 4096;
-    o.cuda_graphs = graphs;
-    o.graph_context = 256;
-    auto made = PagedGenerator::create(m, o);
-    ASSERT_TRUE(made.is_ok());
-    // Twice: the second call replays the graphs the first captured.
-    for (int call = 0; call < 2; ++call) {
-      const auto got = (*made)->generate(kPrompts, greedy(40));
-      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-      expect_same(*got, want);
+  for (const bool fuse : {true, false}) {
+    for (const bool graphs : {false, true}) {
+      PagedGeneratorOptions o;
+      o.page_size = 4;
+      o.pool_tokens = 4096;
+      o.cuda_graphs = graphs;
+      o.graph_context = 256;
+      o.fuse_weights = fuse;
+      auto made = PagedGenerator::create(m, o);
+      ASSERT_TRUE(made.is_ok());
+      // Twice: the second call replays the graphs the first captured.
+      for (int call = 0; call < 2; ++call) {
+        const auto got = (*made)->generate(kPrompts, greedy(40));
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        expect_same(*got, want);
+      }
     }
   }
 }
