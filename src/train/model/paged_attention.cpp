@@ -98,8 +98,9 @@ void check_rotary_store_shapes(const torch::Tensor& q, const torch::Tensor& k,
   TORCH_CHECK(k.dim() == 2 && v.dim() == 2 && k.size(0) == n && v.size(0) == n &&
                   k.size(1) == kv_width && v.size(1) == kv_width,
               "rotary_store: k and v must be [N, kv_heads * dim]");
-  TORCH_CHECK(cos.dim() == 2 && cos.size(0) == n && cos.size(1) == dim && sin.sizes() == cos.sizes(),
-              "rotary_store: cos and sin must be [N, dim]");
+  TORCH_CHECK(
+      cos.dim() == 2 && cos.size(0) == n && cos.size(1) == dim && sin.sizes() == cos.sizes(),
+      "rotary_store: cos and sin must be [N, dim]");
   TORCH_CHECK(slots.dim() == 1 && slots.size(0) == n, "rotary_store: slots must be [N]");
 }
 
@@ -115,12 +116,10 @@ torch::Tensor rotary_store_reference(const torch::Tensor& q, const torch::Tensor
   const auto c = cos.to(torch::kFloat32).unsqueeze(1), s = sin.to(torch::kFloat32).unsqueeze(1);
   const auto rotated = [&](const torch::Tensor& x) {  // [N, heads, D] in fp32
     const auto x32 = x.to(torch::kFloat32);
-    const auto turned =
-        torch::cat({-x32.narrow(-1, half, half), x32.narrow(-1, 0, half)}, -1);
+    const auto turned = torch::cat({-x32.narrow(-1, half, half), x32.narrow(-1, 0, half)}, -1);
     return x32 * c + turned * s;
   };
-  k_pool.index_copy_(0, slots,
-                     rotated(k.reshape({n, kv_heads, dim})).to(k_pool.scalar_type()));
+  k_pool.index_copy_(0, slots, rotated(k.reshape({n, kv_heads, dim})).to(k_pool.scalar_type()));
   v_pool.index_copy_(0, slots, v.reshape({n, kv_heads, dim}).to(v_pool.scalar_type()));
   return rotated(q.reshape({n, -1, dim})).to(q.scalar_type()).contiguous();
 }

@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int g = 0; g < kMaxQueryGroups; ++g) {
       if (g >= groups) break;
 #pragma unroll
-      for (int e = 0; e < kWidth; ++e) partial[(slice * groups + g) * dim + vector_lane * kWidth + e] = acc[g][e];
+      for (int e = 0; e < kWidth; ++e)
+        partial[(slice * groups + g) * dim + vector_lane * kWidth + e] = acc[g][e];
     }
   }
   __syncthreads();

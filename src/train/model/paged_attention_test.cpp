@@ -119,8 +119,8 @@ void expect_store_matches_rotary(const torch::TensorOptions& options, double tol
   const auto cos = angles.cos(), sin = angles.sin();
   auto k_pool = torch::zeros({32, kv_heads, dim}, options), v_pool = torch::zeros_like(k_pool);
   const auto slots = torch::tensor({7, 0, 31, 12, 3}, torch::kLong).to(options.device());
-  const auto got = rotary_store(q, k, v, cos.view({n, dim}), sin.view({n, dim}), slots, k_pool,
-                                v_pool);
+  const auto got =
+      rotary_store(q, k, v, cos.view({n, dim}), sin.view({n, dim}), slots, k_pool, v_pool);
   // apply_rotary's [B, T, H, D] with one token per row.
   const auto rotary = [&](const torch::Tensor& x, int64_t h) {
     return apply_rotary(x.reshape({n, 1, h, dim}), cos, sin).reshape({n, h, dim});

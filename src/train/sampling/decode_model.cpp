@@ -49,8 +49,8 @@ void DecodeModel::prepare(bool refill) {
     const auto& mlp = *layer.mlp;
     Layer& w = layers_[i];
     put(w.input_norm, layer.input_layernorm->weight);
-    put(w.qkv, torch::cat({merged(attention.q_proj), merged(attention.k_proj),
-                           merged(attention.v_proj)}));
+    put(w.qkv,
+        torch::cat({merged(attention.q_proj), merged(attention.k_proj), merged(attention.v_proj)}));
     if (attention.q_proj->bias.defined()) {
       put(w.qkv_bias,
           torch::cat({attention.q_proj->bias, attention.k_proj->bias, attention.v_proj->bias}));
@@ -83,17 +83,18 @@ void DecodeModel::refresh() {
   // A parameter replaced by a new tensor (not updated in place) changes its address: the copies
   // are made again; graphs captured over them must then be captured again too (the engine's
   // caller re-creates the engine after moving a model).
-  const bool same_tensors = now.size() == versions_.size() &&
-                            std::equal(now.begin(), now.end(), versions_.begin(),
-                                       [](const auto& a, const auto& b) { return a.first == b.first; });
+  const bool same_tensors =
+      now.size() == versions_.size() &&
+      std::equal(now.begin(), now.end(), versions_.begin(),
+                 [](const auto& a, const auto& b) { return a.first == b.first; });
   prepare(/*refill=*/same_tensors);
   versions_ = std::move(now);
 }
 
 torch::Tensor DecodeModel::attend(size_t index, const torch::Tensor& q, const DecodeInputs& in,
                                   KVPool& pool) const {
-  const PagedKeys keys{pool.keys(index), pool.values(index),           in.block_table,
-                       in.lengths,       pool.shape().page_size,       in.max_length};
+  const PagedKeys keys{pool.keys(index), pool.values(index),     in.block_table,
+                       in.lengths,       pool.shape().page_size, in.max_length};
   const auto out = paged_decode_attention(q.to(keys.k_pool.scalar_type()), keys);
   return out.to(dtype_).reshape({q.size(0), q.size(1) * q.size(2)});
 }
@@ -106,8 +107,8 @@ torch::Tensor DecodeModel::fused_layer(const Layer& w, size_t index, torch::Tens
                 kv_width = c.num_key_value_heads * c.head_dim();
   const double eps = c.rms_norm_eps;
   auto h = rms_norm(x, w.input_norm, eps);
-  const auto qkv = w.qkv_bias.defined() ? torch::addmm(w.qkv_bias, h, w.qkv.t())
-                                        : torch::mm(h, w.qkv.t());
+  const auto qkv =
+      w.qkv_bias.defined() ? torch::addmm(w.qkv_bias, h, w.qkv.t()) : torch::mm(h, w.qkv.t());
   const auto q = rotary_store(qkv.narrow(1, 0, q_width), qkv.narrow(1, q_width, kv_width),
                               qkv.narrow(1, q_width + kv_width, kv_width), cos, sin, in.slots,
                               pool.keys(index), pool.values(index));
@@ -123,10 +124,10 @@ torch::Tensor DecodeModel::module_layer(size_t index, torch::Tensor x, const tor
   auto& attention = *layer.self_attn;
   auto& mlp = *layer.mlp;
   auto h = layer.input_layernorm(x).to(dtype_);
-  const auto q = rotary_store(project(*attention.q_proj, h, dtype_),
-                              project(*attention.k_proj, h, dtype_),
-                              project(*attention.v_proj, h, dtype_), cos, sin, in.slots,
-                              pool.keys(index), pool.values(index));
+  const auto q =
+      rotary_store(project(*attention.q_proj, h, dtype_), project(*attention.k_proj, h, dtype_),
+                   project(*attention.v_proj, h, dtype_), cos, sin, in.slots, pool.keys(index),
+                   pool.values(index));
   x = x + project(*attention.o_proj, attend(index, q, in, pool), dtype_);
   h = layer.post_attention_layernorm(x).to(dtype_);
   const auto gate_up =
@@ -141,8 +142,8 @@ torch::Tensor DecodeModel::hidden(const DecodeInputs& in, KVPool& pool) {
   cos = cos.view({n, -1});
   sin = sin.view({n, -1});
   auto& body = *model_->model;
-  torch::Tensor x = fuse_ ? torch::embedding(embed_, in.tokens)
-                          : body.embed_tokens(in.tokens).to(dtype_);
+  torch::Tensor x =
+      fuse_ ? torch::embedding(embed_, in.tokens) : body.embed_tokens(in.tokens).to(dtype_);
   for (size_t i = 0; i < body.layers->size(); ++i) {
     x = fuse_ ? fused_layer(layers_[i], i, x, cos, sin, in, pool)
               : module_layer(i, x, cos, sin, in, pool);

@@ -445,7 +445,11 @@ void PagedGenerator::reserve(std::vector<Sequence*>& running, std::vector<Sequen
 DecodeInputs PagedGenerator::step_inputs(const ChunkInputs& in, int64_t step,
                                          const torch::Tensor& tokens) {
   const auto positions = in.base + step;
-  return {tokens,   positions, in.slots[step], in.table, (positions + 1).to(torch::kInt32),
+  return {tokens,
+          positions,
+          in.slots[step],
+          in.table,
+          (positions + 1).to(torch::kInt32),
           in.longest + step + 1};
 }
 

@@ -28,11 +28,10 @@ Qwen2ForCausalLM spread_model(uint64_t seed) {
   return m;
 }
 
-std::unique_ptr<PagedGenerator> engine(Qwen2ForCausalLM m, int64_t pool_tokens = 4096,
-                                       int64_t sync_every = 4,
-                                       std::optional<bool> fuse_weights = std::nullopt,
-                                       const std::function<void(bool, const GeneratorStats&)>&
-                                           on_turn = {}) {
+std::unique_ptr<PagedGenerator> engine(
+    Qwen2ForCausalLM m, int64_t pool_tokens = 4096, int64_t sync_every = 4,
+    std::optional<bool> fuse_weights = std::nullopt,
+    const std::function<void(bool, const GeneratorStats&)>& on_turn = {}) {
   PagedGeneratorOptions o;
   o.page_size = 4;
   o.pool_tokens = pool_tokens;
@@ -120,9 +119,9 @@ TEST(PagedGenerator, FreshPromptsOfNearLengthsPrefillAsOneBatch) {
   int turns = 0;
   auto g = engine(m, 4096, /*sync_every=*/8, std::nullopt,
                   [&](bool starting, const GeneratorStats&) { turns += starting ? 1 : 0; });
-  const std::vector<std::vector<int32_t>> prompts = {
-      {1, 2, 3, 4, 5, 6, 7, 8, 9}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {11, 12, 13, 14, 15, 16, 17, 18,
-                                                                    19, 20, 21}};
+  const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3, 4, 5, 6, 7, 8, 9},
+                                                     {9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+                                                     {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}};
   const auto got = g->generate(prompts, greedy(3));
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   expect_same(*got, generate(m, prompts, greedy(3)));
