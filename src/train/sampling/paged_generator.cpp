@@ -329,7 +329,8 @@ std::vector<PagedGenerator::Sequence*> PagedGenerator::batchable(
       break;
     }
     const int64_t padded = std::max(longest, size) * static_cast<int64_t>(group.size() + 1);
-    if (padded * 4 > (real + size) * 5) break;  // at most a quarter of the batch padding
+    // At most a quarter of the batch padding, and one prefill chunk of tokens in all.
+    if (padded * 4 > (real + size) * 5 || padded > options_.prefill_chunk) break;
     group.push_back(*it);
     longest = std::max(longest, size);
     real += size;
