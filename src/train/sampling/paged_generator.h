@@ -50,7 +50,7 @@ struct PagedGeneratorOptions {
   // one memory pool, for sequences of up to graph_context tokens (longer ones decode without a
   // graph). Only on CUDA; ignored elsewhere. The step runs with autocast off
   // in the cache's dtype, so a caller's autocast scope does not stop the capture.
-  bool cuda_graphs = true;
+  bool cuda_graphs = false;
   int64_t graph_context = 32768;
   // The decode step's weights (decode_model.h): true, fused copies in the cache's dtype; false,
   // the model's own modules. Unset: fused on the CPU, and on CUDA when the copies take at most
