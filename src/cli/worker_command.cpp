@@ -14,6 +14,7 @@
 #include "cli/run_setup.h"
 #include "core/parallel.h"
 #include "env/evaluator.h"
+#include "queue/remote_evaluator.h"
 #include "queue/worker.h"
 
 namespace kevin::cli {
@@ -106,10 +107,10 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   const queue::Keys keys{address->prefix};
-  auto names = queue::scan_keys(**c, keys.worker_pattern());
+  auto beats = queue::live_heartbeats(**c, keys);
   auto streams = queue::scan_keys(**c, address->prefix + ":jobs:*");
-  if (!names.is_ok() || !streams.is_ok()) {
-    err << "kevin workers: " << (names.is_ok() ? streams.status() : names.status()).message()
+  if (!beats.is_ok() || !streams.is_ok()) {
+    err << "kevin workers: " << (beats.is_ok() ? streams.status() : beats.status()).message()
         << "\n";
     return kExitFailure;
   }
@@ -117,16 +118,12 @@ int list_workers(const std::string& url, std::ostream& out, std::ostream& err) {
       << "gpus" << std::setw(6) << "jobs" << std::setw(11) << "in flight" << std::setw(10)
       << "finished"
       << "per min\n";
-  for (const std::string& key : *names) {
-    auto value = (*c)->command({"GET", key});
-    if (!value.is_ok() || value->is_nil()) continue;
-    auto j = parse_json(value->str);
-    if (!j.is_ok() || !j->is_object()) continue;
-    out << std::left << std::setw(28) << j->value("name", "?") << std::setw(22)
-        << j->value("device", "?") << std::setw(10) << gpu_list(j->value("gpus", Json::array()))
-        << std::setw(6) << j->value("jobs", 0) << std::setw(11) << j->value("in_flight", 0)
-        << std::setw(10) << j->value("finished", 0) << std::fixed << std::setprecision(1)
-        << j->value("per_minute", 0.0) << "\n";
+  for (const Json& beat : *beats) {
+    out << std::left << std::setw(28) << beat.value("name", "?") << std::setw(22)
+        << beat.value("device", "?") << std::setw(10) << gpu_list(beat.value("gpus", Json::array()))
+        << std::setw(6) << beat.value("jobs", 0) << std::setw(11) << beat.value("in_flight", 0)
+        << std::setw(10) << beat.value("finished", 0) << std::fixed << std::setprecision(1)
+        << beat.value("per_minute", 0.0) << "\n";
   }
   out << "\n"
       << std::left << std::setw(40) << "stream" << std::setw(10) << "length" << std::setw(10)

@@ -324,6 +324,25 @@ TEST_F(QueueTest, AProducerGivenNoBackendFollowsTheLiveCpuWorkers) {
   EXPECT_EQ(evaluator_.calls(), 1);
 }
 
+TEST_F(QueueTest, LiveHeartbeatsAreTheWorkersJsonInKeyOrderSkippingOtherValues) {
+  start_workers(2);
+  auto c = RedisConnection::connect(redis_->address());
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  // A key under the workers' pattern that is not a heartbeat (what `kevin workers` must skip).
+  ASSERT_TRUE((*c)->command({"SET", Keys{"test"}.worker("w1-junk"), "not json"}).is_ok());
+  std::vector<Json> beats;
+  for (int i = 0; i < 100 && beats.size() < 2; ++i) {  // until both heartbeats are written
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto read = live_heartbeats(**c, Keys{"test"});
+    ASSERT_TRUE(read.is_ok()) << read.status().to_string();
+    beats = *read;
+  }
+  ASSERT_EQ(beats.size(), 2u);
+  EXPECT_EQ(beats[0].value("name", ""), "w0");
+  EXPECT_EQ(beats[1].value("name", ""), "w1");
+  EXPECT_TRUE(beats[0].contains("in_flight")) << beats[0].dump();
+}
+
 TEST_F(QueueTest, AJobNoLiveWorkerTakesFailsAfterTheWorkerWaitNamingTheWorkers) {
   start_workers(1);  // a CPU worker: it never takes CUDA jobs
   RemoteOptions o;

@@ -52,15 +52,24 @@ std::chrono::milliseconds refresh_every(std::chrono::milliseconds worker_wait) {
 
 }  // namespace
 
-Result<std::vector<WorkerState>> live_workers(RedisConnection& c, const Keys& keys) {
+Result<std::vector<Json>> live_heartbeats(RedisConnection& c, const Keys& keys) {
   KEVIN_ASSIGN_OR_RETURN(std::vector<std::string> names, scan_keys(c, keys.worker_pattern()));
-  std::vector<WorkerState> live;
+  std::sort(names.begin(), names.end());
+  std::vector<Json> beats;
   for (const std::string& name : names) {
     KEVIN_ASSIGN_OR_RETURN(RedisReply value, c.command({"GET", name}));
     if (value.is_nil()) continue;  // expired between the scan and the read
-    auto state = parse_json(value.str);
-    if (!state.is_ok()) continue;
-    if (auto w = worker_state_from_json(*state); w.is_ok()) live.push_back(std::move(*w));
+    auto beat = parse_json(value.str);
+    if (beat.is_ok() && beat->is_object()) beats.push_back(std::move(*beat));
+  }
+  return beats;
+}
+
+Result<std::vector<WorkerState>> live_workers(RedisConnection& c, const Keys& keys) {
+  KEVIN_ASSIGN_OR_RETURN(std::vector<Json> beats, live_heartbeats(c, keys));
+  std::vector<WorkerState> live;
+  for (const Json& beat : beats) {
+    if (auto w = worker_state_from_json(beat); w.is_ok()) live.push_back(std::move(*w));
   }
   std::sort(live.begin(), live.end(),
             [](const WorkerState& a, const WorkerState& b) { return a.name < b.name; });

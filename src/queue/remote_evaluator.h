@@ -36,8 +36,11 @@ struct RemoteOptions {
   std::chrono::milliseconds reconnect_backoff_max{5000};
 };
 
-// The workers whose heartbeat has not expired, in name order; a key under the pattern that
-// is not a heartbeat is skipped. Errors of the connection.
+// The heartbeats (JSON objects) that have not expired, in key order; a key under the pattern
+// whose value is not a JSON object is skipped. Errors of the connection.
+Result<std::vector<Json>> live_heartbeats(RedisConnection& c, const Keys& keys);
+// The workers of live_heartbeats, in name order; a heartbeat without a worker's fields is
+// skipped. Errors of the connection.
 Result<std::vector<WorkerState>> live_workers(RedisConnection& c, const Keys& keys);
 
 // The backend a producer given none (--backend auto) judges on, from the live workers: cuda
