@@ -110,8 +110,14 @@ TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAndRefusesAPoisonedRetime) {
     now.median_ms = 2 * baseline.median_ms;  // a machine made busy while it is re-timed
     return now;
   };
-  auto r = evaluate(kSlowSum, sums(baseline), hooks);
-  ASSERT_TRUE(r.is_ok() && r->correct()) << (r.is_ok() ? r->feedback : r.status().to_string());
+  // The judge re-times only a close call (0.8–1.25×): on a machine shared with other tests the
+  // candidate's second timing can land outside that band of its first, so evaluate until one
+  // is close (each attempt with fresh timing sets).
+  Result<EvalResult> r = internal_error("not evaluated");
+  for (int attempt = 0; attempt < 5 && retimed == 0; ++attempt) {
+    r = evaluate(kSlowSum, sums(baseline), hooks);
+    ASSERT_TRUE(r.is_ok() && r->correct()) << (r.is_ok() ? r->feedback : r.status().to_string());
+  }
   EXPECT_EQ(retimed, 3) << "a re-time far slower than the cached baseline is timed again";
   EXPECT_EQ(r->baseline_source, "cached");
   EXPECT_EQ(r->baseline_retimes_refused, 3);
