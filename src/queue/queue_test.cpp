@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <thread>
+#include <type_traits>
 
 #include "core/file.h"
 #include "env/fake_evaluator.h"
@@ -133,6 +134,21 @@ TEST(LiveWorkers, HeartbeatsDecideTheBackendOfAProducerGivenNone) {
   EXPECT_EQ(mixed.backend, "cuda") << "a GPU worker is alive: candidates are CUDA";
   EXPECT_NE(mixed.why.find("1 on CUDA"), std::string::npos) << mixed.why;
   EXPECT_EQ(describe_workers({}), "none");
+}
+
+// read() (a Result of a list) every 20 ms, for at most 2 s, until the list holds `count`
+// entries (workers write their first heartbeat as they start); the last list read.
+template <typename Read>
+auto poll_until(size_t count, Read read) {
+  std::decay_t<decltype(*read())> got;
+  for (int i = 0; i < 100 && got.size() < count; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto now = read();
+    EXPECT_TRUE(now.is_ok()) << now.status().to_string();
+    if (!now.is_ok()) break;
+    got = *now;
+  }
+  return got;
 }
 
 class QueueTest : public ::testing::Test {
@@ -301,13 +317,7 @@ TEST_F(QueueTest, AProducerGivenNoBackendFollowsTheLiveCpuWorkers) {
   start_workers(2);
   auto c = RedisConnection::connect(redis_->address());
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  std::vector<WorkerState> live;
-  for (int i = 0; i < 100 && live.size() < 2; ++i) {  // until both heartbeats are written
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    auto read = live_workers(**c, Keys{"test"});
-    ASSERT_TRUE(read.is_ok()) << read.status().to_string();
-    live = *read;
-  }
+  const auto live = poll_until(2, [&] { return live_workers(**c, Keys{"test"}); });
   ASSERT_EQ(live.size(), 2u);
   EXPECT_EQ(live[0].name, "w0");
   EXPECT_EQ(live[0].device, "Fake CPU");
@@ -330,13 +340,7 @@ TEST_F(QueueTest, LiveHeartbeatsAreTheWorkersJsonInKeyOrderSkippingOtherValues) 
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
   // A key under the workers' pattern that is not a heartbeat (what `kevin workers` must skip).
   ASSERT_TRUE((*c)->command({"SET", Keys{"test"}.worker("w1-junk"), "not json"}).is_ok());
-  std::vector<Json> beats;
-  for (int i = 0; i < 100 && beats.size() < 2; ++i) {  // until both heartbeats are written
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    auto read = live_heartbeats(**c, Keys{"test"});
-    ASSERT_TRUE(read.is_ok()) << read.status().to_string();
-    beats = *read;
-  }
+  const auto beats = poll_until(2, [&] { return live_heartbeats(**c, Keys{"test"}); });
   ASSERT_EQ(beats.size(), 2u);
   EXPECT_EQ(beats[0].value("name", ""), "w0");
   EXPECT_EQ(beats[1].value("name", ""), "w1");
