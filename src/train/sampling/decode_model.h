@@ -49,9 +49,6 @@ class DecodeModel {
   // Logits [N, vocab] of `hidden` through the LM head.
   torch::Tensor logits(const torch::Tensor& hidden);
 
-  bool fused() const { return fuse_; }
-  torch::ScalarType dtype() const { return dtype_; }
-
  private:
   // One layer's weights in the fused form.
   struct Layer {

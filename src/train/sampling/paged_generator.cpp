@@ -621,14 +621,14 @@ void PagedGenerator::finish(Sequence& s) {
   pool_.release(s.kv);
 }
 
-std::pair<const PagedGenerator::CachedPrefix*, int64_t> PagedGenerator::longest_cached_prefix(
-    const std::vector<int32_t>& tokens, int64_t limit) const {
-  const CachedPrefix* best = nullptr;
+std::pair<size_t, int64_t> PagedGenerator::longest_cached_prefix(const std::vector<int32_t>& tokens,
+                                                                 int64_t limit) const {
+  size_t best = 0;
   int64_t best_length = 0;
-  for (const auto& prefix : prefixes_) {
-    const int64_t length = std::min(limit, common_prefix(prefix.tokens, tokens));
+  for (size_t i = 0; i < prefixes_.size(); ++i) {
+    const int64_t length = std::min(limit, common_prefix(prefixes_[i].tokens, tokens));
     if (length > best_length) {
-      best = &prefix;
+      best = i;
       best_length = length;
     }
   }
@@ -638,8 +638,8 @@ std::pair<const PagedGenerator::CachedPrefix*, int64_t> PagedGenerator::longest_
 int64_t PagedGenerator::reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit,
                                      PagedSequence& kv) {
   const auto [best, length] = longest_cached_prefix(tokens, limit);
-  if (best == nullptr) return 0;
-  auto& prefix = const_cast<CachedPrefix&>(*best);  // one of this generator's own entries
+  if (length == 0) return 0;
+  CachedPrefix& prefix = prefixes_[best];
   prefix.used = ++clock_;
   kv = pool_.share(prefix.kv, length);
   return length;

@@ -149,10 +149,10 @@ class PagedGenerator {
   // Keeps a finished sequence's stored tokens as a prefix and returns its pages.
   void finish(Sequence& s);
 
-  // The cached prefix sharing the most of `tokens` (at most `limit`), and that length; null
-  // and 0 when none shares any.
-  std::pair<const CachedPrefix*, int64_t> longest_cached_prefix(const std::vector<int32_t>& tokens,
-                                                                int64_t limit) const;
+  // The index in prefixes_ of the cached prefix sharing the most of `tokens` (at most
+  // `limit`), and that length; length 0 when none shares any.
+  std::pair<size_t, int64_t> longest_cached_prefix(const std::vector<int32_t>& tokens,
+                                                   int64_t limit) const;
   // Shares into `kv` the longest cached prefix of `tokens`, at most `limit` tokens; its length.
   int64_t reuse_prefix(const std::vector<int32_t>& tokens, int64_t limit, PagedSequence& kv);
   void remember_prefix(const std::vector<int32_t>& tokens, int64_t length, const PagedSequence& kv);
