@@ -8,6 +8,7 @@
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
+#include "server/routes.h"
 #include "server/server.h"
 
 namespace kevin::cli {
@@ -84,7 +85,9 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.io_threads = a.io_threads;
   options.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));
   options.max_buffered_body_bytes = static_cast<size_t>(a.max_buffered_body_mb * (1 << 20));
-  auto srv = server::Server::create(&service, options);
+  server::KernelGymApi gym(&service);
+  server::EnvRoutes routes(&service, &gym);
+  auto srv = server::Server::create(&routes, options);
   if (!srv.is_ok()) return fail(srv.status());
   out << "kevin serve: listening on http://" << a.host << ":" << (*srv)->port()
       << " (OpenEnv /ws, KernelGYM /evaluate; " << service.tasks().size() << " tasks, "

@@ -27,6 +27,8 @@ const char* status_code_name(StatusCode code) {
       return "internal";
     case StatusCode::kCancelled:
       return "cancelled";
+    case StatusCode::kResourceExhausted:
+      return "resource_exhausted";
   }
   return "unknown";
 }

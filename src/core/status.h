@@ -20,8 +20,9 @@ enum class StatusCode {
   kDeadlineExceeded,
   kIoError,
   kUnimplemented,
-  kInternal,   // our own bug or an impossible state
-  kCancelled,  // stopped on request (Ctrl-C) before it finished
+  kInternal,           // our own bug or an impossible state
+  kCancelled,          // stopped on request (Ctrl-C) before it finished
+  kResourceExhausted,  // a limit is reached (sessions, queue slots): retry later
 };
 
 // Human name of a code, e.g. "invalid_argument".
@@ -61,6 +62,9 @@ inline Status deadline_exceeded(std::string m) {
   return {StatusCode::kDeadlineExceeded, std::move(m)};
 }
 inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+inline Status resource_exhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }

@@ -217,8 +217,8 @@ Result<std::unique_ptr<EnvSession>> EnvService::open_session() {
     MutexLock lock(mu_);
     if (sessions_open_ >= options_.max_sessions) {
       metrics_.session_refused();
-      return unavailable("capacity reached: " + std::to_string(sessions_open_) + " of " +
-                         std::to_string(options_.max_sessions) + " sessions open");
+      return resource_exhausted("capacity reached: " + std::to_string(sessions_open_) + " of " +
+                                std::to_string(options_.max_sessions) + " sessions open");
     }
     ++sessions_open_;
   }

@@ -120,8 +120,8 @@ class EnvService {
   // served tasks (at least one).
   EnvService(env::Evaluator* evaluator, std::vector<tasks::TaskInfo> tasks, ServiceOptions options);
 
-  // A new session, or kUnavailable with "capacity" in the message when max_sessions are open
-  // (or "stopping" once begin_shutdown() was called). The session borrows this service.
+  // A new session, or kResourceExhausted when max_sessions are open (kUnavailable once
+  // begin_shutdown() was called). The session borrows this service.
   Result<std::unique_ptr<EnvSession>> open_session();
 
   // A served task by id or unique file stem — never by path, so a request cannot reach a

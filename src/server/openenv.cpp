@@ -67,6 +67,7 @@ HttpReply http_error(const Status& s) {
     case StatusCode::kFailedPrecondition:
       return validation_reply("body", s.message());
     case StatusCode::kUnavailable:
+    case StatusCode::kResourceExhausted:
       return detail_reply(503, s.message());
     default:
       return detail_reply(500, s.message());

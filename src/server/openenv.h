@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "server/env_service.h"
+#include "server/front_end.h"
 #include "server/http_reply.h"
 
 namespace kevin::server {
@@ -28,21 +29,20 @@ inline constexpr JsonLimits kMessageLimits{8u << 20, 16};
 std::string ws_error(std::string_view code, std::string_view message,
                      const Json& extra = Json::object());
 
-// The frame to send back, and whether the socket is closed after it (an empty text sends
-// nothing: `close` has no reply).
-struct WsReply {
-  std::string text;
-  bool close = false;
-};
+using WsReply = SocketReply;
 
 // One WebSocket connection's session. Not thread-safe: the connection hands it one frame at
 // a time, in arrival order.
-class OpenEnvConnection {
+class OpenEnvConnection final : public SocketConversation {
  public:
   explicit OpenEnvConnection(std::unique_ptr<EnvSession> session) : session_(std::move(session)) {}
   // Handles one client text frame; blocks while a step evaluates. Never throws: anything the
   // client sends wrong is an error frame, and the loop goes on.
-  WsReply handle(std::string_view frame);
+  WsReply handle(std::string_view frame) override;
+  // SESSION_ERROR when the socket closes after it, EXECUTION_ERROR otherwise.
+  WsReply refusal(std::string_view message, bool close) const override {
+    return {ws_error(close ? kSessionError : kExecutionError, message), close};
+  }
 
  private:
   WsReply reset(const Json& data);

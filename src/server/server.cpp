@@ -23,7 +23,7 @@
 #include "core/mutex.h"
 #include "core/parallel.h"
 #include "server/body_budget.h"
-#include "server/openenv.h"
+#include "server/work_queue.h"
 
 namespace kevin::server {
 
@@ -50,8 +50,7 @@ class Closable {
 // What every connection shares: the routes, the work queue, the limits and the registry of
 // live connections.
 struct Shared {
-  EnvService* service;
-  Routes* routes;
+  FrontEnd* front_end;
   WorkQueue* queue;
   BodyBudget* bodies;
   ServerOptions options;
@@ -59,6 +58,8 @@ struct Shared {
   CondVar all_closed;
   std::list<std::weak_ptr<Closable>> live GUARDED_BY(mu);
   int open GUARDED_BY(mu) = 0;
+
+  ServerLoad load() const { return {queue->queued(), bodies->used()}; }
 
   std::list<std::weak_ptr<Closable>>::iterator enlist(const std::shared_ptr<Closable>& c) {
     MutexLock lock(mu);
@@ -130,19 +131,9 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
  private:
   void on_accept(beast::error_code ec) {
     if (ec) return;
-    auto session = shared_->service->open_session();
-    if (!session.is_ok()) {
-      const bool full = session.status().message().find("capacity") != std::string::npos;
-      Json extra = Json::object();
-      if (full) {
-        extra = {{"active_sessions", shared_->service->metrics().active_sessions()},
-                 {"max_sessions", shared_->service->options().max_sessions}};
-      }
-      send({ws_error(full ? kCapacityReached : kSessionError, session.status().message(), extra),
-            true});
-      return;
-    }
-    connection_ = std::make_unique<OpenEnvConnection>(std::move(session).value());
+    SocketOpening opening = shared_->front_end->open_socket();
+    if (auto* refused = std::get_if<SocketReply>(&opening)) return send(*refused);
+    connection_ = std::move(std::get<std::unique_ptr<SocketConversation>>(opening));
     read();
   }
 
@@ -156,9 +147,8 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     buffer_.consume(buffer_.size());
     if (closing_) return;
     if (static_cast<int>(inbox_.size()) >= shared_->options.max_queued_messages) {
-      send({ws_error(kExecutionError,
-                     "too many messages ahead of their replies; wait for each reply"),
-            false});
+      send(connection_->refusal("too many messages ahead of their replies; wait for each reply",
+                                /*close=*/false));
     } else {
       inbox_.push_back(std::move(frame));
       if (!busy_) handle_next();
@@ -173,7 +163,7 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     inbox_.pop_front();
     auto self = shared_from_this();
     const bool queued = shared_->queue->submit([self, frame = std::move(frame)] {
-      WsReply reply = self->connection_->handle(frame);
+      SocketReply reply = self->connection_->handle(frame);
       net::post(self->ws_.get_executor(), [self, reply = std::move(reply)] {
         self->busy_ = false;
         self->send(reply);
@@ -182,11 +172,11 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
     });
     if (!queued) {
       busy_ = false;
-      send({ws_error(kSessionError, "the server is stopping"), true});
+      send(connection_->refusal("the server is stopping", /*close=*/true));
     }
   }
 
-  void send(const WsReply& reply) {
+  void send(const SocketReply& reply) {
     if (!reply.text.empty() && !closed_) outbox_.push_back(reply.text);
     if (reply.close) closing_ = true;
     write_next();
@@ -232,7 +222,7 @@ class WsSession final : public Closable, public std::enable_shared_from_this<WsS
   std::list<std::weak_ptr<Closable>>::iterator entry_;
   bool registered_ = false;
   beast::flat_buffer buffer_;
-  std::unique_ptr<OpenEnvConnection> connection_;
+  std::unique_ptr<SocketConversation> connection_;
   std::deque<std::string> inbox_;   // frames waiting to be handled
   std::deque<std::string> outbox_;  // frames waiting to be written
   bool busy_ = false, writing_ = false, closing_ = false, closed_ = false;
@@ -278,13 +268,14 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
     if (ec) return close();
     const auto& header = parser_->get();
     path_ = request_path(view(header.target()));
-    if (!shared_->routes->authorized(path_, view(header[http::field::authorization]))) {
-      HttpReply denied =
-          detail_reply(401, "missing or wrong bearer token (Authorization: Bearer <token>)");
+    if (!shared_->front_end->open_path(path_) &&
+        !bearer_authorized(view(header[http::field::authorization]), shared_->options.token)) {
+      HttpReply denied = shared_->front_end->error(
+          401, "missing or wrong bearer token (Authorization: Bearer <token>)");
       denied.headers.emplace_back("WWW-Authenticate", "Bearer");
       return refuse(denied);
     }
-    if (parser_->is_done() || !Routes::takes_body(view(header.method_string()), path_))
+    if (parser_->is_done() || !shared_->front_end->takes_body(view(header.method_string()), path_))
       return on_request();
     if (parser_->content_length().value_or(0) > shared_->options.max_body_bytes)
       return refuse(too_large());
@@ -305,7 +296,7 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
     const size_t wanted = parser_->content_length().value_or(
         std::min(shared_->options.max_body_bytes, arrived + kReadStep));
     if (!reserved_.resize(wanted)) {
-      HttpReply full = detail_reply(
+      HttpReply full = shared_->front_end->error(
           503, "the server is receiving as many request bodies as it holds at once (" +
                    std::to_string(shared_->bodies->capacity()) + " bytes); retry later");
       full.headers.emplace_back("Retry-After", "1");
@@ -327,8 +318,8 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
     http::request<http::string_body> request = parser_->release();
     if (websocket::is_upgrade(request)) {
       if (path_ != "/ws")
-        return reply(detail_reply(404, "WebSocket sessions are served at /ws"), request.version(),
-                     false);
+        return reply(shared_->front_end->error(404, "WebSocket sessions are served at /ws"),
+                     request.version(), false);
       stream_.expires_never();
       std::make_shared<WsSession>(stream_.release_socket(), shared_)->start(std::move(request));
       return;
@@ -336,8 +327,9 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
     const std::string method(request.method_string());
     const unsigned version = request.version();
     const bool keep_alive = request.keep_alive() && whole;
-    if (Routes::quick(method, path_))
-      return reply(shared_->routes->handle(method, path_, ""), version, keep_alive);
+    if (shared_->front_end->quick(method, path_))
+      return reply(shared_->front_end->handle(method, path_, "", shared_->load()), version,
+                   keep_alive);
     busy_ = true;
     stream_.expires_never();
     auto self = shared_from_this();
@@ -346,7 +338,8 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
                                 body = std::make_shared<HeldBody>(
                                     HeldBody{std::move(reserved_), std::move(request.body())}),
                                 version, keep_alive]() mutable {
-          HttpReply answer = self->shared_->routes->handle(method, target, body->text);
+          HttpReply answer =
+              self->shared_->front_end->handle(method, target, body->text, self->shared_->load());
           body.reset();  // the budget is whole again before the client has its answer
           net::post(self->stream_.get_executor(),
                     [self, answer = std::move(answer), version, keep_alive] {
@@ -356,12 +349,12 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
         });
     if (!queued) {
       busy_ = false;
-      reply(detail_reply(503, "the server is stopping"), version, false);
+      reply(shared_->front_end->error(503, "the server is stopping"), version, false);
     }
   }
 
   HttpReply too_large() const {
-    return detail_reply(
+    return shared_->front_end->error(
         413, "request body over " + std::to_string(shared_->options.max_body_bytes) + " bytes");
   }
 
@@ -407,15 +400,12 @@ class HttpConnection final : public Closable, public std::enable_shared_from_thi
 
 class Server::Impl {
  public:
-  Impl(EnvService* service, ServerOptions options)
-      : service_(service),
-        gym_(service),
-        queue_(options.eval_threads > 0 ? options.eval_threads
-                                        : service->options().max_sessions + 16),
+  Impl(FrontEnd* front_end, ServerOptions options)
+      : front_end_(front_end),
+        queue_(options.eval_threads > 0 ? options.eval_threads : front_end->default_workers()),
         bodies_(options.max_buffered_body_bytes > 0 ? options.max_buffered_body_bytes
                                                     : 4 * options.max_body_bytes),
-        routes_(service, &gym_, &queue_, &bodies_, options.token),
-        shared_{service, &routes_, &queue_, &bodies_, options, {}, {}, {}, 0},
+        shared_{front_end, &queue_, &bodies_, options, {}, {}, {}, 0},
         acceptor_(ioc_) {}
 
   Status listen(const std::string& host, uint16_t port, uint16_t* bound) {
@@ -486,7 +476,7 @@ class Server::Impl {
   // No new sessions or evaluations; the ones in flight are answered; then every connection
   // is closed and, within the drain timeout, its last writes flushed.
   void shut_down() {
-    service_->begin_shutdown();
+    front_end_->begin_shutdown();
     net::post(ioc_, [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
@@ -507,11 +497,9 @@ class Server::Impl {
     }
   }
 
-  EnvService* service_;
-  KernelGymApi gym_;
+  FrontEnd* front_end_;
   WorkQueue queue_;
   BodyBudget bodies_;  // before the connections (in ioc_), which give their shares back
-  Routes routes_;
   Shared shared_;
   net::io_context ioc_;
   tcp::acceptor acceptor_;
@@ -519,7 +507,7 @@ class Server::Impl {
   int signals_seen_ = 0;  // only in the signal handler, which never runs twice at once
 };
 
-Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOptions options) {
+Result<std::unique_ptr<Server>> Server::create(FrontEnd* front_end, ServerOptions options) {
   if (!is_loopback_host(options.host) && options.token.empty()) {
     return invalid_argument(
         "--host " + options.host +
@@ -532,7 +520,7 @@ Result<std::unique_ptr<Server>> Server::create(EnvService* service, ServerOption
   }
   const std::string host = options.host;
   const uint16_t port = options.port;
-  auto impl = std::make_unique<Impl>(service, std::move(options));
+  auto impl = std::make_unique<Impl>(front_end, std::move(options));
   uint16_t bound = 0;
   KEVIN_RETURN_IF_ERROR(impl->listen(host, port, &bound));
   return std::unique_ptr<Server>(new Server(std::move(impl), bound));

@@ -1,7 +1,7 @@
-// server.h — the network side of `kevin serve` on Boost.Beast: an HTTP/1.1 listener whose
-// routes are routes.h's and whose /ws upgrades to OpenEnv WebSocket sessions. Network
-// threads only read, write and route; anything that evaluates runs on a WorkQueue, so pings
-// are answered and other sessions served while the engine works.
+// server.h — the network half of kevin's servers on Boost.Beast: an HTTP/1.1 listener whose
+// routes and /ws WebSocket sessions are a front end's (front_end.h). Network threads only read,
+// write and route; anything that may block runs on a WorkQueue, so pings are answered and other
+// sessions served while the engine works.
 #pragma once
 
 #include <atomic>
@@ -11,19 +11,16 @@
 #include <string>
 
 #include "core/status.h"
-#include "server/env_service.h"
-#include "server/kernelgym.h"
-#include "server/routes.h"
-#include "server/work_queue.h"
+#include "server/front_end.h"
 
 namespace kevin::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 8000;                        // 0: any free port (Server::port() tells which)
-  std::string token;                           // bearer token; required unless the host is loopback
-  int io_threads = 2;                          // network threads
-  int eval_threads = 0;                        // evaluating threads; 0: max_sessions + 16
+  uint16_t port = 8000;  // 0: any free port (Server::port() tells which)
+  std::string token;     // bearer token; required unless the host is loopback
+  int io_threads = 2;    // network threads
+  int eval_threads = 0;  // threads for requests that may block; 0: the front end's default
   size_t max_body_bytes = size_t{64} << 20;    // an HTTP request body (a batch of candidates)
   size_t max_message_bytes = size_t{8} << 20;  // a WebSocket message (one model reply)
   int max_queued_messages = 8;                 // frames a session may send ahead of its replies
@@ -41,10 +38,10 @@ bool is_loopback_host(const std::string& host);
 
 class Server {
  public:
-  // Binds and listens. `service` is borrowed. Errors: kInvalidArgument (a host that is not
-  // an address, a non-loopback host without a token, or a body budget below the body limit),
-  // kUnavailable (the port is taken).
-  static Result<std::unique_ptr<Server>> create(EnvService* service, ServerOptions options);
+  // Binds and listens. `front_end` is borrowed and outlives the server. Errors: kInvalidArgument (a
+  // host that is not an address, a non-loopback host without a token, or a body budget below the
+  // body limit), kUnavailable (the port is taken).
+  static Result<std::unique_ptr<Server>> create(FrontEnd* front_end, ServerOptions options);
   ~Server();
 
   uint16_t port() const { return port_; }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "env/fake_evaluator.h"
+#include "server/routes.h"
 #include "server/server.h"
 #include "sys/tempdir.h"
 
@@ -84,9 +85,11 @@ class NetTest : public ::testing::Test {
         tasks::discover_tasks(std::filesystem::path(KEVIN_SOURCE_DIR) / "tests/fixtures/tasks");
     ASSERT_TRUE(tasks.is_ok());
     service_ = std::make_unique<EnvService>(&evaluator_, *tasks, o);
+    gym_ = std::make_unique<KernelGymApi>(service_.get());
+    routes_ = std::make_unique<EnvRoutes>(service_.get(), gym_.get());
     so.port = 0;
     authorization_ = so.token.empty() ? "" : "Bearer " + so.token;
-    auto s = Server::create(service_.get(), so);
+    auto s = Server::create(routes_.get(), so);
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(s).value();
     thread_ = std::thread([this] { ran_ = server_->run(false); });
@@ -173,6 +176,8 @@ class NetTest : public ::testing::Test {
   sys::TempDir scratch_ = std::move(sys::TempDir::create("kevin-server-test-")).value();
   env::FakeEvaluator evaluator_{"cpu", "Fake CPU"};
   std::unique_ptr<EnvService> service_;
+  std::unique_ptr<KernelGymApi> gym_;
+  std::unique_ptr<EnvRoutes> routes_;
   std::unique_ptr<Server> server_;
   std::thread thread_;
   Status ran_;
@@ -256,10 +261,12 @@ TEST_F(NetTest, AHostReachableFromOtherMachinesNeedsAToken) {
   ServiceOptions o;
   std::vector<tasks::TaskInfo> tasks = {{"t/x", "t", "unknown", "/dev/null"}};
   EnvService service(&evaluator_, tasks, o);
+  KernelGymApi gym(&service);
+  EnvRoutes routes(&service, &gym);
   ServerOptions so;
   so.host = "0.0.0.0";
   so.port = 0;
-  auto refused = Server::create(&service, so);
+  auto refused = Server::create(&routes, so);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find(
@@ -268,7 +275,7 @@ TEST_F(NetTest, AHostReachableFromOtherMachinesNeedsAToken) {
       << refused.status().to_string();
   so.host = "not-an-address";
   so.token = "t";
-  auto unparsed = Server::create(&service, so);
+  auto unparsed = Server::create(&routes, so);
   EXPECT_EQ(unparsed.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unparsed.status().message().find("--host not-an-address is not an IP address"),
             std::string::npos)
@@ -423,11 +430,13 @@ TEST_F(NetTest, ABodyBudgetBelowTheBodyLimitIsRefusedAtStart) {
   ServiceOptions o;
   std::vector<tasks::TaskInfo> tasks = {{"t/x", "t", "unknown", "/dev/null"}};
   EnvService service(&evaluator_, tasks, o);
+  KernelGymApi gym(&service);
+  EnvRoutes routes(&service, &gym);
   ServerOptions so;
   so.port = 0;
   so.max_body_bytes = 2 * kMiB;
   so.max_buffered_body_bytes = kMiB;
-  auto refused = Server::create(&service, so);
+  auto refused = Server::create(&routes, so);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("--max-buffered-body-mb is below --max-body-mb"),

@@ -184,8 +184,7 @@ TEST_F(ServiceTest, SessionsBeyondTheLimitAreRefusedUntilOneCloses) {
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   auto c = service_->open_session();
   ASSERT_FALSE(c.is_ok());
-  EXPECT_EQ(c.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(c.status().message().find("capacity"), std::string::npos);
+  EXPECT_EQ(c.status().code(), StatusCode::kResourceExhausted);
   a->reset();
   EXPECT_TRUE(service_->open_session().is_ok());
   EXPECT_NE(service_->metrics().prometheus(0, 0).find("kevin_sessions_refused_total 1"),
@@ -416,50 +415,71 @@ TEST_F(GymTest, ABatchRunsItsEvaluationsConcurrently) {
 
 // --- routes ---------------------------------------------------------------------------------
 
-TEST_F(GymTest, RoutesDispatchAuthoriseAndRefuseWhatTheyDoNotServe) {
-  WorkQueue queue(1);
-  BodyBudget bodies(1000);
-  Routes open(service_.get(), &gym_, &queue, &bodies, "");
-  EXPECT_TRUE(open.authorized("/evaluate", ""));
-  Routes locked(service_.get(), &gym_, &queue, &bodies, "s3cret");
-  EXPECT_TRUE(locked.authorized("/health", ""));
-  EXPECT_FALSE(locked.authorized("/metadata", ""));
-  EXPECT_FALSE(locked.authorized("/metadata", "Bearer s3cre"));
-  EXPECT_FALSE(locked.authorized("/metadata", "Bearer s3cret!"));
-  EXPECT_FALSE(locked.authorized("/metadata", "Basic s3cret"));
-  EXPECT_TRUE(locked.authorized("/metadata", "Bearer s3cret"));
+TEST(BearerTest, OnlyTheExactTokenAfterBearerAuthorizes) {
+  EXPECT_TRUE(bearer_authorized("", ""));
+  EXPECT_TRUE(bearer_authorized("Basic anything", "")) << "no token set: every request passes";
+  EXPECT_FALSE(bearer_authorized("", "s3cret"));
+  EXPECT_FALSE(bearer_authorized("Bearer s3cre", "s3cret"));
+  EXPECT_FALSE(bearer_authorized("Bearer s3cret!", "s3cret"));
+  EXPECT_FALSE(bearer_authorized("Basic s3cret", "s3cret"));
+  EXPECT_TRUE(bearer_authorized("Bearer s3cret", "s3cret"));
+}
 
-  EXPECT_EQ(parse_json(open.handle("GET", "/health", "").body)->at("status"), "healthy");
-  const Json meta = *parse_json(open.handle("GET", "/metadata", "").body);
+TEST_F(GymTest, RoutesDispatchAndRefuseWhatTheyDoNotServe) {
+  EnvRoutes routes(service_.get(), &gym_);
+  const ServerLoad idle;
+  auto get = [&](const char* target) { return routes.handle("GET", target, "", idle); };
+  EXPECT_TRUE(routes.open_path("/health"));
+  EXPECT_FALSE(routes.open_path("/metadata"));
+
+  EXPECT_EQ(parse_json(get("/health").body)->at("status"), "healthy");
+  const Json meta = *parse_json(get("/metadata").body);
   EXPECT_EQ(meta["name"], "kevin");
   EXPECT_EQ(meta["tasks"].size(), service_->tasks().size());
-  const Json schema = *parse_json(open.handle("GET", "/schema?x=1", "").body);
+  const Json schema = *parse_json(get("/schema?x=1").body);
   EXPECT_EQ(schema["action"]["title"], "KernelAction");
   EXPECT_EQ(schema["action"]["required"], Json::array({"code"}))
       << "one required field: verifiers sends raw replies";
-  EXPECT_EQ(parse_json(open.handle("GET", "/state", "").body)->at("step_count"), 0);
-  EXPECT_EQ(open.handle("GET", "/nowhere", "").status, 404u);
-  EXPECT_EQ(open.handle("GET", "/evaluate", "").status, 405u);
-  EXPECT_EQ(open.handle("POST", "/health", "").status, 405u);
-  const HttpReply metrics = open.handle("GET", "/metrics", "");
+  EXPECT_EQ(parse_json(get("/state").body)->at("step_count"), 0);
+  EXPECT_EQ(get("/nowhere").status, 404u);
+  EXPECT_EQ(get("/evaluate").status, 405u);
+  EXPECT_EQ(routes.handle("POST", "/health", "", idle).status, 405u);
+  const HttpReply metrics = get("/metrics");
   EXPECT_EQ(metrics.content_type.rfind("text/plain", 0), 0u);
   EXPECT_NE(metrics.body.find("# TYPE kevin_evaluation_seconds histogram"), std::string::npos);
-  BodyReservation held(&bodies);
-  ASSERT_TRUE(held.resize(600));
-  EXPECT_NE(
-      open.handle("GET", "/metrics", "").body.find("\nkevin_request_body_bytes_reserved 600\n"),
-      std::string::npos);
-  EXPECT_EQ(open.handle("POST", "/evaluate", request("r1", "correct")).status, 200u);
-  EXPECT_EQ(parse_json(open.handle("GET", "/status/r1", "").body)->at("status"), "completed");
+  const ServerLoad busy{3, 600};
+  EXPECT_NE(routes.handle("GET", "/metrics", "", busy)
+                .body.find("\nkevin_request_body_bytes_reserved 600\n"),
+            std::string::npos);
+  EXPECT_EQ(
+      parse_json(routes.handle("GET", "/health", "", busy).body)->at("queue_status")["queued"], 3);
+  EXPECT_EQ(routes.handle("POST", "/evaluate", request("r1", "correct"), idle).status, 200u);
+  EXPECT_EQ(parse_json(get("/status/r1").body)->at("status"), "completed");
   EXPECT_EQ(request_path("/status/a%2Fb?q=1"), "/status/a/b");
-  EXPECT_TRUE(Routes::quick("GET", "/metrics"));
-  EXPECT_FALSE(Routes::quick("POST", "/evaluate"));
+  EXPECT_TRUE(routes.quick("GET", "/metrics"));
+  EXPECT_FALSE(routes.quick("POST", "/evaluate"));
   for (const char* path : {"/reset", "/step", "/evaluate", "/evaluate/batch"}) {
-    EXPECT_TRUE(Routes::takes_body("POST", path)) << path;
-    EXPECT_FALSE(Routes::takes_body("GET", path)) << path;
+    EXPECT_TRUE(routes.takes_body("POST", path)) << path;
+    EXPECT_FALSE(routes.takes_body("GET", path)) << path;
   }
-  EXPECT_FALSE(Routes::takes_body("POST", "/health")) << "open without the token: no body read";
-  EXPECT_FALSE(Routes::takes_body("POST", "/nowhere"));
+  EXPECT_FALSE(routes.takes_body("POST", "/health")) << "open without the token: no body read";
+  EXPECT_FALSE(routes.takes_body("POST", "/nowhere"));
+}
+
+TEST_F(ServiceTest, ASocketBeyondTheSessionLimitIsRefusedWithTheCounts) {
+  make_service(1);
+  KernelGymApi gym(service_.get());
+  EnvRoutes routes(service_.get(), &gym);
+  SocketOpening first = routes.open_socket();
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<SocketConversation>>(first));
+  SocketOpening second = routes.open_socket();
+  ASSERT_TRUE(std::holds_alternative<SocketReply>(second));
+  const SocketReply& refused = std::get<SocketReply>(second);
+  EXPECT_TRUE(refused.close);
+  const Json data = parse_json(refused.text)->at("data");
+  EXPECT_EQ(data["code"], "CAPACITY_REACHED");
+  EXPECT_EQ(data["max_sessions"], 1);
+  EXPECT_EQ(data["active_sessions"], 1);
 }
 
 // --- the request-body budget ----------------------------------------------------------------
