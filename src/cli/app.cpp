@@ -41,6 +41,7 @@ std::unique_ptr<CLI::App> build_app(Action& action, std::string& log_level) {
   add_run_command(*app, action);
   add_train_command(*app, action);
   add_serve_command(*app, action);
+  add_generate_command(*app, action);
   add_worker_command(*app, action);
   add_tasks_command(*app, action);
   add_report_command(*app, action);

@@ -28,6 +28,7 @@ void add_eval_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
 void add_train_command(CLI::App& app, Action& action);
 void add_serve_command(CLI::App& app, Action& action);
+void add_generate_command(CLI::App& app, Action& action);
 void add_worker_command(CLI::App& app, Action& action);
 void add_tasks_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);

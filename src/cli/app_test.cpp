@@ -33,7 +33,8 @@ size_t line_count(const std::string& s) {
 TEST(Cli, HelpListsEveryJob) {
   Outcome r = run({"--help"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* job : {"eval", "run", "train", "serve", "worker", "tasks", "report"}) {
+  for (const char* job :
+       {"eval", "run", "train", "serve", "generate", "worker", "tasks", "report"}) {
     EXPECT_NE(r.out.find(job), std::string::npos) << job;
   }
 }
@@ -49,7 +50,7 @@ TEST(Cli, HelpShowsEveryOptionsDefault) {
 }
 
 TEST(Cli, EveryCommandsHelpEndsWithExamplesOfItself) {
-  std::vector<std::string> commands = {"eval", "run", "tasks", "report"};
+  std::vector<std::string> commands = {"eval", "run", "tasks", "report", "generate"};
 #if defined(KEVIN_HAVE_TRAIN)
   commands.push_back("train");
 #endif
@@ -152,6 +153,34 @@ TEST(Cli, ServeRefusesAnOpenHostWithoutATokenAndUnknownTasks) {
   const Outcome r = run({"serve"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_NE(r.err.find("without Boost"), std::string::npos) << r.err;
+#endif
+}
+
+TEST(Cli, GenerateAnswersAPromptAndRefusesBadInputInOneLine) {
+  const std::string script = ::testing::TempDir() + "/kevin-generate-script.jsonl";
+  std::ofstream(script) << R"({"response": "the answer", "reasoning": "a thought"})"
+                        << "\n";
+  const std::string policy = "scripted:" + script;
+  const Outcome answered =
+      run({"generate", "--policy", policy.c_str(), "--prompt", "hi", "--show-reasoning"});
+  EXPECT_EQ(answered.code, kExitOk) << answered.err;
+  EXPECT_EQ(answered.out, "<think>\na thought\n</think>\nthe answer\n");
+  const Outcome no_prompt = run({"generate", "--policy", policy.c_str()});
+  EXPECT_EQ(no_prompt.code, kExitUsage);
+  EXPECT_NE(no_prompt.err.find("--prompt"), std::string::npos) << no_prompt.err;
+  const Outcome missing =
+      run({"generate", "--policy", "local:/nonexistent/model", "--prompt", "x"});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_EQ(line_count(missing.err), 1u) << missing.err;
+  const Outcome bad_kind = run({"generate", "--policy", "model.bin", "--prompt", "x"});
+  EXPECT_EQ(bad_kind.code, kExitUsage);
+  EXPECT_NE(bad_kind.err.find("scripted:FILE or local:MODEL_DIR"), std::string::npos);
+#if defined(KEVIN_HAVE_SERVER)
+  const Outcome open =
+      run({"generate", "--policy", policy.c_str(), "--serve", "--host", "0.0.0.0"});
+  EXPECT_EQ(open.code, kExitUsage);
+  EXPECT_NE(open.err.find("--token-file"), std::string::npos) << open.err;
+  EXPECT_EQ(open.err.find("loading"), std::string::npos) << "refused before the model loads";
 #endif
 }
 

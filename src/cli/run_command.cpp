@@ -22,19 +22,12 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "env/evaluator.h"
-#include "policy/scripted_policy.h"
 #include "report/metrics.h"
 #include "rollout/progress.h"
 #include "rollout/records.h"
 #include "rollout/rollout.h"
 #include "sys/cuda_probe.h"
 #include "tasks/suite.h"
-#if defined(KEVIN_HAVE_CURL)
-#include "policy/openai_client.h"
-#endif
-#if defined(KEVIN_HAVE_TRAIN)
-#include "train/sampling/local_policy.h"
-#endif
 
 namespace kevin::cli {
 namespace fs = std::filesystem;
@@ -139,26 +132,7 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
 }
 
 Result<Json> policy_json(const RunArgs& a) {
-  if (!a.policy.empty()) {
-    const auto colon = a.policy.find(':');
-    const std::string kind = a.policy.substr(0, colon);
-    if (colon == std::string::npos || (kind != "scripted" && kind != "local")) {
-      return invalid_argument("--policy: expected scripted:FILE or local:MODEL_DIR");
-    }
-    const fs::path target = a.policy.substr(colon + 1);
-    if (!fs::exists(target))
-      return not_found("--policy: no such " + std::string(kind == "local" ? "folder" : "file") +
-                       ": " + target.string());
-    if (kind == "local") {
-      const bool cuda =
-          a.backend == "cuda" || (a.backend == "auto" && sys::cuda_device_count() > 0);
-      return Json{{"kind", "local"},
-                  {"dir", fs::absolute(target).string()},
-                  {"cuda", cuda},
-                  {"open_think", a.open_think}};
-    }
-    return Json{{"kind", "scripted"}, {"file", fs::absolute(target).string()}};
-  }
+  if (!a.policy.empty()) return policy_spec_json(a.policy, a.backend, a.open_think);
   if (a.llm.empty())
     return invalid_argument(
         "give --llm URL (and --model NAME), or --policy scripted:FILE or local:DIR");
@@ -171,42 +145,6 @@ Result<Json> policy_json(const RunArgs& a) {
               {"api_key_env", a.api_key_env},
               {"timeout_s", a.request_timeout_s},
               {"max_concurrency", a.max_concurrency}};
-}
-
-Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
-  KEVIN_ASSIGN_OR_RETURN(std::string kind, json_get<std::string>(p, "kind"));
-  if (kind == "scripted") {
-    KEVIN_ASSIGN_OR_RETURN(std::string file, json_get<std::string>(p, "file"));
-    KEVIN_ASSIGN_OR_RETURN(auto scripted, policy::ScriptedPolicy::load(file));
-    return std::unique_ptr<policy::Policy>(std::move(scripted));
-  }
-  if (kind == "local") {
-#if defined(KEVIN_HAVE_TRAIN)
-    train::LocalPolicyOptions o;
-    KEVIN_ASSIGN_OR_RETURN(std::string dir, json_get<std::string>(p, "dir"));
-    o.model_dir = dir;
-    KEVIN_ASSIGN_OR_RETURN(o.cuda, json_get<bool>(p, "cuda"));
-    KEVIN_ASSIGN_OR_RETURN(o.open_think, json_get<bool>(p, "open_think"));
-    KEVIN_ASSIGN_OR_RETURN(auto local, train::LocalPolicy::load(o));
-    return std::unique_ptr<policy::Policy>(std::move(local));
-#else
-    return failed_precondition(
-        "this kevin was built without libtorch: no local model (`make build` in kevin's "
-        "source folder installs libtorch-dev and rebuilds)");
-#endif
-  }
-#if defined(KEVIN_HAVE_CURL)
-  policy::OpenAIConfig c;
-  KEVIN_ASSIGN_OR_RETURN(c.base_url, json_get<std::string>(p, "url"));
-  KEVIN_ASSIGN_OR_RETURN(c.model, json_get<std::string>(p, "model"));
-  KEVIN_ASSIGN_OR_RETURN(c.api_key_env, json_get<std::string>(p, "api_key_env"));
-  KEVIN_ASSIGN_OR_RETURN(double timeout_s, json_get<double>(p, "timeout_s"));
-  KEVIN_ASSIGN_OR_RETURN(c.max_concurrency, json_get<int>(p, "max_concurrency"));
-  c.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  return std::unique_ptr<policy::Policy>(std::make_unique<policy::OpenAIClient>(c));
-#else
-  return failed_precondition("this kevin was built without libcurl: no OpenAI-compatible client");
-#endif
 }
 
 Result<Json> engine_json(const RunArgs& a) {

@@ -11,11 +11,16 @@
 #include <sstream>
 
 #include "cli/paths.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "env/fake_evaluator.h"
+#include "policy/scripted_policy.h"
 #include "sys/cuda_probe.h"
 #if defined(KEVIN_HAVE_CURL)
 #include "policy/openai_client.h"
+#endif
+#if defined(KEVIN_HAVE_TRAIN)
+#include "train/sampling/local_policy.h"
 #endif
 #if defined(KEVIN_HAVE_QUEUE)
 #include "queue/remote_evaluator.h"
@@ -406,6 +411,71 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
   o.cancel = cancel;
   KEVIN_ASSIGN_OR_RETURN(auto evaluator, env::EngineEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(evaluator));
+}
+
+Result<Json> policy_spec_json(const std::string& spec, const std::string& backend,
+                              bool open_think) {
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  if (colon == std::string::npos || (kind != "scripted" && kind != "local")) {
+    return invalid_argument("--policy: expected scripted:FILE or local:MODEL_DIR");
+  }
+  const std::filesystem::path target = spec.substr(colon + 1);
+  if (!std::filesystem::exists(target))
+    return not_found("--policy: no such " + std::string(kind == "local" ? "folder" : "file") +
+                     ": " + target.string());
+  const std::string path = std::filesystem::absolute(target).string();
+  if (kind == "scripted") return Json{{"kind", "scripted"}, {"file", path}};
+  const bool cuda = backend == "cuda" || (backend == "auto" && sys::cuda_device_count() > 0);
+  return Json{{"kind", "local"}, {"dir", path}, {"cuda", cuda}, {"open_think", open_think}};
+}
+
+Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
+  KEVIN_ASSIGN_OR_RETURN(std::string kind, json_get<std::string>(p, "kind"));
+  if (kind == "scripted") {
+    KEVIN_ASSIGN_OR_RETURN(std::string file, json_get<std::string>(p, "file"));
+    KEVIN_ASSIGN_OR_RETURN(auto scripted, policy::ScriptedPolicy::load(file));
+    return std::unique_ptr<policy::Policy>(std::move(scripted));
+  }
+  if (kind == "local") {
+#if defined(KEVIN_HAVE_TRAIN)
+    train::LocalPolicyOptions o;
+    KEVIN_ASSIGN_OR_RETURN(std::string dir, json_get<std::string>(p, "dir"));
+    o.model_dir = dir;
+    KEVIN_ASSIGN_OR_RETURN(o.cuda, json_get<bool>(p, "cuda"));
+    KEVIN_ASSIGN_OR_RETURN(o.open_think, json_get<bool>(p, "open_think"));
+    KEVIN_ASSIGN_OR_RETURN(const int max_batch, json_get_or<int>(p, "max_batch", 16));
+    if (max_batch < 1) return invalid_argument("max_batch must be at least 1");
+    o.max_batch = static_cast<size_t>(max_batch);
+    KEVIN_ASSIGN_OR_RETURN(auto local, train::LocalPolicy::load(o));
+    return std::unique_ptr<policy::Policy>(std::move(local));
+#else
+    return failed_precondition(
+        "this kevin was built without libtorch: no local model (`make build` in kevin's "
+        "source folder installs libtorch-dev and rebuilds)");
+#endif
+  }
+#if defined(KEVIN_HAVE_CURL)
+  policy::OpenAIConfig c;
+  KEVIN_ASSIGN_OR_RETURN(c.base_url, json_get<std::string>(p, "url"));
+  KEVIN_ASSIGN_OR_RETURN(c.model, json_get<std::string>(p, "model"));
+  KEVIN_ASSIGN_OR_RETURN(c.api_key_env, json_get<std::string>(p, "api_key_env"));
+  KEVIN_ASSIGN_OR_RETURN(double timeout_s, json_get<double>(p, "timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(c.max_concurrency, json_get<int>(p, "max_concurrency"));
+  c.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  return std::unique_ptr<policy::Policy>(std::make_unique<policy::OpenAIClient>(c));
+#else
+  return failed_precondition("this kevin was built without libcurl: no OpenAI-compatible client");
+#endif
+}
+
+Result<std::string> read_token_file(const std::string& file) {
+  if (file.empty()) return std::string();
+  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return invalid_argument("--token-file " + file + " is empty");
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
 }
 
 }  // namespace kevin::cli

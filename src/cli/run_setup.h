@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/status.h"
 #include "env/evaluator.h"
+#include "policy/policy.h"
 #include "tasks/suite.h"
 
 namespace CLI {
@@ -105,5 +106,20 @@ CpuSizeVerdict cpu_size_verdict(const std::string& file_name, uint64_t call_byte
 // (their error is reported when they are prepared) pass.
 Status check_cpu_call_size(env::Evaluator* evaluator, const std::filesystem::path& task, int seeds,
                            bool full_size);
+
+// A policy named on the command line as a JSON spec: "scripted:FILE" → {"kind": "scripted",
+// "file"}, "local:MODEL_DIR" → {"kind": "local", "dir", "cuda" (from `backend`: cuda, cpu or
+// auto = cuda when a GPU is seen), "open_think"}; paths made absolute. kInvalidArgument for
+// another form, kNotFound for a path that does not exist.
+Result<Json> policy_spec_json(const std::string& spec, const std::string& backend, bool open_think);
+
+// The policy a spec describes: policy_spec_json's kinds (a local spec may add "max_batch") or
+// {"kind": "openai", "url", "model", "api_key_env", "timeout_s", "max_concurrency"}. Loading
+// errors are the policy's; kFailedPrecondition where this build lacks libtorch or libcurl.
+Result<std::unique_ptr<policy::Policy>> make_policy(const Json& spec);
+
+// The bearer token in `file` (surrounding whitespace dropped); "" when `file` is "". Errors:
+// the file's, or kInvalidArgument for an empty file.
+Result<std::string> read_token_file(const std::string& file);
 
 }  // namespace kevin::cli

@@ -7,7 +7,6 @@
 #include "cli/app.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
-#include "core/file.h"
 #include "server/routes.h"
 #include "server/server.h"
 
@@ -27,15 +26,6 @@ struct ServeArgs {
   bool no_sandbox = false, accept_reference_code = false;
 };
 
-Result<std::string> read_token(const std::string& file) {
-  if (file.empty()) return std::string();
-  KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return invalid_argument("--token-file " + file + " is empty");
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   auto fail = [&](const Status& s) {
     err << "kevin serve: " << s.message() << "\n";
@@ -43,7 +33,7 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
                ? kExitUsage
                : kExitFailure;
   };
-  auto token = read_token(a.token_file);
+  auto token = read_token_file(a.token_file);
   if (!token.is_ok()) return fail(token.status());
   const std::vector<std::string> specs =
       a.tasks.empty() ? std::vector<std::string>{tasks_dir(a.tasks_dir).string()} : a.tasks;

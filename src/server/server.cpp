@@ -463,11 +463,11 @@ class Server::Impl {
     signals.async_wait([this, &signals](beast::error_code ec, int signal) {
       if (ec) return;
       if (signals_seen_++ > 0) {
-        KEVIN_LOG(warn) << "serve: second signal: exiting now";
+        KEVIN_LOG(warn) << "server: second signal: exiting now";
         std::_Exit(130);
       }
-      KEVIN_LOG(info) << "serve: signal " << signal
-                      << ": finishing evaluations in flight (again to exit at once)";
+      KEVIN_LOG(info) << "server: signal " << signal
+                      << ": finishing the requests in flight (again to exit at once)";
       stop();
       wait_for_signal(signals);
     });
