@@ -33,7 +33,7 @@ struct EvalArgs {
   std::string queue, queue_model;                  // judge on remote workers instead
   double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
   int seeds = 5, jobs = 0, max_timed_calls = 100;
-  double call_timeout_s = 20, timing_budget_ms = 2000;
+  double call_timeout_s = 20, timing_budget_ms = 2000, timing_ci = 0;
   bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false,
        no_sandbox = false, allow_degenerate = false;
   bool fail_unless_correct = false;
@@ -91,6 +91,7 @@ Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) 
   o.call_timeout_s = a.call_timeout_s;
   o.timing_budget_ms = a.timing_budget_ms;
   o.max_timed_calls = a.max_timed_calls;
+  o.timing_ci = a.timing_ci;
   o.jobs = a.jobs;
   o.format = a.format;
   if (a.format == "auto" && !a.candidate.empty()) {
@@ -456,6 +457,10 @@ void add_eval_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")
       ->check(CLI::Range(1, 10000));
+  sub->add_option("--timing-ci", args->timing_ci,
+                  "stop timing a candidate once its median's 95% interval is within +- this "
+                  "fraction (0.02: +-2%; 0: every call the budget affords)")
+      ->check(CLI::Range(0.0, 0.5));
   sub->add_flag(
       "--fail-unless-correct", args->fail_unless_correct,
       "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");

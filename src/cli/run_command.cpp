@@ -48,11 +48,12 @@ struct RunArgs {
   double gamma = 0.4;
   std::string returns = "sum", advantages = "group";
   double speedup_cap = 0;
+  std::string score_speedup = "median";
   // engine
   std::string backend = "auto", tolerance = "default", python, cache, format = "kevin";
   std::string devices = "all";
   int seeds = 5, jobs = 0;
-  double call_timeout_s = 20;
+  double call_timeout_s = 20, timing_ci = 0;
   bool no_sandbox = false, full_size = false;
   std::string queue, queue_model;                  // evaluate on workers behind this Redis queue
   double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
@@ -127,6 +128,7 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
   c.return_mode = *reward::return_mode_from_name(a.returns);
   c.advantage_mode = *reward::advantage_mode_from_name(a.advantages);
   if (a.speedup_cap > 0) c.score.speedup_cap = a.speedup_cap;
+  c.score.speedup_lower_bound = a.score_speedup == "lower";
   c.parallel = a.parallel;
   return c;
 }
@@ -157,6 +159,7 @@ Result<Json> engine_json(const RunArgs& a) {
                               {"cache_dir", a.cache},
                               {"sandbox", !a.no_sandbox},
                               {"call_timeout_s", a.call_timeout_s},
+                              {"timing_ci", a.timing_ci},
                               {"queue", a.queue},
                               {"queue_model", a.queue_model},
                               {"queue_worker_wait_s", a.queue_worker_wait_s},
@@ -402,6 +405,14 @@ void add_run_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"group", "per_turn", "leave_one_out"}));
   sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in scores (0: off)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--score-speedup", a->score_speedup,
+                  "the speedup scored: median (the ratio of medians) or lower (the low end of "
+                  "its 95% interval: no reward for a lucky measurement)")
+      ->check(CLI::IsMember({"median", "lower"}));
+  sub->add_option("--timing-ci", a->timing_ci,
+                  "stop timing a candidate once its median's 95% interval is within +- this "
+                  "fraction (0: every call the budget affords)")
+      ->check(CLI::Range(0.0, 0.5));
   sub->add_option("--format", a->format,
                   "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
                   "KernelBench's prompt style), "

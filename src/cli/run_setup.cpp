@@ -231,6 +231,7 @@ Result<Json> resolve_engine_json(const Json& given) {
             {"cache_dir", ""},
             {"sandbox", true},
             {"call_timeout_s", 20.0},
+            {"timing_ci", 0.0},
             {"allow_degenerate_tasks", false},
             {"queue", ""},
             {"queue_model", ""},
@@ -404,6 +405,9 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
   KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks,
                          json_get_or<bool>(e, "allow_degenerate_tasks", false));
   KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(o.timing_ci, json_get_or<double>(e, "timing_ci", 0.0));
+  if (!(o.timing_ci >= 0 && o.timing_ci < 1))
+    return invalid_argument("engine setting \"timing_ci\" must be in [0, 1)");
   KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
   o.cache_dir = cache;
   o.share_dir = share_dir();

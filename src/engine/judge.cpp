@@ -270,6 +270,9 @@ class Evaluation {
   Result<std::optional<TimingStats>> retime_baseline(const std::vector<TimedCall>& calls);
   // The clock allowance A (EvalConfig::clock_slack_ms).
   double clock_allowance() const;
+  // Statistics of the time charged to each call: max(event time, the judge's time − overhead −
+  // A), the event times being the candidate's to rewrite.
+  TimingStats charged_stats(const std::vector<TimedCall>& calls) const;
   // The calls' median time beyond their event windows, their median window, and whether the
   // first exceeds max(4 A, half the second): work outside the window.
   struct WindowExcess {
@@ -688,6 +691,16 @@ Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>
 // Re-timing costs a baseline run, so it is spent where the machine's state could change the
 // answer: a close comparison, or a spread-out one within 2x either way. Far from 1x, a spread
 // of 1.5x in the candidate's times cannot change which side is faster.
+// The speedup's 95 % interval from the two medians' intervals: the slowest baseline over the
+// slowest candidate and the fastest over the fastest (each bound holds with the others' at
+// 95 %, so the pair is conservative). A baseline cached without its interval counts as exact.
+std::pair<double, double> speedup_interval(const TimingStats& baseline,
+                                           const TimingStats& candidate) {
+  const double base_lo = baseline.has_interval() ? baseline.median_lo_ms : baseline.median_ms;
+  const double base_hi = baseline.has_interval() ? baseline.median_hi_ms : baseline.median_ms;
+  return {base_lo / candidate.median_hi_ms, base_hi / std::max(candidate.median_lo_ms, 1e-9)};
+}
+
 bool noisy(const TimingStats& candidate, const std::optional<TimingStats>& baseline) {
   if (!baseline || candidate.median_ms <= 0) return false;
   const double speedup = baseline->median_ms / candidate.median_ms;
@@ -705,9 +718,6 @@ Result<std::vector<TimedCall>> Evaluation::measure_times(std::optional<Decision>
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng_);
   order.resize(calls);
-  const std::vector<size_t> first(order.begin(),
-                                  order.begin() + static_cast<long>((calls + 1) / 2));
-  std::vector<size_t> second(order.begin() + static_cast<long>(first.size()), order.end());
 
   ExclusiveDeviceLock alone(config_.gate);
   const auto phase_end = sys::Deadline::after(config_.timing_phase_limit);
@@ -719,21 +729,35 @@ Result<std::vector<TimedCall>> Evaluation::measure_times(std::optional<Decision>
       return std::vector<TimedCall>{};
     }
   }
-  const auto block_start = Clock::now();
-  KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> timed, timed_block(first, phase_end, decided));
-  if (*decided) return timed;
-  // The judge's own work per call (uploads, copies, full comparisons) grows with the data:
-  // the second block is cut so the phase stays near its budget, keeping at least the minimum.
-  const double per_exchange =
-      ms_since(block_start) / static_cast<double>(std::max<size_t>(1, timed.size()));
-  const auto affordable =
-      static_cast<size_t>(std::max(static_cast<double>(config_.min_timed_calls),
-                                   config_.timing_phase_budget_ms / std::max(per_exchange, 1e-3)));
-  if (timed.size() + second.size() > affordable) {
-    second.resize(affordable > timed.size() ? affordable - timed.size() : 0);
+  // Rounds of calls: half of them first (with an interval target, the minimum), then the rest
+  // (with a target, a minimum at a time until the median's interval is tight enough). The
+  // judge's own work per call (uploads, copies, full comparisons) grows with the data: the
+  // rounds stop once the phase would outgrow its budget, keeping at least the minimum.
+  const bool adaptive = config_.timing_ci > 0;
+  const auto minimum = static_cast<size_t>(std::max(1, config_.min_timed_calls));
+  const auto rounds_start = Clock::now();
+  std::vector<TimedCall> timed;
+  size_t next = 0, limit = calls;
+  size_t round = adaptive ? std::min(calls, minimum) : (calls + 1) / 2;
+  while (next < limit) {
+    const size_t end = std::min(limit, next + round);
+    const std::vector<size_t> sets(order.begin() + static_cast<long>(next),
+                                   order.begin() + static_cast<long>(end));
+    KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> more, timed_block(sets, phase_end, decided));
+    timed.insert(timed.end(), more.begin(), more.end());
+    if (*decided) return timed;
+    next = end;
+    const double per_exchange =
+        ms_since(rounds_start) / static_cast<double>(std::max<size_t>(1, timed.size()));
+    const auto affordable = static_cast<size_t>(
+        std::max(static_cast<double>(minimum),
+                 config_.timing_phase_budget_ms / std::max(per_exchange, 1e-3)));
+    limit = std::min(limit, std::max(affordable, next));
+    if (adaptive && timed.size() >= minimum &&
+        charged_stats(timed).relative_half_width() <= config_.timing_ci)
+      break;
+    round = adaptive ? minimum : limit - next;
   }
-  KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> rest, timed_block(second, phase_end, decided));
-  timed.insert(timed.end(), rest.begin(), rest.end());
   return timed;
 }
 
@@ -793,6 +817,14 @@ Result<std::optional<TimingStats>> Evaluation::retime_baseline(
   return std::optional<TimingStats>();
 }
 
+TimingStats Evaluation::charged_stats(const std::vector<TimedCall>& calls) const {
+  const double allowance = clock_allowance();
+  std::vector<double> charged;
+  for (const TimedCall& c : calls)
+    charged.push_back(std::max(c.event_ms, c.work_ms - overhead_ms_ - allowance));
+  return timing_stats(std::move(charged));
+}
+
 double Evaluation::clock_allowance() const {
   // The judge's clock resolves no better than the spread of the harness's own work per
   // call (uploads, copies, flushes): allow that much before charging or rejecting.
@@ -817,8 +849,6 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
   // the judge waited beyond the harness's calibrated overhead was spent by the candidate
   // somewhere — on other streams, after the window, in the harness's own code paths — and is
   // charged to it.
-  const double allowance = clock_allowance();
-  std::vector<double> charged;
   for (size_t i = 0; i < calls.size(); ++i) {
     const TimedCall& c = calls[i];
     if (c.event_ms > c.judge_ms + 0.05) {
@@ -827,9 +857,8 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
                                   fmt_g(c.event_ms, 4) + " ms, longer than the " +
                                   fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
     }
-    charged.push_back(std::max(c.event_ms, c.work_ms - overhead_ms_ - allowance));
   }
-  const TimingStats t = timing_stats(charged);
+  const TimingStats t = charged_stats(calls);
   const WindowExcess excess = window_excess(calls);
   result_->harness_overhead_ms = overhead_ms_;
   result_->unaccounted_ms = excess.median_ms;
@@ -852,8 +881,14 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
     result_->baseline_source = retimed_baseline ? "retimed" : "cached";
     result_->baseline_ms = baseline->median_ms;
     result_->speedup = baseline->median_ms / t.median_ms;
+    result_->speedup_ci = speedup_interval(*baseline, t);
+    const std::string low = fmt_f(result_->speedup_ci->first, 2),
+                      high = fmt_f(result_->speedup_ci->second, 2);
+    // The interval is worth a model's attention only where it is wider than the rounding.
+    const std::string interval = low == high ? "" : " (95% interval " + low + "-" + high + "x)";
     feedback += " against " + fmt_g(baseline->median_ms, 4) +
-                " ms for the PyTorch reference: a speedup of " + fmt_f(*result_->speedup, 2) + "x.";
+                " ms for the PyTorch reference: a speedup of " + fmt_f(*result_->speedup, 2) + "x" +
+                interval + ".";
     feedback += *result_->speedup < 1
                     ? " It is slower than the reference; look for a faster approach."
                     : " See whether it can be made faster still.";
@@ -922,6 +957,7 @@ Json to_json(const EvalResult& r) {
               {"time", r.phases.time_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
   if (r.device_ordinal >= 0) j["device_ordinal"] = r.device_ordinal;
+  if (r.speedup_ci) j["speedup_ci"] = Json::array({r.speedup_ci->first, r.speedup_ci->second});
   if (r.timing) j["timing"] = to_json(*r.timing);
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
   if (!r.baseline_source.empty()) j["baseline_source"] = r.baseline_source;
@@ -962,6 +998,12 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(r.device_ordinal, json_get_or<int>(j, "device_ordinal", -1));
   KEVIN_ASSIGN_OR_RETURN(r.total_ms, json_get_or<double>(j, "total_ms", 0.0));
   KEVIN_ASSIGN_OR_RETURN(r.baseline_source, json_get_or<std::string>(j, "baseline_source", ""));
+  if (j.contains("speedup_ci") && !j["speedup_ci"].is_null()) {
+    KEVIN_ASSIGN_OR_RETURN(const auto ci, json_get<std::vector<double>>(j, "speedup_ci"));
+    if (ci.size() != 2 || !(ci[0] <= ci[1]))
+      return invalid_argument("field \"speedup_ci\": expected [low, high] with low <= high");
+    r.speedup_ci = std::pair{ci[0], ci[1]};
+  }
   if (j.contains("baseline_retimes_refused")) {
     KEVIN_ASSIGN_OR_RETURN(r.baseline_retimes_refused,
                            json_get<int>(j, "baseline_retimes_refused"));

@@ -67,6 +67,9 @@ struct EvalConfig {
   // ... and for about this long in the timing phase, the judge's own work included (uploads
   // of fresh inputs, full output checks): large tasks get fewer timed calls (at least the minimum).
   double timing_phase_budget_ms = 1000;
+  // Above 0: timed calls stop, once at least min_timed_calls ran, when the median's 95 %
+  // interval is within ± this fraction of it (0.02: ± 2 %). 0: every affordable call runs.
+  double timing_ci = 0;
   int calibration_calls = 10;  // harness-only timed calls before the candidate loads
   // The judge's clock is trusted beyond an allowance A = max(clock_slack_ms, a quarter of the
   // calibrated harness overhead per call): each timed call is charged max(event time, the
@@ -108,6 +111,8 @@ struct EvalResult {
   double compile_ms = 0;
   bool cache_hit = false;
   std::optional<double> candidate_ms, baseline_ms, speedup;
+  // The speedup's 95 % interval (low, high), from the two medians' intervals: set with speedup.
+  std::optional<std::pair<double, double>> speedup_ci;
   std::optional<double> max_abs_error, max_rel_error;
   std::optional<TimingStats> timing;  // candidate, when correct (judge-checked per call)
   std::optional<TimingStats> baseline;

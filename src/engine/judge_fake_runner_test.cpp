@@ -925,6 +925,60 @@ TEST_F(JudgeWithFakeRunner, HarnessOverheadIsTheLowQuintileOfTheCalibrationCalls
 
 // --- The judge's clock against the runner's --------------------------------------------------
 
+// --- Adaptive timing and the speedup's interval --------------------------------------------------
+
+// Every other timed call 1.5 ms instead of 1 ms: a median whose interval stays wide.
+FakeScript alternating_times() {
+  return at("timed", kEvery, [](FakeExchange& x) {
+    if (x.index % 2) timed_at(1.5, 1.6)(x);
+  });
+}
+
+TEST_F(JudgeWithFakeRunner, WithoutAnIntervalTargetEveryAffordableCallIsTimed) {
+  ref_ = sums(40);
+  ref_.baseline = baseline_of(2.0);
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(r.timing->calls, 40);
+  EXPECT_EQ(log_.of_step("timed").size(), 40u);
+}
+
+TEST_F(JudgeWithFakeRunner, AStableKernelStopsOnceItsMedianIsTight) {
+  ref_ = sums(40);
+  ref_.baseline = baseline_of(2.0);
+  config_.timing_ci = 0.02;
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(r.timing->calls, config_.min_timed_calls) << "constant times: tight at the minimum";
+  EXPECT_EQ(log_.of_step("timed").size(), static_cast<size_t>(config_.min_timed_calls));
+  ASSERT_TRUE(r.speedup_ci.has_value());
+  EXPECT_DOUBLE_EQ(r.speedup_ci->first, 2.0);
+  EXPECT_DOUBLE_EQ(r.speedup_ci->second, 2.0);
+}
+
+TEST_F(JudgeWithFakeRunner, ANoisyKernelIsTimedUntilTheBudgetAndItsIntervalShown) {
+  ref_ = sums(40);
+  TimingStats baseline = baseline_of(3.0);
+  baseline.median_lo_ms = 2.7;
+  baseline.median_hi_ms = 3.3;
+  ref_.baseline = baseline;
+  config_.timing_ci = 0.02;
+  const EvalResult r = judged(alternating_times());
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(r.timing->calls, 40) << "the interval never tightened";
+  EXPECT_DOUBLE_EQ(r.timing->median_lo_ms, 1.0);
+  EXPECT_DOUBLE_EQ(r.timing->median_hi_ms, 1.5);
+  ASSERT_TRUE(r.speedup_ci.has_value());
+  EXPECT_DOUBLE_EQ(r.speedup_ci->first, 2.7 / 1.5);
+  EXPECT_DOUBLE_EQ(r.speedup_ci->second, 3.3 / 1.0);
+  EXPECT_LE(r.speedup_ci->first, *r.speedup);
+  EXPECT_GE(r.speedup_ci->second, *r.speedup);
+  EXPECT_TRUE(contains(r.feedback, "(95% interval 1.80-3.30x)")) << r.feedback;
+  const auto back = eval_result_from_json(to_json(r));
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->speedup_ci, r.speedup_ci);
+}
+
 TEST_F(JudgeWithFakeRunner, EventTimeLongerThanTheJudgesWaitIsTimerTampering) {
   const EvalResult r = judged(at("timed", 2, timed_at(1.2, 1.1)));
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);

@@ -34,12 +34,30 @@ SetLayout layout_of(const std::vector<TensorSpec>& tensors) {
   return layout;
 }
 
+std::pair<size_t, size_t> median_ci_ranks(size_t n) {
+  if (n == 0) return {0, 0};
+  const double half = static_cast<double>(n) / 2, spread = 0.98 * std::sqrt(static_cast<double>(n));
+  const auto lo = static_cast<size_t>(std::max(1.0, std::floor(half - spread)));
+  const auto hi =
+      static_cast<size_t>(std::min(static_cast<double>(n), std::ceil(1 + half + spread)));
+  return {lo, hi};
+}
+
+double TimingStats::relative_half_width() const {
+  if (calls == 0) return 0;
+  if (!has_interval() || median_ms <= 0) return 1e9;
+  return (median_hi_ms - median_lo_ms) / (2 * median_ms);
+}
+
 TimingStats timing_stats(std::vector<double> ms) {
   TimingStats s;
   if (ms.empty()) return s;
   std::sort(ms.begin(), ms.end());
   const size_t n = ms.size();
   s.calls = static_cast<int>(n);
+  const auto [lo, hi] = median_ci_ranks(n);
+  s.median_lo_ms = ms[lo - 1];
+  s.median_hi_ms = ms[hi - 1];
   s.min_ms = ms.front();
   s.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
   s.p90_ms = ms[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
@@ -56,6 +74,10 @@ Json to_json(const TimingStats& t) {
   Json j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},     {"p90_ms", t.p90_ms},
             {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms}, {"calls", t.calls}};
   if (t.measured_at != 0) j["measured_at"] = t.measured_at;  // baselines only
+  if (t.has_interval()) {
+    j["median_lo_ms"] = t.median_lo_ms;
+    j["median_hi_ms"] = t.median_hi_ms;
+  }
   return j;
 }
 
@@ -68,6 +90,10 @@ Result<TimingStats> timing_stats_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(t.stdev_ms, json_get_or<double>(j, "stdev_ms", 0.0));
   KEVIN_ASSIGN_OR_RETURN(t.calls, json_get<int>(j, "calls"));
   KEVIN_ASSIGN_OR_RETURN(t.measured_at, json_get_or<int64_t>(j, "measured_at", 0));
+  KEVIN_ASSIGN_OR_RETURN(t.median_lo_ms, json_get_or<double>(j, "median_lo_ms", 0.0));
+  KEVIN_ASSIGN_OR_RETURN(t.median_hi_ms, json_get_or<double>(j, "median_hi_ms", 0.0));
+  if (t.has_interval() && !(t.median_lo_ms <= t.median_ms && t.median_ms <= t.median_hi_ms))
+    return invalid_argument("median_lo_ms <= median_ms <= median_hi_ms does not hold");
   return t;
 }
 

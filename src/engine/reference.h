@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -45,9 +46,20 @@ SetLayout layout_of(const std::vector<TensorSpec>& tensors);
 
 struct TimingStats {
   double median_ms = 0, min_ms = 0, p90_ms = 0, mean_ms = 0, stdev_ms = 0;
+  // A 95 % confidence interval of the median, from order statistics (no assumption on the
+  // times' distribution): the times at ranks median_ci_ranks(calls). Both 0 when unknown (a
+  // baseline cached before the interval was recorded).
+  double median_lo_ms = 0, median_hi_ms = 0;
   int calls = 0;
   int64_t measured_at = 0;  // Unix seconds when measured (baselines; 0 = unknown)
+  bool has_interval() const { return median_hi_ms > 0; }
+  // The interval's half-width relative to the median (0 for an empty sample, 1e9 unknown).
+  double relative_half_width() const;
 };
+// The 1-based ranks, in n sorted times, of the bounds of a 95 % interval of the median:
+// floor(n/2 − 0.98 √n) and ceil(1 + n/2 + 0.98 √n), clamped to [1, n]. The reference worker
+// (reference_worker.py, median_ci_ranks) computes the same for the baselines.
+std::pair<size_t, size_t> median_ci_ranks(size_t n);
 // Statistics of a list of per-call times (empty list → all zero).
 TimingStats timing_stats(std::vector<double> ms);
 Json to_json(const TimingStats& t);

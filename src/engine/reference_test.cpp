@@ -140,6 +140,38 @@ TEST(Reference, ADamagedMetaJsonIsNamedInTheError) {
       << damaged.to_string();
 }
 
+TEST(TimingStats, TheMediansIntervalIsAtTheBinomialRanks) {
+  // The usual table's ranks for a 95 % interval of the median (n = 100: the 40th and 61st).
+  EXPECT_EQ(median_ci_ranks(100), (std::pair<size_t, size_t>{40, 61}));
+  EXPECT_EQ(median_ci_ranks(40), (std::pair<size_t, size_t>{13, 28}));
+  EXPECT_EQ(median_ci_ranks(10), (std::pair<size_t, size_t>{1, 10}));
+  EXPECT_EQ(median_ci_ranks(1), (std::pair<size_t, size_t>{1, 1}));
+  std::vector<double> ms;
+  for (int i = 1; i <= 100; ++i) ms.push_back(i);
+  const TimingStats s = timing_stats(ms);
+  EXPECT_DOUBLE_EQ(s.median_lo_ms, 40);
+  EXPECT_DOUBLE_EQ(s.median_hi_ms, 61);
+  EXPECT_NEAR(s.relative_half_width(), 10.5 / 50.5, 1e-12);
+  EXPECT_EQ(TimingStats{}.relative_half_width(), 0) << "nothing timed: nothing to tighten";
+}
+
+TEST(TimingStats, TheIntervalTravelsInJsonAndAnOldBaselineHasNone) {
+  const TimingStats t = timing_stats({1.0, 2.0, 3.0, 4.0});
+  const auto back = timing_stats_from_json(to_json(t));
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_DOUBLE_EQ(back->median_lo_ms, t.median_lo_ms);
+  EXPECT_DOUBLE_EQ(back->median_hi_ms, t.median_hi_ms);
+  Json old = to_json(t);
+  old.erase("median_lo_ms");
+  old.erase("median_hi_ms");
+  const auto cached = timing_stats_from_json(old);
+  ASSERT_TRUE(cached.is_ok());
+  EXPECT_FALSE(cached->has_interval());
+  Json inverted = to_json(t);
+  inverted["median_lo_ms"] = 9.0;
+  EXPECT_FALSE(timing_stats_from_json(inverted).is_ok());
+}
+
 TEST(TimingStats, MeasuredAtOnlyInBaselineJson) {
   TimingStats t = timing_stats({1.0});
   EXPECT_FALSE(to_json(t).contains("measured_at")) << "candidate timings carry no time stamp";

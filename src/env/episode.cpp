@@ -27,7 +27,9 @@ Result<TurnOutcome> Episode::step(const Action& action) {
     if (r.correct()) turn.speedup = r.speedup;
     turn.eval = std::move(r);
   }
-  turn.score = reward::kernel_score(turn.correct(), turn.speedup, score_);
+  const auto interval = turn.eval ? turn.eval->speedup_ci : std::nullopt;
+  turn.score = reward::kernel_score(turn.correct(),
+                                    reward::scored_speedup(turn.speedup, interval, score_), score_);
   turns_.push_back(turn);
   return turn;
 }

@@ -113,6 +113,7 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   e.pid_namespace = options.pid_namespace && options.backend == engine::Backend::kCpu;
   e.allow_degenerate_tasks = options.allow_degenerate_tasks;
   e.max_timed_calls = options.max_timed_calls;
+  e.timing_ci = options.timing_ci;
   e.timing_budget_ms = options.timing_budget_ms;
   e.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.call_timeout_s * 1000));
   for (int d : ev->options_.devices) {

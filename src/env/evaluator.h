@@ -83,6 +83,9 @@ struct EngineOptions {
   double call_timeout_s = 20;
   double timing_budget_ms = 2000;
   int max_timed_calls = 100;
+  // Above 0: a candidate's timed calls stop once its median's 95 % interval is within ± this
+  // fraction (engine::EvalConfig::timing_ci). 0: every affordable call runs.
+  double timing_ci = 0;
   int jobs = 0;  // concurrent evaluations over all GPUs; 0 = CPU cores
   // Candidate formats judged (docs/kernelbench.md): "kevin" (the C ABI only), "kernelbench"
   // (ModelNew answers only), "auto" (each source by its text: engine::detect_format). Anything

@@ -6,6 +6,13 @@
 
 namespace kevin::reward {
 
+std::optional<double> scored_speedup(std::optional<double> speedup,
+                                     std::optional<std::pair<double, double>> interval,
+                                     const ScoreConfig& config) {
+  if (config.speedup_lower_bound && speedup && interval) return interval->first;
+  return speedup;
+}
+
 double kernel_score(bool correct, std::optional<double> speedup, const ScoreConfig& config) {
   if (!correct) return 0.0;
   double s = speedup.value_or(0.0);

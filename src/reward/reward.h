@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -14,7 +15,16 @@ namespace kevin::reward {
 struct ScoreConfig {
   double correct_bonus = 0.3;         // added for any correct kernel
   std::optional<double> speedup_cap;  // off by default, as in the paper
+  // Score the low end of the speedup's 95 % interval rather than the median ratio, so a kernel
+  // is not rewarded for a lucky measurement (off by default, as in the paper).
+  bool speedup_lower_bound = false;
 };
+
+// The speedup a kernel is scored on: `speedup`, or with speedup_lower_bound the interval's low
+// end where the judge reported one.
+std::optional<double> scored_speedup(std::optional<double> speedup,
+                                     std::optional<std::pair<double, double>> interval,
+                                     const ScoreConfig& config);
 
 // s = correct_bonus + speedup for a correct kernel (speedup capped if configured), else 0.
 // A correct kernel without a measured speedup scores only the bonus.

@@ -20,6 +20,19 @@ TEST(Score, PaperFormula) {
   EXPECT_DOUBLE_EQ(kernel_score(true, 9.61, capped), 3.3);
 }
 
+TEST(Score, TheLowerBoundIsScoredOnlyWhenAskedAndKnown) {
+  const std::pair<double, double> interval{1.6, 2.5};
+  ScoreConfig paper;
+  EXPECT_EQ(scored_speedup(2.0, interval, paper), 2.0) << "the paper scores the median ratio";
+  ScoreConfig cautious;
+  cautious.speedup_lower_bound = true;
+  EXPECT_EQ(scored_speedup(2.0, interval, cautious), 1.6);
+  EXPECT_EQ(scored_speedup(2.0, std::nullopt, cautious), 2.0) << "no interval: the median";
+  EXPECT_EQ(scored_speedup(std::nullopt, interval, cautious), std::nullopt)
+      << "no speedup (not correct): nothing to bound";
+  EXPECT_DOUBLE_EQ(kernel_score(true, scored_speedup(2.0, interval, cautious), cautious), 1.9);
+}
+
 TEST(Returns, PaperWorkedExample) {
   const auto r = turn_returns({0, 0, 1.30, 2.23}, 0.4);
   ASSERT_EQ(r.size(), 4u);

@@ -63,6 +63,7 @@ Json to_json(const RolloutConfig& c) {
             {"max_summary_chars", c.max_summary_chars},
             {"correct_bonus", c.score.correct_bonus},
             {"speedup_cap", c.score.speedup_cap ? Json(*c.score.speedup_cap) : Json()},
+            {"speedup_lower_bound", c.score.speedup_lower_bound},
             {"gamma", c.gamma},
             {"returns", c.return_mode == reward::ReturnMode::kDiscountedSum ? "sum" : "max"},
             {"parallel", c.parallel}};
@@ -105,6 +106,9 @@ Result<RolloutConfig> rollout_config_from_json(const Json& j) {
     KEVIN_ASSIGN_OR_RETURN(double cap, json_get<double>(j, "speedup_cap"));
     c.score.speedup_cap = cap;
   }
+  // Runs written before the option score the median.
+  KEVIN_ASSIGN_OR_RETURN(c.score.speedup_lower_bound,
+                         json_get_or<bool>(j, "speedup_lower_bound", false));
   KEVIN_ASSIGN_OR_RETURN(c.gamma, json_get<double>(j, "gamma"));
   KEVIN_ASSIGN_OR_RETURN(std::string returns, json_get<std::string>(j, "returns"));
   KEVIN_ASSIGN_OR_RETURN(std::string advantages, json_get<std::string>(j, "advantages"));

@@ -279,6 +279,13 @@ def flush_buffer(dev):
     return torch.empty(64 << 20, dtype=torch.uint8)
 
 
+def median_ci_ranks(n):
+    """1-based ranks of a 95 % interval of the median in n sorted times (the judge's
+    engine::median_ci_ranks: the same formula, so candidate and baseline intervals agree)."""
+    half, spread = n / 2, 0.98 * math.sqrt(n)
+    return max(1, math.floor(half - spread)), min(n, math.ceil(1 + half + spread))
+
+
 def timing_stats(ms):
     ms = sorted(ms)
     n = len(ms)
@@ -286,8 +293,10 @@ def timing_stats(ms):
     mean = sum(ms) / n
     var = sum((v - mean) ** 2 for v in ms) / (n - 1) if n > 1 else 0.0
     p90 = ms[min(n - 1, math.ceil(0.9 * n) - 1)]
+    lo, hi = median_ci_ranks(n)
     return {"median_ms": median, "min_ms": ms[0], "p90_ms": p90, "mean_ms": mean,
-            "stdev_ms": math.sqrt(var), "calls": n}
+            "stdev_ms": math.sqrt(var), "calls": n,
+            "median_lo_ms": ms[lo - 1], "median_hi_ms": ms[hi - 1]}
 
 
 class CallTimer:

@@ -136,6 +136,11 @@ TEST_F(Worker, BaselineTimesOneCallPerTimingSetAndWritesNothing) {
   EXPECT_GT(all->median_ms, 0);
   EXPECT_LE(all->min_ms, all->median_ms);
   EXPECT_EQ(all->measured_at, 0) << "the caller stamps what it keeps";
+  // The median's interval, at the ranks the judge uses for candidates (12 calls: 2nd and 11th).
+  EXPECT_TRUE(all->has_interval());
+  EXPECT_LE(all->median_lo_ms, all->median_ms);
+  EXPECT_GE(all->median_hi_ms, all->median_ms);
+  EXPECT_EQ(engine::median_ci_ranks(12), (std::pair<size_t, size_t>{2, 11}));
 
   r.budget_ms = 1e-6;
   auto by_time = worker_->baseline(r);
