@@ -77,6 +77,7 @@ thread-safety: configure
 
 format:
 	scripts/check-format-files | xargs clang-format -i
+	scripts/check-python-files | grep -v '^tasks/' | xargs black --quiet --line-length 100
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

@@ -29,7 +29,7 @@ def children_by_parent():
                 stat = f.read()
         except OSError:
             continue
-        parent = int(stat[stat.rfind(")") + 2:].split()[1])
+        parent = int(stat[stat.rfind(")") + 2 :].split()[1])
         kids.setdefault(parent, []).append(int(name))
     return kids
 
@@ -50,7 +50,7 @@ def field(path, key):
         with open(path) as f:
             for line in f:
                 if line.startswith(key):
-                    value = line[len(key):].split()[0]
+                    value = line[len(key) :].split()[0]
                     return None if value == "unlimited" else int(value)
     except OSError:
         pass
@@ -88,8 +88,9 @@ def main():
     if not command:
         parser.error("no command")
     start = time.monotonic()
-    child = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
+    child = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     output = []
     reader = threading.Thread(target=lambda: output.append(child.stdout.read()))
     reader.start()
@@ -103,10 +104,12 @@ def main():
     reader.join()
     sys.stdout.write(output[0].decode(errors="replace"))
     vm = ", ".join(f"{k} {v / GIB:.2f} GiB" for k, v in sorted(peaks["vmpeak"].items()))
-    print(f"compile_fanout: {time.monotonic() - start:.1f} s; at most {peaks['at_once']} compilers "
-          f"at once, their RLIMIT_AS summing to {peaks['caps'] / GIB:.1f} GiB; peak RSS "
-          f"{peaks['rss'] / GIB:.2f} GiB; VmPeak {vm or 'none'}"
-          + (f"; killed past {args.kill_above_gib} GiB" if killed else ""))
+    print(
+        f"compile_fanout: {time.monotonic() - start:.1f} s; at most {peaks['at_once']} compilers "
+        f"at once, their RLIMIT_AS summing to {peaks['caps'] / GIB:.1f} GiB; peak RSS "
+        f"{peaks['rss'] / GIB:.2f} GiB; VmPeak {vm or 'none'}"
+        + (f"; killed past {args.kill_above_gib} GiB" if killed else "")
+    )
     return 1 if killed else child.returncode
 
 

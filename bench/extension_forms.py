@@ -28,8 +28,13 @@ def timed(argv, cwd):
 
 def extensions_of(answer):
     import json
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "src/tasks/kernelbench_check.py"),
-                          "--extract", answer], capture_output=True, text=True, check=True)
+
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "src/tasks/kernelbench_check.py"), "--extract", answer],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)["extensions"]
 
 
@@ -47,21 +52,52 @@ def main():
     work = tempfile.mkdtemp(prefix="forms-")
     includes = [f for d in ext.include_paths() for f in ("-isystem", d)]
     includes += ["-isystem", sysconfig.get_paths()["include"]]
-    if not any(os.path.exists(os.path.join(d, "c10/cuda/impl/cuda_cmake_macros.h"))
-               for d in ext.include_paths()):
+    if not any(
+        os.path.exists(os.path.join(d, "c10/cuda/impl/cuda_cmake_macros.h"))
+        for d in ext.include_paths()
+    ):
         os.makedirs(os.path.join(work, "stub/c10/cuda/impl"))
-        open(os.path.join(work, "stub/c10/cuda/impl/cuda_cmake_macros.h"), "w").write("#pragma once\n")
+        open(os.path.join(work, "stub/c10/cuda/impl/cuda_cmake_macros.h"), "w").write(
+            "#pragma once\n"
+        )
         includes += ["-isystem", os.path.join(work, "stub")]
-        print("(an empty c10/cuda/impl/cuda_cmake_macros.h supplied: this PyTorch has no CUDA build)")
+        print(
+            "(an empty c10/cuda/impl/cuda_cmake_macros.h supplied: this PyTorch has no CUDA build)"
+        )
     abi = f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"
     cuda_include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
-    host = ["g++", "-O3", "-std=c++17", "-march=x86-64-v2", "-fPIC", "-fno-fast-math",
-            "-DTORCH_API_INCLUDE_EXTENSION_H", abi, *includes, "-isystem", cuda_include]
+    host = [
+        "g++",
+        "-O3",
+        "-std=c++17",
+        "-march=x86-64-v2",
+        "-fPIC",
+        "-fno-fast-math",
+        "-DTORCH_API_INCLUDE_EXTENSION_H",
+        abi,
+        *includes,
+        "-isystem",
+        cuda_include,
+    ]
     virtual = "compute_" + args.arch[3:]
-    device = [nvcc, "-O3", "-std=c++17", "-gencode", f"arch={virtual},code={args.arch}", "-Xcompiler",
-              "-fPIC", "--expt-relaxed-constexpr", "-t", "2", "-DTORCH_API_INCLUDE_EXTENSION_H", abi,
-              "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
-              "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__"]
+    device = [
+        nvcc,
+        "-O3",
+        "-std=c++17",
+        "-gencode",
+        f"arch={virtual},code={args.arch}",
+        "-Xcompiler",
+        "-fPIC",
+        "--expt-relaxed-constexpr",
+        "-t",
+        "2",
+        "-DTORCH_API_INCLUDE_EXTENSION_H",
+        abi,
+        "-D__CUDA_NO_HALF_OPERATORS__",
+        "-D__CUDA_NO_HALF_CONVERSIONS__",
+        "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+        "-D__CUDA_NO_HALF2_OPERATORS__",
+    ]
     light_host = "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n"
     with open(os.path.join(work, "light_host.h"), "w") as f:
         f.write(light_host)
@@ -81,11 +117,14 @@ def main():
             open(os.path.join(work, "main.cpp"), "w").write(main_cpp)
             forms = {
                 "host light": host + ["-c", "main.cpp", "-o", "main.o"],
-                "host precompiled": host + ["-include", "light_host.h", "-c", "main.cpp", "-o", "main.o"],
+                "host precompiled": host
+                + ["-include", "light_host.h", "-c", "main.cpp", "-o", "main.o"],
             }
             if e["cuda_sources"]:
-                cuda = (f"#define TORCH_EXTENSION_NAME {name}\n#include <torch/types.h>\n"
-                        f"#include <cuda_runtime.h>\n{e['cuda_sources']}\n")
+                cuda = (
+                    f"#define TORCH_EXTENSION_NAME {name}\n#include <torch/types.h>\n"
+                    f"#include <cuda_runtime.h>\n{e['cuda_sources']}\n"
+                )
                 light = cuda.replace("#include <torch/extension.h>", "#include <torch/types.h>")
                 open(os.path.join(work, "cuda.cu"), "w").write(cuda)
                 open(os.path.join(work, "cuda_light.cu"), "w").write(light)
@@ -96,13 +135,17 @@ def main():
                     continue
                 times = [timed(argv, work) for _ in range(args.repeat)]
                 rows.setdefault(form, []).extend(times)
-                print(f"{os.path.basename(answer)}:{name:<20} {form:<24} "
-                      + " ".join("fails" if x is None else f"{x:.2f}" for x in times)
-                      + ("" if None in times else " s"))
+                print(
+                    f"{os.path.basename(answer)}:{name:<20} {form:<24} "
+                    + " ".join("fails" if x is None else f"{x:.2f}" for x in times)
+                    + ("" if None in times else " s")
+                )
     for form, times in rows.items():
         built = [x for x in times if x is not None]
         median = f"{statistics.median(built):.2f} s" if built else "-"
-        print(f"median {form:<24} {median} over {len(built)} compiles; {len(times) - len(built)} failed")
+        print(
+            f"median {form:<24} {median} over {len(built)} compiles; {len(times) - len(built)} failed"
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -19,12 +19,22 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ANSWERS = os.path.join(HERE, "kernelbench_agreement", "answers", "*.py")
 HEADER_KEYS = ("problem", "expect", "kernelbench", "why")
-METADATA_KEYS = ("excessive_speedup", "compilation_error_name", "compilation_error", "runtime_error_name",
-                 "runtime_error", "correctness_issue", "correctness_trials", "max_difference",
-                 "error_during_performance", "hardware")
+METADATA_KEYS = (
+    "excessive_speedup",
+    "compilation_error_name",
+    "compilation_error",
+    "runtime_error_name",
+    "runtime_error",
+    "correctness_issue",
+    "correctness_trials",
+    "max_difference",
+    "error_during_performance",
+    "hardware",
+)
 
 
 # ---------------------------------------------------------------- answers and their headers
+
 
 def read_headers(path):
     """The answer's leading `# key: value` lines (problem, expect, kernelbench, why)."""
@@ -44,6 +54,7 @@ def answer_name(path):
 
 
 # ---------------------------------------------------------------- KernelBench side (worker mode)
+
 
 def install_stubs():
     """KernelBench imports LLM clients and helpers at module level that an evaluation never uses:
@@ -129,7 +140,7 @@ def plain(value, limit=1200):
     if isinstance(value, (list, tuple)):
         return [plain(v, limit) for v in value[:20]]
     text = str(value)
-    return text if len(text) <= limit else text[:limit // 4] + " ... " + text[-(limit * 3 // 4):]
+    return text if len(text) <= limit else text[: limit // 4] + " ... " + text[-(limit * 3 // 4) :]
 
 
 def worker(kb_root, problem, answer, build_dir, result_path):
@@ -144,21 +155,30 @@ def worker(kb_root, problem, answer, build_dir, result_path):
         answer_src = f.read()
     os.makedirs(build_dir, exist_ok=True)
     started = time.time()
-    result = eval_kernel_against_ref(ref_src, answer_src, num_correct_trials=5, num_perf_trials=20,
-                                     measure_performance=True, build_dir=build_dir, device=0)
+    result = eval_kernel_against_ref(
+        ref_src,
+        answer_src,
+        num_correct_trials=5,
+        num_perf_trials=20,
+        measure_performance=True,
+        build_dir=build_dir,
+        device=0,
+    )
     out = {"stubbed": stubbed, "seconds": round(time.time() - started, 1)}
     if result is None:
         out["none"] = True
     else:
         metadata = getattr(result, "metadata", {}) or {}
-        out.update({
-            "compiled": bool(result.compiled),
-            "correctness": bool(result.correctness),
-            "runtime": result.runtime,
-            "ref_runtime": result.ref_runtime,
-            "metadata": {k: plain(metadata[k]) for k in METADATA_KEYS if k in metadata},
-            "metadata_keys": sorted(metadata),
-        })
+        out.update(
+            {
+                "compiled": bool(result.compiled),
+                "correctness": bool(result.correctness),
+                "runtime": result.runtime,
+                "ref_runtime": result.ref_runtime,
+                "metadata": {k: plain(metadata[k]) for k in METADATA_KEYS if k in metadata},
+                "metadata_keys": sorted(metadata),
+            }
+        )
     with open(result_path, "w", encoding="utf-8") as f:
         json.dump(out, f)
     return 0
@@ -181,11 +201,22 @@ def run_kernelbench_one(args, answer, problem, out_dir):
     build_dir = os.path.join(out_dir, "kb_build", name)
     if os.path.exists(result_path):
         os.remove(result_path)
-    cmd = [args.python, os.path.abspath(__file__), "--worker", args.kernelbench, problem, answer, build_dir, result_path]
+    cmd = [
+        args.python,
+        os.path.abspath(__file__),
+        "--worker",
+        args.kernelbench,
+        problem,
+        answer,
+        build_dir,
+        result_path,
+    ]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     started = time.time()
     with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         try:
             rc = proc.wait(timeout=args.timeout)
         except subprocess.TimeoutExpired:
@@ -241,6 +272,7 @@ def kernelbench_cell(kb):
 
 # ---------------------------------------------------------------- kevin side
 
+
 def run_kevin(args, answers, problems, out_dir):
     """Every answer in one `kevin eval --batch`; returns {answer path: result line}."""
     pairs_path = os.path.join(out_dir, "pairs.jsonl")
@@ -248,13 +280,28 @@ def run_kevin(args, answers, problems, out_dir):
     with open(pairs_path, "w", encoding="utf-8") as f:
         for answer in answers:
             f.write(json.dumps({"task": problems[answer], "candidate": answer}) + "\n")
-    cmd = [args.kevin, "eval", "--batch", pairs_path, "--jobs", str(args.jobs), "--format", "kernelbench",
-           "--backend", "cuda", "--python", args.python]
+    cmd = [
+        args.kevin,
+        "eval",
+        "--batch",
+        pairs_path,
+        "--jobs",
+        str(args.jobs),
+        "--format",
+        "kernelbench",
+        "--backend",
+        "cuda",
+        "--python",
+        args.python,
+    ]
     print("$ " + " ".join(cmd), flush=True)
     by_index = {}
-    with open(os.path.join(out_dir, "kevin.log"), "w", encoding="utf-8") as log, \
-            open(results_path, "w", encoding="utf-8") as raw:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+    with open(os.path.join(out_dir, "kevin.log"), "w", encoding="utf-8") as log, open(
+        results_path, "w", encoding="utf-8"
+    ) as raw:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
+        )
         timer = threading.Timer(args.kevin_timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
         timer.start()
         try:
@@ -267,13 +314,18 @@ def run_kevin(args, answers, problems, out_dir):
                     continue
                 by_index[j.get("index")] = j
                 name = answer_name(answers[j["index"]]) if isinstance(j.get("index"), int) else "?"
-                print("[kevin %d/%d] %s: %s" % (len(by_index), len(answers), name, kevin_cell(j)), flush=True)
+                print(
+                    "[kevin %d/%d] %s: %s" % (len(by_index), len(answers), name, kevin_cell(j)),
+                    flush=True,
+                )
             rc = proc.wait()
         finally:
             timer.cancel()
     if rc != 0:
         print("kevin exited %d (see %s)" % (rc, os.path.join(out_dir, "kevin.log")), flush=True)
-    return {answers[i]: j for i, j in by_index.items() if isinstance(i, int) and 0 <= i < len(answers)}
+    return {
+        answers[i]: j for i, j in by_index.items() if isinstance(i, int) and 0 <= i < len(answers)
+    }
 
 
 def load_kevin_results(out_dir, answers):
@@ -329,7 +381,11 @@ def kevin_matches_header(kv, expect):
 
 def compare(answer, headers, kb, kv):
     kb_cls, kv_cls = kernelbench_class(kb), kevin_class(kv)
-    judged = kb_cls in ("correct", "incorrect", "compile_fail") and kv_cls in ("correct", "not_correct", "compile_error")
+    judged = kb_cls in ("correct", "incorrect", "compile_fail") and kv_cls in (
+        "correct",
+        "not_correct",
+        "compile_error",
+    )
     agree = (kb_cls, kv_cls) in AGREES if judged else None
     kb_ok = kb_cls == headers.get("kernelbench")
     kv_ok = kevin_matches_header(kv, headers.get("expect"))
@@ -356,8 +412,10 @@ def md_cell(text):
 
 def render(rows):
     """The markdown table and its summary line."""
-    lines = ["| answer | problem | KernelBench | kevin (verdict, reason) | agree? | why they differ |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| answer | problem | KernelBench | kevin (verdict, reason) | agree? | why they differ |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         agree = {True: "yes", False: "no", None: "n/a"}[r["agree"]]
         notes = []
@@ -367,20 +425,41 @@ def render(rows):
             notes.append("UNEXPECTED KernelBench: header says %s" % r["expect_kernelbench"])
         if not r["kevin_as_expected"]:
             notes.append("UNEXPECTED kevin: header says %s" % r["expect_kevin"])
-        lines.append("| %s |" % " | ".join(md_cell(c) for c in (
-            r["answer"], r["problem"], kernelbench_cell(r["kernelbench"]), kevin_cell(r["kevin"]), agree,
-            "; ".join(n for n in notes if n))))
+        lines.append(
+            "| %s |"
+            % " | ".join(
+                md_cell(c)
+                for c in (
+                    r["answer"],
+                    r["problem"],
+                    kernelbench_cell(r["kernelbench"]),
+                    kevin_cell(r["kevin"]),
+                    agree,
+                    "; ".join(n for n in notes if n),
+                )
+            )
+        )
     judged = [r for r in rows if r["agree"] is not None]
     disagree = [r for r in judged if not r["agree"]]
     explained = [r for r in disagree if r["explained"]]
     off_header = [r for r in rows if not (r["kernelbench_as_expected"] and r["kevin_as_expected"])]
-    summary = ("%d answers, %d judged by both: %d agree, %d disagree (%d explained by the answers' headers, "
-               "%d NOT matching the expectation headers); %d results differ from their headers "
-               "(KernelBench %d, kevin %d); %d without a verdict from one side." % (
-                   len(rows), len(judged), len(judged) - len(disagree), len(disagree), len(explained),
-                   len(disagree) - len(explained), len(off_header),
-                   sum(not r["kernelbench_as_expected"] for r in rows), sum(not r["kevin_as_expected"] for r in rows),
-                   len(rows) - len(judged)))
+    summary = (
+        "%d answers, %d judged by both: %d agree, %d disagree (%d explained by the answers' headers, "
+        "%d NOT matching the expectation headers); %d results differ from their headers "
+        "(KernelBench %d, kevin %d); %d without a verdict from one side."
+        % (
+            len(rows),
+            len(judged),
+            len(judged) - len(disagree),
+            len(disagree),
+            len(explained),
+            len(disagree) - len(explained),
+            len(off_header),
+            sum(not r["kernelbench_as_expected"] for r in rows),
+            sum(not r["kevin_as_expected"] for r in rows),
+            len(rows) - len(judged),
+        )
+    )
     return "\n".join(lines), summary
 
 
@@ -390,33 +469,68 @@ def write_report(rows, out_dir):
         for r in rows:
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(out_dir, "agreement.md"), "w", encoding="utf-8") as f:
-        f.write("# kevin vs KernelBench's eval_kernel_against_ref\n\n" + table + "\n\n" + summary + "\n")
+        f.write(
+            "# kevin vs KernelBench's eval_kernel_against_ref\n\n" + table + "\n\n" + summary + "\n"
+        )
     print(table + "\n\n" + summary, flush=True)
 
 
 # ---------------------------------------------------------------- main
 
+
 def main(argv):
     if len(argv) > 1 and argv[1] == "--worker":
         return worker(*argv[2:7])
-    p = argparse.ArgumentParser(description="verdict agreement between kevin and KernelBench's eval")
-    p.add_argument("--kernelbench", required=True, help="KernelBench checkout (holds KernelBench/level1 and src/kernelbench)")
+    p = argparse.ArgumentParser(
+        description="verdict agreement between kevin and KernelBench's eval"
+    )
+    p.add_argument(
+        "--kernelbench",
+        required=True,
+        help="KernelBench checkout (holds KernelBench/level1 and src/kernelbench)",
+    )
     p.add_argument("--kevin", default="build/bin/kevin", help="kevin binary")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--jobs", type=int, default=6, help="KernelBench evaluations at once; also kevin's --jobs")
+    p.add_argument(
+        "--jobs", type=int, default=6, help="KernelBench evaluations at once; also kevin's --jobs"
+    )
     p.add_argument("--answers", default=DEFAULT_ANSWERS, help="glob of answer files")
-    p.add_argument("--timeout", type=float, default=900, help="seconds for one KernelBench evaluation")
-    p.add_argument("--kevin-timeout", type=float, default=0, help="seconds for the kevin batch (default 1800 + 120 per answer)")
-    p.add_argument("--python", default=sys.executable, help="Python with PyTorch for KernelBench and kevin's --python")
-    p.add_argument("--skip-kernelbench", action="store_true", help="reuse OUTDIR/kernelbench/*.json from an earlier run")
-    p.add_argument("--skip-kevin", action="store_true", help="reuse OUTDIR/kevin_results.jsonl from an earlier run")
+    p.add_argument(
+        "--timeout", type=float, default=900, help="seconds for one KernelBench evaluation"
+    )
+    p.add_argument(
+        "--kevin-timeout",
+        type=float,
+        default=0,
+        help="seconds for the kevin batch (default 1800 + 120 per answer)",
+    )
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="Python with PyTorch for KernelBench and kevin's --python",
+    )
+    p.add_argument(
+        "--skip-kernelbench",
+        action="store_true",
+        help="reuse OUTDIR/kernelbench/*.json from an earlier run",
+    )
+    p.add_argument(
+        "--skip-kevin",
+        action="store_true",
+        help="reuse OUTDIR/kevin_results.jsonl from an earlier run",
+    )
     args = p.parse_args(argv[1:])
 
     args.kernelbench = os.path.abspath(args.kernelbench)
-    if not (os.path.isdir(os.path.join(args.kernelbench, "KernelBench", "level1"))
-            and os.path.isfile(os.path.join(args.kernelbench, "src", "kernelbench", "eval.py"))):
-        print("error: %s is not a KernelBench checkout (no KernelBench/level1 or src/kernelbench/eval.py)"
-              % args.kernelbench, file=sys.stderr)
+    if not (
+        os.path.isdir(os.path.join(args.kernelbench, "KernelBench", "level1"))
+        and os.path.isfile(os.path.join(args.kernelbench, "src", "kernelbench", "eval.py"))
+    ):
+        print(
+            "error: %s is not a KernelBench checkout (no KernelBench/level1 or src/kernelbench/eval.py)"
+            % args.kernelbench,
+            file=sys.stderr,
+        )
         return 2
     if not args.skip_kevin and not (os.path.isfile(args.kevin) and os.access(args.kevin, os.X_OK)):
         print("error: kevin binary %s not found or not executable" % args.kevin, file=sys.stderr)
@@ -428,7 +542,10 @@ def main(argv):
         return 2
     out_dir = os.path.abspath(args.out)
     if "'" in out_dir or "\\" in out_dir:
-        print("error: OUTDIR must not contain quotes or backslashes (KernelBench pastes it into Python source)", file=sys.stderr)
+        print(
+            "error: OUTDIR must not contain quotes or backslashes (KernelBench pastes it into Python source)",
+            file=sys.stderr,
+        )
         return 2
     os.makedirs(os.path.join(out_dir, "kernelbench"), exist_ok=True)
     if not args.kevin_timeout:
@@ -440,8 +557,16 @@ def main(argv):
         problems[a] = os.path.join(args.kernelbench, "KernelBench", headers[a].get("problem", "?"))
         missing = [k for k in HEADER_KEYS if k not in headers[a]]
         if missing or not os.path.isfile(problems[a]):
-            print("error: %s: %s" % (a, "missing headers " + ", ".join(missing) if missing else
-                                     "no problem " + problems[a]), file=sys.stderr)
+            print(
+                "error: %s: %s"
+                % (
+                    a,
+                    "missing headers " + ", ".join(missing)
+                    if missing
+                    else "no problem " + problems[a],
+                ),
+                file=sys.stderr,
+            )
             return 2
 
     kb_results = {}
@@ -452,7 +577,11 @@ def main(argv):
                 with open(path, encoding="utf-8") as f:
                     kb_results[a] = json.load(f)
     else:
-        print("KernelBench: %d answers, %d at a time, %g s each at most" % (len(answers), args.jobs, args.timeout), flush=True)
+        print(
+            "KernelBench: %d answers, %d at a time, %g s each at most"
+            % (len(answers), args.jobs, args.timeout),
+            flush=True,
+        )
         done = [0]
         lock = threading.Lock()
 
@@ -460,8 +589,17 @@ def main(argv):
             row = run_kernelbench_one(args, a, problems[a], out_dir)
             with lock:
                 done[0] += 1
-                print("[kernelbench %d/%d] %s: %s (%.0f s)" % (done[0], len(answers), answer_name(a), kernelbench_cell(row),
-                                                              row["seconds"]), flush=True)
+                print(
+                    "[kernelbench %d/%d] %s: %s (%.0f s)"
+                    % (
+                        done[0],
+                        len(answers),
+                        answer_name(a),
+                        kernelbench_cell(row),
+                        row["seconds"],
+                    ),
+                    flush=True,
+                )
             return a, row
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -9,9 +9,16 @@ import re
 import sys
 
 # The flags kevin's reference worker raises (src/tasks/reference_worker.py), by their name before ':'.
-FLAGS = [("constant", "constant"), ("zero", "zeros"), ("identity", "identity"), ("low_precision", "bf16"),
-         ("seed_independent", "seed"), ("ignores_input", "argument without effect"),
-         ("ignores_parameter", "parameter without effect"), ("nonfinite", "NaN/Inf")]
+FLAGS = [
+    ("constant", "constant"),
+    ("zero", "zeros"),
+    ("identity", "identity"),
+    ("low_precision", "bf16"),
+    ("seed_independent", "seed"),
+    ("ignores_input", "argument without effect"),
+    ("ignores_parameter", "parameter without effect"),
+    ("nonfinite", "NaN/Inf"),
+]
 
 
 def parse(path):
@@ -58,9 +65,17 @@ def main(argv):
         print("no level*.out under %s" % out_dir, file=sys.stderr)
         return 2
 
-    head = ["level", "problems", "checked", "loaded", "flagged"] + [label for _, label in FLAGS] + ["errors", "exit"]
-    lines = ["# kevin tasks check on KernelBench", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = (
+        ["level", "problems", "checked", "loaded", "flagged"]
+        + [label for _, label in FLAGS]
+        + ["errors", "exit"]
+    )
+    lines = [
+        "# kevin tasks check on KernelBench",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     flagged_rows, error_rows = [], []
     for suite in sorted(outputs, key=natural):
         tasks, rcs = {}, []
@@ -71,25 +86,60 @@ def main(argv):
         rc = "unfinished" if "unfinished" in rcs else max(rcs, key=int)
         files = None
         if levels_dir and os.path.isdir(os.path.join(levels_dir, suite)):
-            files = [f for f in glob.glob(os.path.join(levels_dir, suite, "*.py"))
-                     if not os.path.basename(f).startswith("_")]
+            files = [
+                f
+                for f in glob.glob(os.path.join(levels_dir, suite, "*.py"))
+                if not os.path.basename(f).startswith("_")
+            ]
         loaded = [t for t, r in tasks.items() if r["error"] is None]
         flagged = [t for t in loaded if tasks[t]["flags"]]
-        counts = [sum(any(flag_name(f) == name for f in tasks[t]["flags"]) for t in flagged) for name, _ in FLAGS]
+        counts = [
+            sum(any(flag_name(f) == name for f in tasks[t]["flags"]) for t in flagged)
+            for name, _ in FLAGS
+        ]
         errors = [t for t, r in tasks.items() if r["error"] is not None]
-        lines.append("| " + " | ".join(str(c) for c in [suite, len(files) if files is not None else "?", len(tasks),
-                                                         len(loaded), len(flagged)] + counts + [len(errors), rc]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                str(c)
+                for c in [
+                    suite,
+                    len(files) if files is not None else "?",
+                    len(tasks),
+                    len(loaded),
+                    len(flagged),
+                ]
+                + counts
+                + [len(errors), rc]
+            )
+            + " |"
+        )
         flagged_rows += [(t, tasks[t]["flags"]) for t in sorted(flagged, key=natural)]
         error_rows += [(t, tasks[t]["error"]) for t in sorted(errors, key=natural)]
 
-    lines += ["", "Flags: constant / zeros / identity: a constant (the mean), all-zero or input-copy output passes "
-              "atol=rtol=1e-2; bf16: computing in bfloat16 passes the fp32 tolerance 1e-4; seed: another seed gives "
-              "the same output; argument / parameter without effect: replacing a forward argument or perturbing a "
-              "parameter leaves the output unchanged; NaN/Inf in the reference output.", ""]
-    lines += ["## Flagged problems (%d)" % len(flagged_rows), "", "| problem | flags |", "|---|---|"]
+    lines += [
+        "",
+        "Flags: constant / zeros / identity: a constant (the mean), all-zero or input-copy output passes "
+        "atol=rtol=1e-2; bf16: computing in bfloat16 passes the fp32 tolerance 1e-4; seed: another seed gives "
+        "the same output; argument / parameter without effect: replacing a forward argument or perturbing a "
+        "parameter leaves the output unchanged; NaN/Inf in the reference output.",
+        "",
+    ]
+    lines += [
+        "## Flagged problems (%d)" % len(flagged_rows),
+        "",
+        "| problem | flags |",
+        "|---|---|",
+    ]
     lines += ["| %s | %s |" % (md(t), md("; ".join(fl), 600)) for t, fl in flagged_rows]
     if error_rows:
-        lines += ["", "## Problems that did not load or check (%d)" % len(error_rows), "", "| problem | error |", "|---|---|"]
+        lines += [
+            "",
+            "## Problems that did not load or check (%d)" % len(error_rows),
+            "",
+            "| problem | error |",
+            "|---|---|",
+        ]
         lines += ["| %s | %s |" % (md(t), md(e)) for t, e in error_rows]
     print("\n".join(lines))
     return 0

@@ -55,8 +55,11 @@ def main():
             forward()
 
     mode = per_call(dispatch_mode, calls=2000)
-    print("op_log_cost on %s (torch %s), us per call of 3 operators: plain %.2f, callback registered %.2f, "
-          "recording %.2f, dispatch mode %.2f" % (device, torch.__version__, plain, registered, recording, mode))
+    print(
+        "op_log_cost on %s (torch %s), us per call of 3 operators: plain %.2f, callback registered %.2f, "
+        "recording %.2f, dispatch mode %.2f"
+        % (device, torch.__version__, plain, registered, recording, mode)
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,10 @@ import websockets
 
 
 def candidate_mix(backend, path):
-    subprocess.run(["bash", "-c", f"source bench/candidate_mix.sh && write_candidate_mix {backend} {path}"], check=True)
+    subprocess.run(
+        ["bash", "-c", f"source bench/candidate_mix.sh && write_candidate_mix {backend} {path}"],
+        check=True,
+    )
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
@@ -53,8 +56,22 @@ def run_batch(args, pairs, folder, name):
         for p in pairs:
             f.write(json.dumps(p) + "\n")
     t = time.monotonic()
-    done = subprocess.run([args.kevin, "eval", "--batch", batch, "--backend", args.backend, "--jobs", str(args.jobs),
-                           "--cache-dir", args.cache], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            args.kevin,
+            "eval",
+            "--batch",
+            batch,
+            "--backend",
+            args.backend,
+            "--jobs",
+            str(args.jobs),
+            "--cache-dir",
+            args.cache,
+        ],
+        capture_output=True,
+        text=True,
+    )
     wall = time.monotonic() - t
     results = [json.loads(l) for l in done.stdout.splitlines() if l.startswith("{")]
     return wall, results
@@ -71,7 +88,9 @@ async def run_sessions(url, pairs, sessions):
             while not queue.empty():
                 p = queue.get_nowait()
                 stem = os.path.splitext(os.path.basename(p["task"]))[0]
-                await ws.send(json.dumps({"type": "reset", "data": {"problem_id": stem, "max_turns": 1}}))
+                await ws.send(
+                    json.dumps({"type": "reset", "data": {"problem_id": stem, "max_turns": 1}})
+                )
                 json.loads(await ws.recv())
                 with open(p["candidate"]) as f:
                     code = "```cpp\n" + f.read() + "\n```"
@@ -97,24 +116,53 @@ def main():
     ap.add_argument("--sessions", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "kevin-serve-bench-cache"))
+    ap.add_argument(
+        "--cache", default=os.path.join(tempfile.gettempdir(), "kevin-serve-bench-cache")
+    )
     args = ap.parse_args()
     folder = tempfile.mkdtemp(prefix="kevin-serve-bench-")
     pairs = candidate_mix(args.backend, os.path.join(folder, "mix.jsonl"))
-    print(f"serve_overhead: {len(pairs)} candidates x {args.repeat}, backend {args.backend}, jobs {args.jobs}, "
-          f"{args.sessions} sessions", flush=True)
+    print(
+        f"serve_overhead: {len(pairs)} candidates x {args.repeat}, backend {args.backend}, jobs {args.jobs}, "
+        f"{args.sessions} sessions",
+        flush=True,
+    )
     warm_wall, _ = run_batch(args, pairs, folder, "warm")  # reference data and baselines, once
     print(f"reference data and baselines: {warm_wall:.1f} s", flush=True)
-    batch_wall, batch_results = run_batch(args, salted(pairs, folder, "batch", args.repeat), folder, "batch")
+    batch_wall, batch_results = run_batch(
+        args, salted(pairs, folder, "batch", args.repeat), folder, "batch"
+    )
     print(f"kevin eval --batch: {len(batch_results)} evaluations in {batch_wall:.1f} s", flush=True)
     tasks = sorted({p["task"] for p in pairs})
-    server = subprocess.Popen([args.kevin, "serve", "--backend", args.backend, "--port", "0", "--jobs", str(args.jobs),
-                               "--cache-dir", args.cache, "--max-sessions", str(args.sessions + 4), *sum((["--tasks", t] for t in tasks), [])],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [
+            args.kevin,
+            "serve",
+            "--backend",
+            args.backend,
+            "--port",
+            "0",
+            "--jobs",
+            str(args.jobs),
+            "--cache-dir",
+            args.cache,
+            "--max-sessions",
+            str(args.sessions + 4),
+            *sum((["--tasks", t] for t in tasks), []),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         port = re.search(r":(\d+) ", server.stdout.readline()).group(1)
         wall, latencies, added, verdicts = asyncio.run(
-            run_sessions(f"ws://127.0.0.1:{port}/ws", salted(pairs, folder, "serve", args.repeat), args.sessions))
+            run_sessions(
+                f"ws://127.0.0.1:{port}/ws",
+                salted(pairs, folder, "serve", args.repeat),
+                args.sessions,
+            )
+        )
     finally:
         server.terminate()
         server.wait()
@@ -122,12 +170,18 @@ def main():
     batch_rate = 60 * len(batch_results) / batch_wall
     serve_rate = 60 * n / wall
     batch_verdicts = sorted(r.get("verdict", "error") for r in batch_results)
-    print(f"kevin eval --batch: {len(batch_results)} evaluations in {batch_wall:.1f} s = {batch_rate:.1f}/min")
-    print(f"kevin serve:        {n} evaluations in {wall:.1f} s = {serve_rate:.1f}/min "
-          f"({100 * (serve_rate / batch_rate - 1):+.1f}% vs batch)")
-    print(f"step latency p50 {1000 * statistics.median(latencies):.0f} ms, p99 {1000 * percentile(latencies, 0.99):.0f} ms; "
-          f"added by the server (latency - eval total_ms): p50 {statistics.median(added):.1f} ms, "
-          f"p99 {percentile(added, 0.99):.1f} ms")
+    print(
+        f"kevin eval --batch: {len(batch_results)} evaluations in {batch_wall:.1f} s = {batch_rate:.1f}/min"
+    )
+    print(
+        f"kevin serve:        {n} evaluations in {wall:.1f} s = {serve_rate:.1f}/min "
+        f"({100 * (serve_rate / batch_rate - 1):+.1f}% vs batch)"
+    )
+    print(
+        f"step latency p50 {1000 * statistics.median(latencies):.0f} ms, p99 {1000 * percentile(latencies, 0.99):.0f} ms; "
+        f"added by the server (latency - eval total_ms): p50 {statistics.median(added):.1f} ms, "
+        f"p99 {percentile(added, 0.99):.1f} ms"
+    )
     print(f"verdicts agree: {batch_verdicts == sorted(verdicts)}")
 
 

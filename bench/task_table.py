@@ -24,7 +24,9 @@ def import_torch():
     sys.path.insert(0, os.path.join(ROOT, "src", "tasks"))
     import reference_worker  # the worker's loading, building and timing code
     import torch as torch_module
+
     rw, torch = reference_worker, torch_module
+
 
 MIB = 1 << 20
 
@@ -48,7 +50,10 @@ def measure(path, compile_too, timing):
     row = {
         "task": os.path.relpath(path, os.path.join(ROOT, "tasks"))[:-3],
         "family": getattr(module, "KEVIN_FAMILY", ""),
-        "inputs_mib": (tensor_bytes(arg_sets[0]) + tensor_bytes(list(models[0].state_dict().values()))) / MIB,
+        "inputs_mib": (
+            tensor_bytes(arg_sets[0]) + tensor_bytes(list(models[0].state_dict().values()))
+        )
+        / MIB,
         "outputs_mib": tensor_bytes(outs) / MIB,
         "eager_ms": rw.time_eager(models, arg_sets, dev, timing)["median_ms"],
     }
@@ -77,12 +82,27 @@ def warm_compile(path):
 
 
 def warm_in_parallel(paths, jobs, suite):
-    procs = [subprocess.Popen([sys.executable, __file__, "--out", os.devnull, "--suite", suite,
-                               "--compile-only", f"{k}/{jobs}"]) for k in range(jobs)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--out",
+                os.devnull,
+                "--suite",
+                suite,
+                "--compile-only",
+                f"{k}/{jobs}",
+            ]
+        )
+        for k in range(jobs)
+    ]
     t0 = time.time()
     codes = [p.wait() for p in procs]
-    print(f"warm compile of {len(paths)} tasks in {jobs} processes: {time.time() - t0:.0f} s, exit codes {codes}",
-          flush=True)
+    print(
+        f"warm compile of {len(paths)} tasks in {jobs} processes: {time.time() - t0:.0f} s, exit codes {codes}",
+        flush=True,
+    )
 
 
 def render(rows):
@@ -93,7 +113,9 @@ def render(rows):
             print(f"| {r['task']} | | error: {r['error']} | | | |")
             continue
         comp = f"{r['compile_ms']:.3f}" if "compile_ms" in r else "-"
-        print(f"| {r['task']} | {r['family']} | {r['eager_ms']:.3f} | {comp} | {r['inputs_mib']:.1f} | {r['outputs_mib']:.1f} |")
+        print(
+            f"| {r['task']} | {r['family']} | {r['eager_ms']:.3f} | {comp} | {r['inputs_mib']:.1f} | {r['outputs_mib']:.1f} |"
+        )
 
 
 def main():
@@ -103,7 +125,9 @@ def main():
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--warm-jobs", type=int, default=0)
-    ap.add_argument("--compile-only", metavar="K/N", help="internal: compile shard K of N, time nothing")
+    ap.add_argument(
+        "--compile-only", metavar="K/N", help="internal: compile shard K of N, time nothing"
+    )
     args = ap.parse_args()
     paths = sorted(glob.glob(os.path.join(ROOT, "tasks", args.suite, "*.py")))
     if args.compile_only:

@@ -15,9 +15,17 @@ H200_PEAK_BF16 = 989.4e12
 
 
 def config():
-    return Qwen2Config(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                       num_attention_heads=14, num_key_value_heads=2, rope_theta=1e6, tie_word_embeddings=True,
-                       attn_implementation="sdpa")
+    return Qwen2Config(
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        rope_theta=1e6,
+        tie_word_embeddings=True,
+        attn_implementation="sdpa",
+    )
 
 
 def flops_per_token(c, seq, params):
@@ -26,6 +34,7 @@ def flops_per_token(c, seq, params):
 
 def profile(step, path):
     from torch.profiler import ProfilerActivity
+
     with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step()
         step()
@@ -58,39 +67,67 @@ def train(c, batch, seq, steps, trace=None):
         step()
     torch.cuda.synchronize()
     tokens_per_s = batch * seq * steps / (time.perf_counter() - start)
-    return {"batch": batch, "seq": seq, "steps": steps, "tokens_per_s": tokens_per_s,
-            "mfu": tokens_per_s * flops_per_token(c, seq, params) / H200_PEAK_BF16}
+    return {
+        "batch": batch,
+        "seq": seq,
+        "steps": steps,
+        "tokens_per_s": tokens_per_s,
+        "mfu": tokens_per_s * flops_per_token(c, seq, params) / H200_PEAK_BF16,
+    }
 
 
 def sample(c, batch, prompt_len, new_tokens):
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(c).cuda().to(torch.bfloat16).eval()
-    prompts = torch.tensor([[(i * 7919 + r * 104729) % c.vocab_size for i in range(prompt_len)] for r in range(batch)],
-                           device="cuda")
-    kwargs = dict(attention_mask=torch.ones_like(prompts), do_sample=True, temperature=1.0, top_p=1.0, top_k=0,
-                  pad_token_id=0, eos_token_id=None)
+    prompts = torch.tensor(
+        [[(i * 7919 + r * 104729) % c.vocab_size for i in range(prompt_len)] for r in range(batch)],
+        device="cuda",
+    )
+    kwargs = dict(
+        attention_mask=torch.ones_like(prompts),
+        do_sample=True,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        pad_token_id=0,
+        eos_token_id=None,
+    )
     model.generate(prompts, max_new_tokens=16, min_new_tokens=16, **kwargs)  # warm-up
     rates = []  # several runs, the median reported, as bench/train_bench.cpp does
     for _ in range(3):
         torch.cuda.synchronize()
         start = time.perf_counter()
-        out = model.generate(prompts, max_new_tokens=new_tokens, min_new_tokens=new_tokens, **kwargs)
+        out = model.generate(
+            prompts, max_new_tokens=new_tokens, min_new_tokens=new_tokens, **kwargs
+        )
         torch.cuda.synchronize()
         produced = (out.shape[1] - prompt_len) * batch
         rates.append(produced / (time.perf_counter() - start))
-    return {"batch": batch, "prompt_len": prompt_len, "new_tokens": new_tokens, "tokens": produced,
-            "runs_tokens_per_s": rates, "tokens_per_s": sorted(rates)[len(rates) // 2]}
+    return {
+        "batch": batch,
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "tokens": produced,
+        "runs_tokens_per_s": rates,
+        "tokens_per_s": sorted(rates)[len(rates) // 2],
+    }
 
 
 def main():
     import transformers
+
     quick = "--quick" in sys.argv
     c = config()
-    result = {"model": "random Qwen2, Qwen2.5-0.5B shape", "transformers": transformers.__version__,
-              "torch": torch.__version__}
+    result = {
+        "model": "random Qwen2, Qwen2.5-0.5B shape",
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+    }
     trace = sys.argv[sys.argv.index("--profile") + 1] if "--profile" in sys.argv else None
     if "--generate-only" not in sys.argv:  # bench/generation.sh compares sampling alone
-        result["train"] = train(c, 2 if quick else 8, 256 if quick else 2048, 2 if quick else 10, trace)
+        result["train"] = train(
+            c, 2 if quick else 8, 256 if quick else 2048, 2 if quick else 10, trace
+        )
     result["generate"] = sample(c, 4 if quick else 32, 128, 32 if quick else 256)
     print(json.dumps(result))
 

@@ -24,12 +24,15 @@ def render_chats(tokenizer, chats):
     except ImportError:
         return None
     config = json.loads((FIXTURES / "qwen3" / "tokenizer_config.json").read_text(encoding="utf-8"))
-    fast = PreTrainedTokenizerFast(tokenizer_file=str(FIXTURES / "qwen3" / "tokenizer.json"),
-                                   chat_template=config["chat_template"])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_file=str(FIXTURES / "qwen3" / "tokenizer.json"),
+        chat_template=config["chat_template"],
+    )
     rendered = []
     for chat in chats:
-        text = fast.apply_chat_template(chat["messages"], tokenize=False,
-                                        add_generation_prompt=chat["add_generation_prompt"])
+        text = fast.apply_chat_template(
+            chat["messages"], tokenize=False, add_generation_prompt=chat["add_generation_prompt"]
+        )
         rendered.append({"text": text, "ids": tokenizer.encode(text, add_special_tokens=False).ids})
     return rendered
 
@@ -41,15 +44,21 @@ def main():
     try:
         import tokenizers
     except ImportError:
-        print("make_hf_fixture: the tokenizers package is not installed; nothing written", file=sys.stderr)
+        print(
+            "make_hf_fixture: the tokenizers package is not installed; nothing written",
+            file=sys.stderr,
+        )
         return 2
     tokenizer = tokenizers.Tokenizer.from_file(str(FIXTURES / "qwen3" / "tokenizer.json"))
     corpus = json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8"))
     strings = corpus["strings"]
 
     ids = encode_all(tokenizer, strings)
-    fields = {"generator": f"tokenizers {tokenizers.__version__}", "ids": ids,
-              "decoded_skip_special": [tokenizer.decode(row, skip_special_tokens=True) for row in ids]}
+    fields = {
+        "generator": f"tokenizers {tokenizers.__version__}",
+        "ids": ids,
+        "decoded_skip_special": [tokenizer.decode(row, skip_special_tokens=True) for row in ids],
+    }
     if hasattr(tokenizer, "encode_special_tokens"):  # tokenizers >= 0.15
         tokenizer.encode_special_tokens = True
         fields["ids_special_as_text"] = encode_all(tokenizer, strings)

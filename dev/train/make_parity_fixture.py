@@ -19,10 +19,20 @@ CLIP_LOW, CLIP_HIGH, MAX_TOKENS = 0.2, 0.28, 8
 
 
 def tiny_model():
-    config = Qwen2Config(vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                         rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
-                         torch_dtype="float32", attn_implementation="eager")
+    config = Qwen2Config(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+        torch_dtype="float32",
+        attn_implementation="eager",
+    )
     torch.manual_seed(1234)
     model = Qwen2ForCausalLM(config).float().eval()
     with torch.no_grad():  # non-zero biases and norms so that every weight is exercised
@@ -37,8 +47,8 @@ def padded_batch(prompts):
     ids = torch.zeros(len(prompts), width, dtype=torch.long)
     mask = torch.zeros(len(prompts), width, dtype=torch.long)
     for row, prompt in enumerate(prompts):
-        ids[row, width - len(prompt):] = torch.tensor(prompt)
-        mask[row, width - len(prompt):] = 1
+        ids[row, width - len(prompt) :] = torch.tensor(prompt)
+        mask[row, width - len(prompt) :] = 1
     return ids, mask
 
 
@@ -51,7 +61,7 @@ def batch_logits(model, ids, mask):
 def completion_logprobs(model, prompt, completion):
     """log p(completion token | prefix) for one unpadded sequence, differentiable."""
     ids = torch.tensor([prompt + completion])
-    logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1]
+    logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1]
     return torch.log_softmax(logits.float(), -1).gather(-1, torch.tensor(completion)[:, None])[:, 0]
 
 
@@ -64,8 +74,14 @@ def grpo_step(model):
         with torch.no_grad():
             current = completion_logprobs(model, prompt, completion)
         old = current + (torch.rand(length, generator=generator) - 0.5) * 0.8  # some ratios clip
-        samples.append({"prompt": prompt, "completion": completion, "advantage": advantage,
-                        "old_logprobs": [float(x) for x in old.float()]})
+        samples.append(
+            {
+                "prompt": prompt,
+                "completion": completion,
+                "advantage": advantage,
+                "old_logprobs": [float(x) for x in old.float()],
+            }
+        )
     model.zero_grad()
     total = torch.zeros(())
     for s in samples:
@@ -78,8 +94,15 @@ def grpo_step(model):
     loss.backward()
     grad_norms = {n: float(p.grad.norm()) for n, p in model.named_parameters()}
     grad_norm = float(torch.sqrt(sum(p.grad.norm() ** 2 for p in model.parameters())))
-    return {"samples": samples, "max_tokens": MAX_TOKENS, "clip_low": CLIP_LOW, "clip_high": CLIP_HIGH,
-            "loss": float(loss), "grad_norm": grad_norm, "param_grad_norms": grad_norms}
+    return {
+        "samples": samples,
+        "max_tokens": MAX_TOKENS,
+        "clip_low": CLIP_LOW,
+        "clip_high": CLIP_HIGH,
+        "loss": float(loss),
+        "grad_norm": grad_norm,
+        "param_grad_norms": grad_norms,
+    }
 
 
 def main():
@@ -91,14 +114,23 @@ def main():
     (args.out / "model").mkdir(parents=True, exist_ok=True)
     model.save_pretrained(args.out / "model", safe_serialization=True)
     ids, mask = padded_batch(PROMPTS)
-    save_file({"input_ids": ids, "attention_mask": mask, "logits": batch_logits(model, ids, mask).contiguous()},
-              str(args.out / "logits.safetensors"))
+    save_file(
+        {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "logits": batch_logits(model, ids, mask).contiguous(),
+        },
+        str(args.out / "logits.safetensors"),
+    )
     import transformers
+
     step = grpo_step(model)
     step["transformers"] = transformers.__version__
     step["torch"] = torch.__version__
     (args.out / "grpo_step.json").write_text(json.dumps(step, indent=1) + "\n")
-    print(f"make_parity_fixture: {args.out} (loss {step['loss']:.6g}, grad norm {step['grad_norm']:.6g})")
+    print(
+        f"make_parity_fixture: {args.out} (loss {step['loss']:.6g}, grad norm {step['grad_norm']:.6g})"
+    )
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ import sys
 
 def short(name):
     name = name.replace("(anonymous namespace)", "anon")
-    name = re.sub(r"<.*", "", name)          # template arguments
-    name = re.sub(r"\(.*", "", name)         # parameter lists
+    name = re.sub(r"<.*", "", name)  # template arguments
+    name = re.sub(r"\(.*", "", name)  # parameter lists
     return name.split("::")[-1][:90]
 
 
@@ -27,10 +27,14 @@ def main():
             count[short(e["name"])] += 1
     all_us = sum(total.values())
     kernels = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
-    span_us = max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels) if kernels else 0
+    span_us = (
+        max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels) if kernels else 0
+    )
     # Busy share well under 100%: the GPU waits on the host (launch overhead, syncs).
-    print(f"kernel time {all_us / 1e3:.1f} ms in {sum(count.values())} launches over a span of "
-          f"{span_us / 1e3:.1f} ms (GPU busy {100 * all_us / max(span_us, 1):.0f}%)")
+    print(
+        f"kernel time {all_us / 1e3:.1f} ms in {sum(count.values())} launches over a span of "
+        f"{span_us / 1e3:.1f} ms (GPU busy {100 * all_us / max(span_us, 1):.0f}%)"
+    )
     for name, us in total.most_common(top):
         print(f"{us / 1e3:9.2f} ms {100 * us / all_us:5.1f}% {count[name]:6d}x  {name}")
 

@@ -49,7 +49,9 @@ async def run_episode(args):
     if args.token:
         # websockets 14 renamed the handshake-headers argument.
         new_api = int(websockets.__version__.split(".")[0]) >= 14
-        options["additional_headers" if new_api else "extra_headers"] = {"Authorization": f"Bearer {args.token}"}
+        options["additional_headers" if new_api else "extra_headers"] = {
+            "Authorization": f"Bearer {args.token}"
+        }
     async with websockets.connect(args.url, **options) as ws:
         reset = {"problem_id": args.problem}
         turns = len(replies) if replies else args.max_turns
@@ -57,8 +59,10 @@ async def run_episode(args):
             reset["max_turns"] = turns
         first = await exchange(ws, {"type": "reset", "data": reset}, args.timeout)
         observation = first["observation"]
-        print(f"reset: problem {observation['problem_id']} on {observation['gpu_info']} "
-              f"({observation['backend']}), max_turns={observation['max_turns']}")
+        print(
+            f"reset: problem {observation['problem_id']} on {observation['gpu_info']} "
+            f"({observation['backend']}), max_turns={observation['max_turns']}"
+        )
         done = first["done"]
         turn = 0
         while not done:
@@ -66,7 +70,9 @@ async def run_episode(args):
             result = await exchange(ws, {"type": "step", "data": {"code": reply}}, args.timeout)
             observation, done = result["observation"], result["done"]
             turn += 1
-            print(f"step {turn}: verdict={observation['verdict']} reward={result['reward']} done={done}")
+            print(
+                f"step {turn}: verdict={observation['verdict']} reward={result['reward']} done={done}"
+            )
             if args.verbose and observation["feedback"]:
                 print(observation["feedback"])
         state = await exchange(ws, {"type": "state"}, args.timeout)
@@ -76,14 +82,26 @@ async def run_episode(args):
 
 def main():
     parser = argparse.ArgumentParser(description="Run one OpenEnv episode against kevin serve.")
-    parser.add_argument("--url", default="ws://127.0.0.1:8000/ws", help="the server's WebSocket URL")
-    parser.add_argument("--problem", required=True, help="a served task id or file stem, e.g. vector_add")
-    parser.add_argument("--max-turns", type=int, default=0,
-                        help="turns when no reply files are given (0: the server's default)")
-    parser.add_argument("--token", default="", help="bearer token (servers not on loopback need one)")
+    parser.add_argument(
+        "--url", default="ws://127.0.0.1:8000/ws", help="the server's WebSocket URL"
+    )
+    parser.add_argument(
+        "--problem", required=True, help="a served task id or file stem, e.g. vector_add"
+    )
+    parser.add_argument(
+        "--max-turns",
+        type=int,
+        default=0,
+        help="turns when no reply files are given (0: the server's default)",
+    )
+    parser.add_argument(
+        "--token", default="", help="bearer token (servers not on loopback need one)"
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for one reply")
     parser.add_argument("--verbose", action="store_true", help="print each turn's feedback")
-    parser.add_argument("replies", nargs="*", help="files holding the model's replies, one per turn")
+    parser.add_argument(
+        "replies", nargs="*", help="files holding the model's replies, one per turn"
+    )
     args = parser.parse_args()
     try:
         asyncio.run(run_episode(args))

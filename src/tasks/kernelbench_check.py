@@ -11,100 +11,471 @@ import sys
 MAX_SOURCE_BYTES = 256 * 1024
 
 # Modules an answer may import, and what each may be bound as.
-ALLOWED_IMPORTS = {"torch", "torch.nn", "torch.nn.functional", "torch.utils.cpp_extension", "math", "typing",
-                   "__future__"}
-ALLOWED_FROM = {"torch": {"nn", "Tensor"}, "torch.nn": {"functional", "Module", "Parameter"},
-                "torch.utils.cpp_extension": {"load_inline"}, "math": None, "typing": None, "__future__": None}
-THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "torch.multiprocessing"}
+ALLOWED_IMPORTS = {
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.utils.cpp_extension",
+    "math",
+    "typing",
+    "__future__",
+}
+ALLOWED_FROM = {
+    "torch": {"nn", "Tensor"},
+    "torch.nn": {"functional", "Module", "Parameter"},
+    "torch.utils.cpp_extension": {"load_inline"},
+    "math": None,
+    "typing": None,
+    "__future__": None,
+}
+THREAD_MODULES = {
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "concurrent",
+    "asyncio",
+    "torch.multiprocessing",
+}
 TIMING_MODULES = {"time", "timeit"}
 
 # Torch calls that only allocate or describe: allowed on the hot path.
-TORCH_PLUMBING = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
-                  "full_like", "Size", "device", "finfo", "iinfo", "is_tensor", "numel", "no_grad", "inference_mode",
-                  "get_default_dtype", "cuda.current_device", "cuda.is_available", "cuda.synchronize",
-                  "cuda.device_count", "cuda.get_device_name", "cuda.current_stream", "cuda.default_stream"}
+TORCH_PLUMBING = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "full",
+    "full_like",
+    "Size",
+    "device",
+    "finfo",
+    "iinfo",
+    "is_tensor",
+    "numel",
+    "no_grad",
+    "inference_mode",
+    "get_default_dtype",
+    "cuda.current_device",
+    "cuda.is_available",
+    "cuda.synchronize",
+    "cuda.device_count",
+    "cuda.get_device_name",
+    "cuda.current_stream",
+    "cuda.default_stream",
+}
 # Tensors a PyTorch module holds; its other attributes (stride, padding, eps…) are numbers.
-MODULE_TENSORS = {"weight", "bias", "running_mean", "running_var", "num_batches_tracked", "in_proj_weight",
-                  "in_proj_bias", "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"}
+MODULE_TENSORS = {
+    "weight",
+    "bias",
+    "running_mean",
+    "running_var",
+    "num_batches_tracked",
+    "in_proj_weight",
+    "in_proj_bias",
+    "weight_ih_l0",
+    "weight_hh_l0",
+    "bias_ih_l0",
+    "bias_hh_l0",
+}
 # The heavy operations a task is usually about: left to PyTorch they make a "fused" answer a wrapper.
-HEAVY_OPS = {"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "addmv", "mv", "einsum", "tensordot",
-             "chain_matmul", "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-             "conv_transpose3d", "convolution", "scaled_dot_product_attention", "multi_head_attention_forward", "lstm",
-             "gru", "rnn_tanh", "rnn_relu", "cdist", "inner", "outer", "dot", "vdot", "kron"}
-HEAVY_MODULES = {"Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-                 "ConvTranspose2d", "ConvTranspose3d", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
-                 "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
-                 "TransformerEncoderLayer", "TransformerDecoderLayer"}
+HEAVY_OPS = {
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "addbmm",
+    "baddbmm",
+    "addmv",
+    "mv",
+    "einsum",
+    "tensordot",
+    "chain_matmul",
+    "linear",
+    "bilinear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
+    "cdist",
+    "inner",
+    "outer",
+    "dot",
+    "vdot",
+    "kron",
+}
+HEAVY_MODULES = {
+    "Linear",
+    "Bilinear",
+    "LazyLinear",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "LSTMCell",
+    "GRUCell",
+    "RNNCell",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+}
 HEAVY_NAMESPACES = ("torch.linalg.", "torch.fft.", "torch.special.")
 # Methods of tensors (and of Python lists/strings) that move, view or describe data.
-PLUMBING_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "contiguous", "view",
-                    "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand",
-                    "expand_as", "view_as", "reshape_as", "data_ptr", "element_size", "storage_offset", "get_device",
-                    "to", "cuda", "cpu", "float", "new_empty", "new_zeros", "narrow", "select", "chunk", "split",
-                    "unbind", "detach", "requires_grad_", "item", "tolist", "zero_", "fill_", "is_floating_point",
-                    "append", "extend", "insert", "pop", "index", "count", "keys", "values", "items", "get", "format",
-                    "join", "startswith", "endswith", "strip", "replace"}
-LOWER_PRECISION = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-                   "HalfTensor", "BFloat16Tensor", "autocast", "cuda.amp", "amp", "set_float32_matmul_precision"}
-STREAM_APIS = {"cuda.Stream", "cuda.stream", "cuda.set_stream", "cuda.ExternalStream", "cuda.graph", "cuda.CUDAGraph", "cuda.graphs", "cuda.StreamContext",
-               "cuda.Event"}
+PLUMBING_METHODS = {
+    "size",
+    "dim",
+    "ndimension",
+    "numel",
+    "nelement",
+    "stride",
+    "is_contiguous",
+    "contiguous",
+    "view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "t",
+    "expand",
+    "expand_as",
+    "view_as",
+    "reshape_as",
+    "data_ptr",
+    "element_size",
+    "storage_offset",
+    "get_device",
+    "to",
+    "cuda",
+    "cpu",
+    "float",
+    "new_empty",
+    "new_zeros",
+    "narrow",
+    "select",
+    "chunk",
+    "split",
+    "unbind",
+    "detach",
+    "requires_grad_",
+    "item",
+    "tolist",
+    "zero_",
+    "fill_",
+    "is_floating_point",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "index",
+    "count",
+    "keys",
+    "values",
+    "items",
+    "get",
+    "format",
+    "join",
+    "startswith",
+    "endswith",
+    "strip",
+    "replace",
+}
+LOWER_PRECISION = {
+    "float16",
+    "half",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "HalfTensor",
+    "BFloat16Tensor",
+    "autocast",
+    "cuda.amp",
+    "amp",
+    "set_float32_matmul_precision",
+}
+STREAM_APIS = {
+    "cuda.Stream",
+    "cuda.stream",
+    "cuda.set_stream",
+    "cuda.ExternalStream",
+    "cuda.graph",
+    "cuda.CUDAGraph",
+    "cuda.graphs",
+    "cuda.StreamContext",
+    "cuda.Event",
+}
 # Torch names that are values, not operations: fine to pass around on the hot path.
-TORCH_CONSTANTS = {"float32", "float", "float64", "double", "int32", "int", "int64", "long", "int16", "int8", "uint8",
-                   "bool", "complex64", "strided", "contiguous_format", "channels_last", "channels_last_3d",
-                   "preserve_format", "Tensor", "Size", "device", "dtype"}
+TORCH_CONSTANTS = {
+    "float32",
+    "float",
+    "float64",
+    "double",
+    "int32",
+    "int",
+    "int64",
+    "long",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+    "complex64",
+    "strided",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+    "Tensor",
+    "Size",
+    "device",
+    "dtype",
+}
 # Calls that change what a stored object holds: on the hot path they keep state across calls.
-MUTATORS = {"append", "extend", "insert", "pop", "update", "setdefault", "clear", "remove", "add", "discard",
-            "popitem", "copy_", "fill_", "zero_", "put_", "index_put_", "scatter_", "__setitem__"}
-SAFE_BUILTINS_EXTRA = {"print", "isinstance", "tuple", "list", "dict", "zip", "enumerate", "super",
-                                   "reversed", "sorted", "any", "all", "hasattr", "id", "repr", "set", "map", "filter"}
+MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "update",
+    "setdefault",
+    "clear",
+    "remove",
+    "add",
+    "discard",
+    "popitem",
+    "copy_",
+    "fill_",
+    "zero_",
+    "put_",
+    "index_put_",
+    "scatter_",
+    "__setitem__",
+}
+SAFE_BUILTINS_EXTRA = {
+    "print",
+    "isinstance",
+    "tuple",
+    "list",
+    "dict",
+    "zip",
+    "enumerate",
+    "super",
+    "reversed",
+    "sorted",
+    "any",
+    "all",
+    "hasattr",
+    "id",
+    "repr",
+    "set",
+    "map",
+    "filter",
+}
 COMPILERS = ("compile", "jit", "_dynamo", "_inductor", "fx", "export", "onnx")
-INTERNALS = ("ops", "_C", "library", "classes", "_ops", "_refs", "_prims", "_decomp", "hub", "profiler", "overrides")
+INTERNALS = (
+    "ops",
+    "_C",
+    "library",
+    "classes",
+    "_ops",
+    "_refs",
+    "_prims",
+    "_decomp",
+    "hub",
+    "profiler",
+    "overrides",
+)
 # Builtins that reach outside the answer or rewrite it.
-DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals", "locals",
-                    "vars", "breakpoint", "memoryview", "type", "object", "__builtins__", "__loader__", "__spec__"}
+DYNAMIC_BUILTINS = {
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "globals",
+    "locals",
+    "vars",
+    "breakpoint",
+    "memoryview",
+    "type",
+    "object",
+    "__builtins__",
+    "__loader__",
+    "__spec__",
+}
 IO_BUILTINS = {"open", "input"}
 # Names that reach the interpreter, its frames or the process from wherever they hang (torch.sys,
 # torch.os, a frame's f_locals...): the runner's protocol, clocks and checks live in the same
 # interpreter as the answer, so no path to them is allowed however it is spelled.
-INTROSPECTION_MODULES = {"sys", "os", "gc", "inspect", "builtins", "importlib", "ctypes", "subprocess",
-                         "traceback", "linecache", "threading", "_thread", "multiprocessing", "marshal", "pickle",
-                         "io", "pathlib", "shutil", "socket", "weakref"}
-INTROSPECTION_ATTRS = {"_getframe", "f_locals", "f_globals", "f_back", "f_code", "f_builtins", "f_trace", "gi_frame",
-                       "gi_code", "cr_frame", "cr_code", "ag_frame", "tb_frame", "tb_next", "co_code", "co_consts",
-                       "settrace", "setprofile", "addaudithook", "get_objects", "get_referrers", "get_referents",
-                       "exc_info", "_current_frames"}
+INTROSPECTION_MODULES = {
+    "sys",
+    "os",
+    "gc",
+    "inspect",
+    "builtins",
+    "importlib",
+    "ctypes",
+    "subprocess",
+    "traceback",
+    "linecache",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "marshal",
+    "pickle",
+    "io",
+    "pathlib",
+    "shutil",
+    "socket",
+    "weakref",
+}
+INTROSPECTION_ATTRS = {
+    "_getframe",
+    "f_locals",
+    "f_globals",
+    "f_back",
+    "f_code",
+    "f_builtins",
+    "f_trace",
+    "gi_frame",
+    "gi_code",
+    "cr_frame",
+    "cr_code",
+    "ag_frame",
+    "tb_frame",
+    "tb_next",
+    "co_code",
+    "co_consts",
+    "settrace",
+    "setprofile",
+    "addaudithook",
+    "get_objects",
+    "get_referrers",
+    "get_referents",
+    "exc_info",
+    "_current_frames",
+}
 # Private torch helpers honest answers use (argument normalisation); any other private name of
 # torch's is its internals.
 TORCH_PRIVATE_ALLOWED = {"_pair", "_single", "_triple", "_quadruple", "_ntuple"}
 ALLOWED_DUNDERS = {"__init__", "__name__"}
-SCALAR_BUILTINS = {"len", "int", "float", "bool", "min", "max", "abs", "round", "sum", "range", "divmod", "str"}
+SCALAR_BUILTINS = {
+    "len",
+    "int",
+    "float",
+    "bool",
+    "min",
+    "max",
+    "abs",
+    "round",
+    "sum",
+    "range",
+    "divmod",
+    "str",
+}
 SAFE_BUILTINS = SCALAR_BUILTINS | SAFE_BUILTINS_EXTRA
 # Builtins that compute with their arguments' operators (sum(x) adds rows, abs(x) is x.abs()).
-COMPUTING_BUILTINS = {"sum", "abs", "min", "max", "round", "divmod", "sorted", "reversed", "map", "filter", "any",
-                      "all"}
+COMPUTING_BUILTINS = {
+    "sum",
+    "abs",
+    "min",
+    "max",
+    "round",
+    "divmod",
+    "sorted",
+    "reversed",
+    "map",
+    "filter",
+    "any",
+    "all",
+}
 # Arguments of load_inline that would change how kevin builds the extension.
 BUILD_OPTIONS_REFUSED = {"extra_ldflags", "extra_include_paths", "build_directory", "is_standalone"}
 # Text in the C++/CUDA sources that starts work kevin's clock would not see (the build's gates
 # judge the sources again; this only names the rule early).
-SOURCE_MARKERS = {"cudaStreamCreate": "stream_injection", "getStreamFromPool": "stream_injection",
-                  "cudaStreamPerThread": "stream_injection", "cudaLaunchHostFunc": "stream_injection",
-                  "cudaGraphLaunch": "stream_injection", "std::thread": "threads", "pthread_create": "threads",
-                  "std::async": "threads", "at::matmul": "pytorch_compute", "torch::matmul": "pytorch_compute",
-                  "at::mm": "pytorch_compute", "torch::mm": "pytorch_compute", "at::conv": "pytorch_compute",
-                  "torch::conv": "pytorch_compute", "torch::nn::": "pytorch_compute", "at::native": "pytorch_compute",
-                  "at::linear": "pytorch_compute", "torch::linear": "pytorch_compute", ".matmul(": "pytorch_compute",
-                  ".mm(": "pytorch_compute", ".bmm(": "pytorch_compute", "at::bmm": "pytorch_compute", "cublas": "library_not_allowed",
-                  "cudnn": "library_not_allowed"}
+SOURCE_MARKERS = {
+    "cudaStreamCreate": "stream_injection",
+    "getStreamFromPool": "stream_injection",
+    "cudaStreamPerThread": "stream_injection",
+    "cudaLaunchHostFunc": "stream_injection",
+    "cudaGraphLaunch": "stream_injection",
+    "std::thread": "threads",
+    "pthread_create": "threads",
+    "std::async": "threads",
+    "at::matmul": "pytorch_compute",
+    "torch::matmul": "pytorch_compute",
+    "at::mm": "pytorch_compute",
+    "torch::mm": "pytorch_compute",
+    "at::conv": "pytorch_compute",
+    "torch::conv": "pytorch_compute",
+    "torch::nn::": "pytorch_compute",
+    "at::native": "pytorch_compute",
+    "at::linear": "pytorch_compute",
+    "torch::linear": "pytorch_compute",
+    ".matmul(": "pytorch_compute",
+    ".mm(": "pytorch_compute",
+    ".bmm(": "pytorch_compute",
+    "at::bmm": "pytorch_compute",
+    "cublas": "library_not_allowed",
+    "cudnn": "library_not_allowed",
+}
 
 
 # The verdict's reason is the first finding in this order: the most specific rule first.
-RULE_ORDER = ["syntax_error", "source_too_large", "source_too_complex", "inherits_reference", "missing_model_new",
-              "calls_reference", "timing_patch", "stream_injection", "threads", "lazy_evaluation",
-              "try_except_fallback", "precision_downgrade", "torch_compile", "torch_internals", "io_not_allowed",
-              "dynamic_code", "import_not_allowed", "library_not_allowed", "introspection",
-              "build_option_not_allowed", "monkeypatch",
-              "global_state", "state_across_calls", "output_buffer_reuse", "partial_fusion", "pytorch_compute",
-              "no_custom_kernel", "build_arguments_not_static"]
+RULE_ORDER = [
+    "syntax_error",
+    "source_too_large",
+    "source_too_complex",
+    "inherits_reference",
+    "missing_model_new",
+    "calls_reference",
+    "timing_patch",
+    "stream_injection",
+    "threads",
+    "lazy_evaluation",
+    "try_except_fallback",
+    "precision_downgrade",
+    "torch_compile",
+    "torch_internals",
+    "io_not_allowed",
+    "dynamic_code",
+    "import_not_allowed",
+    "library_not_allowed",
+    "introspection",
+    "build_option_not_allowed",
+    "monkeypatch",
+    "global_state",
+    "state_across_calls",
+    "output_buffer_reuse",
+    "partial_fusion",
+    "pytorch_compute",
+    "no_custom_kernel",
+    "build_arguments_not_static",
+]
 # An extension's name becomes its module's name (PyInit_<name>) and a C macro.
 EXTENSION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 
@@ -123,8 +494,8 @@ class Answer:
 
     def __init__(self, tree):
         self.tree = tree
-        self.aliases = {}          # local name -> dotted canonical name ("F" -> "torch.nn.functional")
-        self.extensions = set()    # module-level names bound to load_inline(...)
+        self.aliases = {}  # local name -> dotted canonical name ("F" -> "torch.nn.functional")
+        self.extensions = set()  # module-level names bound to load_inline(...)
         self.kernel_functions = set()  # module-level names bound to an extension's function
         self.module_names = set()  # every name bound at module level
         self.module_scalars = set()  # module-level names bound to numbers
@@ -152,7 +523,10 @@ class Answer:
         return ".".join([root] + list(reversed(parts)))
 
     def is_load_inline(self, call):
-        return isinstance(call, ast.Call) and self.canonical(call.func) == "torch.utils.cpp_extension.load_inline"
+        return (
+            isinstance(call, ast.Call)
+            and self.canonical(call.func) == "torch.utils.cpp_extension.load_inline"
+        )
 
 
 def is_number_expr(node, names):
@@ -173,8 +547,11 @@ def is_number_expr(node, names):
         return is_number_expr(node.value, names)
     if isinstance(node, (ast.Compare, ast.BoolOp)):
         return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SCALAR_BUILTINS | {
-            "tuple", "list", "isinstance"}:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in SCALAR_BUILTINS | {"tuple", "list", "isinstance"}
+    ):
         return all(is_number_expr(a, names) or isinstance(a, ast.Name) for a in node.args)
     return False
 
@@ -223,14 +600,22 @@ class Checker:
         """Module-level names bound to torch functions or to extensions count as those (so
         `mm = torch.matmul` is torch.matmul and `kernels = ext` an extension)."""
         for node in self.answer.tree.body:
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 continue
             target, value = node.targets[0].id, node.value
-            if self.answer.is_load_inline(value) or (isinstance(value, ast.Name) and
-                                                     value.id in self.answer.extensions):
+            if self.answer.is_load_inline(value) or (
+                isinstance(value, ast.Name) and value.id in self.answer.extensions
+            ):
                 self.answer.extensions.add(target)
-            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and \
-                    value.value.id in self.answer.extensions:
+            elif (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in self.answer.extensions
+            ):
                 self.answer.kernel_functions.add(target)
             elif (self.answer.canonical(value) or "").startswith("torch."):
                 self.answer.aliases[target] = self.answer.canonical(value)
@@ -243,7 +628,9 @@ class Checker:
                     self.check_module(node, alias.name)
                     if alias.name in ALLOWED_IMPORTS:
                         local = alias.asname or alias.name.split(".")[0]
-                        self.answer.aliases[local] = alias.name if alias.asname else alias.name.split(".")[0]
+                        self.answer.aliases[local] = (
+                            alias.name if alias.asname else alias.name.split(".")[0]
+                        )
             elif isinstance(node, ast.ImportFrom):
                 module = node.module or ""
                 if node.level:
@@ -275,13 +662,24 @@ class Checker:
 
     # Rules that hold wherever the code is: module level, __init__ or the hot path.
     def check_everywhere(self):
-        self.inner = {id(n.value) for n in ast.walk(self.answer.tree) if isinstance(n, ast.Attribute)}
-        self.model_bases = {id(b) for n in ast.walk(self.answer.tree) if isinstance(n, ast.ClassDef) for b in n.bases}
+        self.inner = {
+            id(n.value) for n in ast.walk(self.answer.tree) if isinstance(n, ast.Attribute)
+        }
+        self.model_bases = {
+            id(b)
+            for n in ast.walk(self.answer.tree)
+            if isinstance(n, ast.ClassDef)
+            for b in n.bases
+        }
         if self.answer.model_new_bindings > 1:
             self.flag("monkeypatch", self.answer.model_new, "ModelNew is bound more than once")
         for node in ast.walk(self.answer.tree):
             if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                self.flag("try_except_fallback", node, "try/except: a failing kernel must fail, not fall back")
+                self.flag(
+                    "try_except_fallback",
+                    node,
+                    "try/except: a failing kernel must fail, not fall back",
+                )
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 self.check_assignment(node)
             elif isinstance(node, ast.Attribute):
@@ -290,8 +688,14 @@ class Checker:
                 self.check_name(node)
             elif isinstance(node, ast.ClassDef):
                 self.check_class(node)
-            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFunctionDef, ast.Lambda)):
-                self.flag("lazy_evaluation", node, type(node).__name__.lower() + ": work deferred past the call")
+            elif isinstance(
+                node, (ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFunctionDef, ast.Lambda)
+            ):
+                self.flag(
+                    "lazy_evaluation",
+                    node,
+                    type(node).__name__.lower() + ": work deferred past the call",
+                )
             elif isinstance(node, ast.Global):
                 self.flag("state_across_calls", node, "global statement")
             elif isinstance(node, ast.Call) and self.answer.is_load_inline(node):
@@ -307,7 +711,9 @@ class Checker:
                 if name is None:
                     continue
                 root = name.split(".")[0]
-                if root == "torch" and ("allow_tf32" in name or "allow_fp16" in name or "allow_bf16" in name):
+                if root == "torch" and (
+                    "allow_tf32" in name or "allow_fp16" in name or "allow_bf16" in name
+                ):
                     self.flag("precision_downgrade", node, "sets " + name)
                 elif root == "torch" and ".backends." in "." + name + ".":
                     self.flag("global_state", node, "sets " + name)
@@ -320,7 +726,11 @@ class Checker:
         if node.attr in INTROSPECTION_MODULES or node.attr in INTROSPECTION_ATTRS:
             self.flag("introspection", node, "reaches ." + node.attr)
             return
-        if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
+        if (
+            node.attr.startswith("__")
+            and node.attr.endswith("__")
+            and node.attr not in ALLOWED_DUNDERS
+        ):
             self.flag("dynamic_code", node, "reaches " + node.attr)
             return
         if id(node) in self.inner:
@@ -333,7 +743,7 @@ class Checker:
         self.check_torch_name(node, name)
 
     def check_torch_name(self, node, name):
-        rest = name[len("torch."):]
+        rest = name[len("torch.") :]
         if rest in STREAM_APIS or any(rest.startswith(s + ".") for s in STREAM_APIS):
             rule = "timing_patch" if rest.startswith("cuda.Event") else "stream_injection"
             self.flag(rule, node, "uses torch." + rest)
@@ -341,39 +751,64 @@ class Checker:
             self.flag("precision_downgrade", node, "uses torch." + rest)
         elif rest.split(".")[0] in COMPILERS:
             self.flag("torch_compile", node, "uses torch." + rest)
-        elif rest.split(".")[0] in INTERNALS or rest == "utils.cpp_extension.load" or \
-                rest.startswith("autograd.profiler") or \
-                any(p.startswith("_") and p not in TORCH_PRIVATE_ALLOWED for p in rest.split(".")):
+        elif (
+            rest.split(".")[0] in INTERNALS
+            or rest == "utils.cpp_extension.load"
+            or rest.startswith("autograd.profiler")
+            or any(p.startswith("_") and p not in TORCH_PRIVATE_ALLOWED for p in rest.split("."))
+        ):
             self.flag("torch_internals", node, "uses torch." + rest)
-        elif rest.startswith("set_") or rest in ("manual_seed", "seed", "use_deterministic_algorithms") or \
-                rest.startswith("cuda.set_") or rest.startswith("cuda.manual_seed") or rest.startswith("random."):
+        elif (
+            rest.startswith("set_")
+            or rest in ("manual_seed", "seed", "use_deterministic_algorithms")
+            or rest.startswith("cuda.set_")
+            or rest.startswith("cuda.manual_seed")
+            or rest.startswith("random.")
+        ):
             self.flag("global_state", node, "calls torch." + rest)
         elif rest.startswith("multiprocessing"):
             self.flag("threads", node, "uses torch." + rest)
 
     def check_name(self, node):
-        if node.id in INTROSPECTION_MODULES | INTROSPECTION_ATTRS and node.id not in self.answer.module_names:
+        if (
+            node.id in INTROSPECTION_MODULES | INTROSPECTION_ATTRS
+            and node.id not in self.answer.module_names
+        ):
             self.flag("introspection", node, "uses " + node.id)
         elif node.id in DYNAMIC_BUILTINS and node.id not in self.answer.module_names:
             self.flag("dynamic_code", node, "uses " + node.id)
         elif node.id in IO_BUILTINS and node.id not in self.answer.module_names:
             self.flag("io_not_allowed", node, "uses " + node.id)
-        elif node.id == "Model" and isinstance(node.ctx, ast.Load) and id(node) not in self.model_bases:
+        elif (
+            node.id == "Model"
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in self.model_bases
+        ):
             self.flag("calls_reference", node, "refers to the reference Model")
-        elif node.id in ("time", "timeit", "perf_counter") and node.id not in self.answer.module_names:
+        elif (
+            node.id in ("time", "timeit", "perf_counter")
+            and node.id not in self.answer.module_names
+        ):
             self.flag("timing_patch", node, "uses " + node.id)
 
     def check_class(self, node):
         for base in node.bases:
             name = self.answer.canonical(base)
             if name == "Model" or (name or "").endswith(".Model"):
-                self.flag("inherits_reference", node, "class %s derives from the reference Model" % node.name)
+                self.flag(
+                    "inherits_reference",
+                    node,
+                    "class %s derives from the reference Model" % node.name,
+                )
             elif name == "torch.Tensor" or (name or "").endswith("Tensor"):
                 self.flag("lazy_evaluation", node, "class %s subclasses a tensor type" % node.name)
             elif node.name == "ModelNew" and name not in ("torch.nn.Module",):
                 self.flag("inherits_reference", node, "ModelNew must derive from nn.Module only")
         for item in node.body:
-            if isinstance(item, ast.FunctionDef) and item.name in ("__torch_function__", "__torch_dispatch__"):
+            if isinstance(item, ast.FunctionDef) and item.name in (
+                "__torch_function__",
+                "__torch_dispatch__",
+            ):
                 self.flag("lazy_evaluation", item, item.name)
         if node.name == "ModelNew" and not node.bases:
             self.flag("inherits_reference", node, "ModelNew must derive from nn.Module")
@@ -392,7 +827,9 @@ class Checker:
     def source_strings(self, call):
         """The string constants that reach load_inline's source arguments (directly, through
         module-level names, lists or concatenations)."""
-        values = [kw.value for kw in call.keywords if kw.arg in ("cpp_sources", "cuda_sources")] + call.args[1:3]
+        values = [
+            kw.value for kw in call.keywords if kw.arg in ("cpp_sources", "cuda_sources")
+        ] + call.args[1:3]
         seen, texts = set(), []
         while values:
             v = values.pop()
@@ -429,33 +866,54 @@ class Checker:
         hot += [n for n in self.answer.tree.body if isinstance(n, ast.FunctionDef)]
         for cls in self.answer.tree.body:
             if isinstance(cls, ast.ClassDef) and cls is not model:
-                hot += [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"]
+                hot += [
+                    f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"
+                ]
         # A function or class defined inside a constructor can be called on every forward
         # (self.helper.contiguous(x)): what it does is judged, never what it is named.
-        for ctor in [init] + [f for c in self.answer.tree.body if isinstance(c, ast.ClassDef) and c is not model
-                               for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"]:
+        for ctor in [init] + [
+            f
+            for c in self.answer.tree.body
+            if isinstance(c, ast.ClassDef) and c is not model
+            for f in c.body
+            if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+        ]:
             if ctor is not None:
-                hot += [n for n in ast.walk(ctor) if isinstance(n, ast.FunctionDef) and n is not ctor]
+                hot += [
+                    n for n in ast.walk(ctor) if isinstance(n, ast.FunctionDef) and n is not ctor
+                ]
         for fn in hot:
             uses_kernel |= HotPath(self, members, fn, fn in model.body).check()
         if not self.answer.extensions and not members.extension_attrs:
             self.flag("no_custom_kernel", model, "nothing is built with load_inline")
         elif not uses_kernel:
-            self.flag("no_custom_kernel", methods["forward"], "forward never calls the load_inline extension")
+            self.flag(
+                "no_custom_kernel",
+                methods["forward"],
+                "forward never calls the load_inline extension",
+            )
 
 
 def is_empty_literal(node):
-    return isinstance(node, (ast.List, ast.Tuple)) and all(
-        isinstance(e, ast.Constant) and e.value in ("", None) for e in node.elts) or (
-        isinstance(node, ast.Constant) and node.value in (None, "", False))
+    return (
+        isinstance(node, (ast.List, ast.Tuple))
+        and all(isinstance(e, ast.Constant) and e.value in ("", None) for e in node.elts)
+        or (isinstance(node, ast.Constant) and node.value in (None, "", False))
+    )
 
 
 def module_values(tree, name):
     out = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             out.append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
             out.append(node.value)
     return out
 
@@ -465,13 +923,15 @@ class Members:
     load_inline extensions, and scalars (numbers made of the constructor's arguments)."""
 
     def __init__(self, answer, model, init):
-        self.modules = {}            # attribute -> nn class name
-        self.torch_functions = {}    # attribute -> torch function it holds ("torch.matmul")
+        self.modules = {}  # attribute -> nn class name
+        self.torch_functions = {}  # attribute -> torch function it holds ("torch.matmul")
         self.extension_attrs = set()
-        self.kernel_attrs = set()    # attributes holding one function of an extension
+        self.kernel_attrs = set()  # attributes holding one function of an extension
         self.extensions = set()
         self.scalars = set()
-        self.methods = {f.name for f in model.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.methods = {
+            f.name for f in model.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         for node in model.body:  # class attributes are reached through self too
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -488,22 +948,33 @@ class Members:
                 self.remember(answer, attr, node.value, params)
 
     def remember(self, answer, attr, value, params):
-        if answer.is_load_inline(value) or (isinstance(value, ast.Name) and value.id in answer.extensions):
+        if answer.is_load_inline(value) or (
+            isinstance(value, ast.Name) and value.id in answer.extensions
+        ):
             self.extension_attrs.add(attr)
             return
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and \
-                value.value.id in answer.extensions:
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in answer.extensions
+        ):
             self.kernel_attrs.add(attr)
             return
         held = [h for h in (torch_function(answer, n) for n in ast.walk(value)) if h]
         is_call = isinstance(value, ast.Call)
         # A torch function kept as a value, or wrapped so that self.attr(x) calls it.
-        if held and (not is_call or (answer.canonical(value.func) or "") in ("staticmethod", "classmethod")):
+        if held and (
+            not is_call or (answer.canonical(value.func) or "") in ("staticmethod", "classmethod")
+        ):
             self.torch_functions[attr] = held[0]
             return
         last = (answer.canonical(value.func) or "").split(".")[-1] if is_call else ""
-        if is_call and (answer.canonical(value.func) or "").startswith("torch.nn.") and last[:1].isupper() and \
-                last != "Parameter":
+        if (
+            is_call
+            and (answer.canonical(value.func) or "").startswith("torch.nn.")
+            and last[:1].isupper()
+            and last != "Parameter"
+        ):
             self.modules[attr] = last
         elif is_number_expr(value, params):
             self.scalars.add(attr)
@@ -516,7 +987,11 @@ def torch_function(answer, node):
         return None
     name = answer.canonical(node) or ""
     last = name.split(".")[-1]
-    if not name.startswith("torch.") or last in TORCH_CONSTANTS or name == "torch.utils.cpp_extension.load_inline":
+    if (
+        not name.startswith("torch.")
+        or last in TORCH_CONSTANTS
+        or name == "torch.utils.cpp_extension.load_inline"
+    ):
         return None
     if name.startswith("torch.nn.") and last[:1].isupper():
         return None
@@ -524,7 +999,11 @@ def torch_function(answer, node):
 
 
 def self_attribute(node):
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
         return node.attr
     return None
 
@@ -549,7 +1028,7 @@ class HotPath:
             if isinstance(a.annotation, ast.Name) and a.annotation.id in ("int", "float", "bool"):
                 self.scalars.add(a.arg)
         defaults = fn.args.defaults
-        for arg, default in zip(fn.args.args[len(fn.args.args) - len(defaults):], defaults):
+        for arg, default in zip(fn.args.args[len(fn.args.args) - len(defaults) :], defaults):
             if isinstance(default, ast.Constant) and not isinstance(default.value, str):
                 self.scalars.add(arg.arg)
         self.local_extensions = set(members.extensions)
@@ -577,13 +1056,19 @@ class HotPath:
             self.arithmetic(node, node.left, node.right, node.op)
         elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
             self.arithmetic(node, node.operand, node.operand, node.op)
-        elif isinstance(node, ast.Compare) and any(not self.is_scalar(v) for v in [node.left] + node.comparators) \
-                and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+        elif (
+            isinstance(node, ast.Compare)
+            and any(not self.is_scalar(v) for v in [node.left] + node.comparators)
+            and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+        ):
             self.checker.flag("pytorch_compute", node, "tensor comparison in " + self.fn.name)
         elif isinstance(node, ast.Nonlocal):
             self.checker.flag("state_across_calls", node, "nonlocal statement")
-        elif isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in self.callees and \
-                id(node) not in self.inner:
+        elif (
+            isinstance(node, (ast.Attribute, ast.Name))
+            and id(node) not in self.callees
+            and id(node) not in self.inner
+        ):
             self.reference(node)
         for child in ast.iter_child_nodes(node):
             self.visit(child)
@@ -592,20 +1077,33 @@ class HotPath:
         """A torch function taken as a value (to be called elsewhere) is PyTorch computing."""
         name = self.answer.canonical(node) or ""
         if name.startswith("torch.") and isinstance(node.ctx, ast.Load):
-            rest = name[len("torch."):]
+            rest = name[len("torch.") :]
             last = rest.split(".")[-1]
-            if last not in TORCH_CONSTANTS and not last[:1].isupper() and rest not in TORCH_PLUMBING and \
-                    not rest.startswith("cuda.") and last not in LOWER_PRECISION:
-                self.checker.flag("pytorch_compute", node, "torch.%s taken as a value in %s" % (rest, self.fn.name))
+            if (
+                last not in TORCH_CONSTANTS
+                and not last[:1].isupper()
+                and rest not in TORCH_PLUMBING
+                and not rest.startswith("cuda.")
+                and last not in LOWER_PRECISION
+            ):
+                self.checker.flag(
+                    "pytorch_compute",
+                    node,
+                    "torch.%s taken as a value in %s" % (rest, self.fn.name),
+                )
 
     def assignment(self, node):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             for t in ast.walk(target):
-                if isinstance(t, (ast.Attribute, ast.Subscript)) and isinstance(t.ctx, (ast.Store, ast.Del)):
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and isinstance(
+                    t.ctx, (ast.Store, ast.Del)
+                ):
                     root = stored_root(t)
                     if root == "self" or root in self.answer.module_names:
-                        self.checker.flag("state_across_calls", node, "%s stores into %s" % (self.fn.name, root))
+                        self.checker.flag(
+                            "state_across_calls", node, "%s stores into %s" % (self.fn.name, root)
+                        )
         if isinstance(node, ast.AugAssign):
             self.arithmetic(node, node.target, node.value, node.op)
             return
@@ -620,9 +1118,13 @@ class HotPath:
                 self.local_torch.pop(n, None)
             if self.is_scalar(value) or self.is_shape(value):
                 self.scalars.update(names)
-            elif (self.is_extension(value) or self.answer.is_load_inline(value)) and isinstance(target, ast.Name):
+            elif (self.is_extension(value) or self.answer.is_load_inline(value)) and isinstance(
+                target, ast.Name
+            ):
                 self.local_extensions.add(target.id)
-            elif isinstance(target, ast.Name) and (self.answer.canonical(value) or "").startswith("torch."):
+            elif isinstance(target, ast.Name) and (self.answer.canonical(value) or "").startswith(
+                "torch."
+            ):
                 self.local_torch[target.id] = self.answer.canonical(value)
 
     def is_extension(self, node):
@@ -632,7 +1134,10 @@ class HotPath:
 
     def is_shape(self, node):
         return (isinstance(node, ast.Attribute) and node.attr == "shape") or (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size")
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "size"
+        )
 
     def is_scalar(self, node):
         if isinstance(node, ast.Constant):
@@ -656,24 +1161,43 @@ class HotPath:
         if isinstance(node, ast.UnaryOp):
             return self.is_scalar(node.operand)
         if isinstance(node, (ast.BoolOp, ast.Compare)):
-            return all(self.is_scalar(v) for v in ast.iter_child_nodes(node) if isinstance(v, ast.expr))
+            return all(
+                self.is_scalar(v) for v in ast.iter_child_nodes(node) if isinstance(v, ast.expr)
+            )
         if isinstance(node, ast.IfExp):
             return self.is_scalar(node.body) and self.is_scalar(node.orelse)
         return False
 
     def returns_scalar(self, call):
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("size", "dim", "numel", "stride", "item", "data_ptr",
-                                                            "element_size", "nelement", "ndimension", "is_contiguous",
-                                                            "get_device", "storage_offset"):
+        if isinstance(func, ast.Attribute) and func.attr in (
+            "size",
+            "dim",
+            "numel",
+            "stride",
+            "item",
+            "data_ptr",
+            "element_size",
+            "nelement",
+            "ndimension",
+            "is_contiguous",
+            "get_device",
+            "storage_offset",
+        ):
             return True
         if (self.answer.canonical(func) or "").startswith("math."):
             return True
-        return isinstance(func, ast.Name) and func.id in SCALAR_BUILTINS and all(self.is_scalar(a) for a in call.args)
+        return (
+            isinstance(func, ast.Name)
+            and func.id in SCALAR_BUILTINS
+            and all(self.is_scalar(a) for a in call.args)
+        )
 
     def arithmetic(self, node, left, right, op):
         if isinstance(op, ast.MatMult):
-            self.checker.flag("partial_fusion", node, "@ (matrix product) left to PyTorch in " + self.fn.name)
+            self.checker.flag(
+                "partial_fusion", node, "@ (matrix product) left to PyTorch in " + self.fn.name
+            )
         elif not (self.is_scalar(left) and self.is_scalar(right)):
             self.checker.flag("pytorch_compute", node, "tensor arithmetic in " + self.fn.name)
 
@@ -681,8 +1205,11 @@ class HotPath:
         attr = self_attribute(value)
         if attr is not None and attr not in self.members.scalars:
             self.checker.flag("output_buffer_reuse", value, "returns the stored self." + attr)
-        elif isinstance(value, ast.Name) and value.id in self.answer.module_names and \
-                value.id not in self.answer.module_scalars:
+        elif (
+            isinstance(value, ast.Name)
+            and value.id in self.answer.module_names
+            and value.id not in self.answer.module_scalars
+        ):
             self.checker.flag("output_buffer_reuse", value, "returns the module-level " + value.id)
 
     def call(self, node):
@@ -690,8 +1217,9 @@ class HotPath:
         if self.answer.is_load_inline(node):
             self.checker.flag("no_custom_kernel", node, "load_inline called on every forward")
             return
-        if (isinstance(func, ast.Attribute) and self.is_extension(func.value)) or \
-                (self.in_model_new and self_attribute(func) in self.members.kernel_attrs):
+        if (isinstance(func, ast.Attribute) and self.is_extension(func.value)) or (
+            self.in_model_new and self_attribute(func) in self.members.kernel_attrs
+        ):
             self.kernel_calls += 1
             return
         if not isinstance(func, (ast.Name, ast.Attribute)):
@@ -704,7 +1232,7 @@ class HotPath:
         elif attr in self.members.torch_functions:
             name = self.members.torch_functions[attr]
         if name.startswith("torch."):
-            self.torch_call(node, name[len("torch."):])
+            self.torch_call(node, name[len("torch.") :])
         elif attr in self.members.modules:
             self.module_call(node, attr)
         elif isinstance(func, ast.Name):
@@ -716,11 +1244,20 @@ class HotPath:
         if name in self.answer.kernel_functions:
             self.kernel_calls += 1
             return
-        if name in COMPUTING_BUILTINS and name not in self.answer.module_names and \
-                not all(self.is_scalar(a) for a in node.args):
-            self.checker.flag("pytorch_compute", node, "%s() on a tensor in %s" % (name, self.fn.name))
+        if (
+            name in COMPUTING_BUILTINS
+            and name not in self.answer.module_names
+            and not all(self.is_scalar(a) for a in node.args)
+        ):
+            self.checker.flag(
+                "pytorch_compute", node, "%s() on a tensor in %s" % (name, self.fn.name)
+            )
             return
-        if name in SAFE_BUILTINS or name in self.answer.module_names or name in DYNAMIC_BUILTINS | IO_BUILTINS:
+        if (
+            name in SAFE_BUILTINS
+            or name in self.answer.module_names
+            or name in DYNAMIC_BUILTINS | IO_BUILTINS
+        ):
             return  # the answer's own functions are hot paths of their own; check_name reports the rest
         self.checker.flag("dynamic_code", node, "calls %s, which the answer does not define" % name)
 
@@ -728,18 +1265,33 @@ class HotPath:
         inner = self_attribute(func.value)
         if inner in self.members.modules and func.attr in ("forward", "__call__"):
             self.module_call(node, inner)
-        elif isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and \
-                func.value.func.id == "super":
+        elif (
+            isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+        ):
             if func.attr != "__init__" and self.in_model_new:
                 self.checker.flag("calls_reference", node, "super()." + func.attr)
-        elif self_attribute(func) is not None and self.in_model_new and func.attr not in self.members.methods:
-            self.checker.flag("dynamic_code", node, "calls self.%s, which ModelNew does not define as a method" % func.attr)
+        elif (
+            self_attribute(func) is not None
+            and self.in_model_new
+            and func.attr not in self.members.methods
+        ):
+            self.checker.flag(
+                "dynamic_code",
+                node,
+                "calls self.%s, which ModelNew does not define as a method" % func.attr,
+            )
         elif self_attribute(func) is not None or name.startswith("math."):
             return  # a method of ModelNew itself (checked as a hot path of its own), or math
-        elif func.attr in MUTATORS and (stored_root(func.value) == "self" or
-                                        stored_root(func.value) in self.answer.module_names):
-            self.checker.flag("state_across_calls", node, ".%s() on stored %s" % (func.attr,
-                                                                                 stored_root(func.value)))
+        elif func.attr in MUTATORS and (
+            stored_root(func.value) == "self" or stored_root(func.value) in self.answer.module_names
+        ):
+            self.checker.flag(
+                "state_across_calls",
+                node,
+                ".%s() on stored %s" % (func.attr, stored_root(func.value)),
+            )
         else:
             self.method_call(node, func.attr)
 
@@ -748,7 +1300,9 @@ class HotPath:
         if rest in TORCH_PLUMBING:
             return
         if last in HEAVY_OPS or any(("torch." + rest).startswith(ns) for ns in HEAVY_NAMESPACES):
-            self.checker.flag("partial_fusion", node, "torch.%s left to PyTorch in %s" % (rest, self.fn.name))
+            self.checker.flag(
+                "partial_fusion", node, "torch.%s left to PyTorch in %s" % (rest, self.fn.name)
+            )
         elif rest.startswith("nn.") and last[:1].isupper():
             rule = "partial_fusion" if last in HEAVY_MODULES else "pytorch_compute"
             self.checker.flag(rule, node, "builds torch.%s in %s" % (rest, self.fn.name))
@@ -762,7 +1316,9 @@ class HotPath:
 
     def method_call(self, node, method):
         if method in HEAVY_OPS:
-            self.checker.flag("partial_fusion", node, ".%s() left to PyTorch in %s" % (method, self.fn.name))
+            self.checker.flag(
+                "partial_fusion", node, ".%s() left to PyTorch in %s" % (method, self.fn.name)
+            )
         elif method in ("half", "bfloat16"):
             return  # check_attribute reports it
         elif method not in PLUMBING_METHODS:
@@ -786,7 +1342,11 @@ class Extensions:
         names = [e["name"] for e in self.found]
         for e in self.found:
             if names.count(e["name"]) > 1:
-                self.checker.flag("build_arguments_not_static", None, "two load_inline calls build '%s'" % e["name"])
+                self.checker.flag(
+                    "build_arguments_not_static",
+                    None,
+                    "two load_inline calls build '%s'" % e["name"],
+                )
                 break
         return self.found
 
@@ -801,25 +1361,51 @@ class Extensions:
         cpp = self.sources(self.argument(call, 1, "cpp_sources"))
         cuda = self.sources(self.argument(call, 2, "cuda_sources"))
         functions_node = self.argument(call, 3, "functions")
-        functions = [] if functions_node is None or is_empty_literal(functions_node) else self.sources(functions_node)
+        functions = (
+            []
+            if functions_node is None or is_empty_literal(functions_node)
+            else self.sources(functions_node)
+        )
         if isinstance(functions_node, ast.Constant) and isinstance(functions_node.value, str):
             functions = [functions_node.value]
-        missing = [what for what, value in (("name", name), ("cpp_sources", cpp), ("cuda_sources", cuda),
-                                            ("functions", functions)) if value is None]
+        missing = [
+            what
+            for what, value in (
+                ("name", name),
+                ("cpp_sources", cpp),
+                ("cuda_sources", cuda),
+                ("functions", functions),
+            )
+            if value is None
+        ]
         if missing:
-            self.checker.flag("build_arguments_not_static", call,
-                              "load_inline's %s must be written in the answer as strings (or lists of strings, "
-                              "or names bound to them once at module level)" % ", ".join(missing))
+            self.checker.flag(
+                "build_arguments_not_static",
+                call,
+                "load_inline's %s must be written in the answer as strings (or lists of strings, "
+                "or names bound to them once at module level)" % ", ".join(missing),
+            )
             return
         if not EXTENSION_NAME.match(name):
-            self.checker.flag("build_arguments_not_static", call, "extension name %r is not an identifier" % name)
+            self.checker.flag(
+                "build_arguments_not_static", call, "extension name %r is not an identifier" % name
+            )
             return
         bad = [f for f in functions if not EXTENSION_NAME.match(f)]
         if bad:
-            self.checker.flag("build_arguments_not_static", call, "function name %r is not an identifier" % bad[0])
+            self.checker.flag(
+                "build_arguments_not_static", call, "function name %r is not an identifier" % bad[0]
+            )
             return
-        self.found.append({"name": name, "cpp_sources": "\n".join(cpp), "cuda_sources": "\n".join(cuda),
-                           "functions": functions, "line": call.lineno})
+        self.found.append(
+            {
+                "name": name,
+                "cpp_sources": "\n".join(cpp),
+                "cuda_sources": "\n".join(cuda),
+                "functions": functions,
+                "line": call.lineno,
+            }
+        )
 
     def text(self, node, depth=0):
         """The string `node` denotes, or None when the text alone does not say."""

@@ -29,7 +29,9 @@ WATCHDOG_PERIOD_S = 0.25
 try:
     import torch
 except Exception as exc:  # noqa: BLE001 — any import failure means this interpreter cannot serve
-    sys.stdout.write(json.dumps({"ok": False, "no_torch": True, "error": f"cannot import torch: {exc}"}) + "\n")
+    sys.stdout.write(
+        json.dumps({"ok": False, "no_torch": True, "error": f"cannot import torch: {exc}"}) + "\n"
+    )
     sys.stdout.flush()
     sys.exit(EXIT_NO_TORCH)
 
@@ -72,7 +74,9 @@ def load_task(path, backend):
         with contextlib.redirect_stdout(io.StringIO()):
             spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001
-        raise TaskError(f"the task file raised while loading: {type(exc).__name__}: {exc}{load_hint(exc)}") from exc
+        raise TaskError(
+            f"the task file raised while loading: {type(exc).__name__}: {exc}{load_hint(exc)}"
+        ) from exc
     for attr in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, attr):
             raise TaskError(f"the task file defines no {attr}")
@@ -91,10 +95,23 @@ def load_hint(exc):
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         return f" (the task needs the Python package '{exc.name}', which {sys.executable} cannot import)"
     text = f"{type(exc).__name__} {exc}".lower()
-    if any(word in text for word in ("huggingface", "hf_hub", "offline", "connection", "resolve host",
-                                     "max retries", "name or service not known", "network is unreachable")):
-        return (" (the task downloads from the Hugging Face hub while loading and this machine could not reach"
-                " it: fill the hub cache on a machine with network access and set HF_HUB_OFFLINE=1 here)")
+    if any(
+        word in text
+        for word in (
+            "huggingface",
+            "hf_hub",
+            "offline",
+            "connection",
+            "resolve host",
+            "max retries",
+            "name or service not known",
+            "network is unreachable",
+        )
+    ):
+        return (
+            " (the task downloads from the Hugging Face hub while loading and this machine could not reach"
+            " it: fill the hub cache on a machine with network access and set HF_HUB_OFFLINE=1 here)"
+        )
     return ""
 
 
@@ -159,7 +176,18 @@ def as_outputs(result):
     return outs
 
 
-SUPPORTED = {"float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"}
+SUPPORTED = {
+    "float32",
+    "float16",
+    "bfloat16",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+}
 
 
 def set_bytes(tensors):
@@ -205,8 +233,14 @@ def configure(dev):
 
 
 def output_specs(outs):
-    return [{"name": "output" if len(outs) == 1 else f"output{i}",
-             "dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)} for i, o in enumerate(outs)]
+    return [
+        {
+            "name": "output" if len(outs) == 1 else f"output{i}",
+            "dtype": str(o.dtype).replace("torch.", ""),
+            "shape": list(o.shape),
+        }
+        for i, o in enumerate(outs)
+    ]
 
 
 def reference_outputs(model, args):
@@ -247,7 +281,9 @@ def write_sets(module, seeds, dev, paths, abi):
             specs, tensors, scalar_names, scalars = abi_arguments(model, args)
             abi.scalar_kinds = [scalar_kind(a) for a in args if not isinstance(a, torch.Tensor)]
             abi.forward_args = ["tensor" if isinstance(a, torch.Tensor) else "scalar" for a in args]
-            in_bytes = write_set(fin, tensors)  # before forward: a task may modify its inputs in place
+            in_bytes = write_set(
+                fin, tensors
+            )  # before forward: a task may modify its inputs in place
             outs = reference_outputs(model, args)
             out_bytes = write_set(fexp, outs)
             abi.check(specs, output_specs(outs), scalar_names, in_bytes, out_bytes)
@@ -294,9 +330,16 @@ def timing_stats(ms):
     var = sum((v - mean) ** 2 for v in ms) / (n - 1) if n > 1 else 0.0
     p90 = ms[min(n - 1, math.ceil(0.9 * n) - 1)]
     lo, hi = median_ci_ranks(n)
-    return {"median_ms": median, "min_ms": ms[0], "p90_ms": p90, "mean_ms": mean,
-            "stdev_ms": math.sqrt(var), "calls": n,
-            "median_lo_ms": ms[lo - 1], "median_hi_ms": ms[hi - 1]}
+    return {
+        "median_ms": median,
+        "min_ms": ms[0],
+        "p90_ms": p90,
+        "mean_ms": mean,
+        "stdev_ms": math.sqrt(var),
+        "calls": n,
+        "median_lo_ms": ms[lo - 1],
+        "median_hi_ms": ms[hi - 1],
+    }
 
 
 class CallTimer:
@@ -309,7 +352,7 @@ class CallTimer:
     def __init__(self, dev):
         self.dev = dev
         self.flush = flush_buffer(dev)
-        self.rng = random.Random(0x6b6576696e)
+        self.rng = random.Random(0x6B6576696E)
 
     def __call__(self, model, args):
         self.flush.fill_(self.rng.randrange(256))
@@ -346,10 +389,13 @@ def time_eager(models, arg_sets, dev, timing):
     """Eager time of prebuilt models rotating over their input sets (bench/task_table.py's
     measure; the baseline op below is the judge's protocol)."""
     timer = CallTimer(dev)
-    rng = random.Random(0x6b6576696e)
+    rng = random.Random(0x6B6576696E)
     with torch.no_grad(), on_device(dev):
         sets = len(models)
-        probe = [timer(models[k % sets], arg_sets[k % sets]) for k in range(max(3, timing.get("warmup", 3)))]
+        probe = [
+            timer(models[k % sets], arg_sets[k % sets])
+            for k in range(max(3, timing.get("warmup", 3)))
+        ]
         calls = call_count(probe, timing, timing.get("max_calls", 100))
         order = []
         while len(order) < calls:
@@ -378,10 +424,14 @@ def time_baseline(module, dev, req):
                 bytes_per_set = inputs + set_bytes(reference_outputs(model, args))
             probe.append(timer(model, args))
             del model, args
-        limit = timing_set_count(bytes_per_set, req.get("timing_bytes_budget", 2 << 30),
-                                 req.get("min_timing_sets", MIN_TIMING_SETS), len(timing_seeds))
+        limit = timing_set_count(
+            bytes_per_set,
+            req.get("timing_bytes_budget", 2 << 30),
+            req.get("min_timing_sets", MIN_TIMING_SETS),
+            len(timing_seeds),
+        )
         ms = []
-        for seed in timing_seeds[:call_count(probe, timing, limit)]:
+        for seed in timing_seeds[: call_count(probe, timing, limit)]:
             model, args = build(module, seed, dev)
             ms.append(timer(model, args))
             del model, args
@@ -402,19 +452,36 @@ def prepare(req):
     if not seeds or not timing_seeds:
         raise ValueError("prepare needs seeds and timing_seeds")
     abi = Abi()
-    files = [os.path.join(out_dir, f)
-             for f in ("inputs.bin", "expected.bin", "timing_inputs.bin", "timing_expected.bin")]
+    files = [
+        os.path.join(out_dir, f)
+        for f in ("inputs.bin", "expected.bin", "timing_inputs.bin", "timing_expected.bin")
+    ]
     scalars = write_sets(module, seeds, dev, files[0:2], abi)
-    count = timing_set_count(abi.bytes_per_set, req.get("timing_bytes_budget", 2 << 30),
-                             req.get("min_timing_sets", MIN_TIMING_SETS), len(timing_seeds))
+    count = timing_set_count(
+        abi.bytes_per_set,
+        req.get("timing_bytes_budget", 2 << 30),
+        req.get("min_timing_sets", MIN_TIMING_SETS),
+        len(timing_seeds),
+    )
     timing_scalars = write_sets(module, timing_seeds[:count], dev, files[2:4], abi)
     specs, out_specs, scalar_names = abi.first
-    meta = {"protocol": PROTOCOL, "task": os.path.splitext(os.path.basename(req["task"]))[0],
-            "backend": backend, "device_name": device_name(dev), "torch_version": torch.__version__,
-            "num_sets": len(seeds), "scalar_names": scalar_names, "scalars": scalars,
-            "num_timing_sets": count, "timing_scalars": timing_scalars,
-            "inputs": specs, "outputs": out_specs, "scalar_kinds": abi.scalar_kinds, "forward_args": abi.forward_args,
-            "init_inputs": init_inputs_json(module, seeds[0])}
+    meta = {
+        "protocol": PROTOCOL,
+        "task": os.path.splitext(os.path.basename(req["task"]))[0],
+        "backend": backend,
+        "device_name": device_name(dev),
+        "torch_version": torch.__version__,
+        "num_sets": len(seeds),
+        "scalar_names": scalar_names,
+        "scalars": scalars,
+        "num_timing_sets": count,
+        "timing_scalars": timing_scalars,
+        "inputs": specs,
+        "outputs": out_specs,
+        "scalar_kinds": abi.scalar_kinds,
+        "forward_args": abi.forward_args,
+        "init_inputs": init_inputs_json(module, seeds[0]),
+    }
     with open(os.path.join(out_dir, "meta.json.tmp"), "w") as f:
         json.dump(meta, f)
     os.replace(os.path.join(out_dir, "meta.json.tmp"), os.path.join(out_dir, "meta.json"))
@@ -427,8 +494,12 @@ def baseline(req):
     dev = device_for(backend, int(req.get("device", 0)))
     configure(dev)
     module = load_task(req["task"], backend)
-    return {"ok": True, "baseline": time_baseline(module, dev, req), "device_name": device_name(dev),
-            "torch_version": torch.__version__}
+    return {
+        "ok": True,
+        "baseline": time_baseline(module, dev, req),
+        "device_name": device_name(dev),
+        "torch_version": torch.__version__,
+    }
 
 
 def describe(req):
@@ -439,14 +510,25 @@ def describe(req):
     specs, _, scalar_names, scalars = abi_arguments(model, args)
     with torch.no_grad():
         try:  # shapes only: meta tensors skip the arithmetic where PyTorch supports it
-            outs = as_outputs(model.to("meta")(*[a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]))
+            outs = as_outputs(
+                model.to("meta")(
+                    *[a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+                )
+            )
         except Exception:  # noqa: BLE001 — fall back to computing for real
             model, args = build(module, 0, torch.device("cpu"))
             outs = as_outputs(call_task(lambda: model(*args), "forward()"))
     out_specs = output_specs(outs)
-    return {"ok": True, "inputs": specs, "scalar_names": scalar_names, "scalars": scalars, "outputs": out_specs,
-            "family": getattr(module, "KEVIN_FAMILY", ""), "has_cpu_sizes": hasattr(module, "KEVIN_CPU_SIZES"),
-            "init_inputs": init_inputs_json(module, 0)}
+    return {
+        "ok": True,
+        "inputs": specs,
+        "scalar_names": scalar_names,
+        "scalars": scalars,
+        "outputs": out_specs,
+        "family": getattr(module, "KEVIN_FAMILY", ""),
+        "has_cpu_sizes": hasattr(module, "KEVIN_CPU_SIZES"),
+        "init_inputs": init_inputs_json(module, 0),
+    }
 
 
 def passes(out, ref, atol, rtol):
@@ -458,8 +540,8 @@ def passes(out, ref, atol, rtol):
     if out_flat is None and not math.isfinite(out):
         return False
     for start in range(0, ref_flat.numel(), PASS_CHUNK):
-        r = ref_flat[start:start + PASS_CHUNK].double()
-        o = out_flat[start:start + PASS_CHUNK].double() if out_flat is not None else out
+        r = ref_flat[start : start + PASS_CHUNK].double()
+        o = out_flat[start : start + PASS_CHUNK].double() if out_flat is not None else out
         if out_flat is not None and not torch.isfinite(o).all():
             return False
         if not bool(((o - r).abs() <= atol + rtol * r.abs()).all()):
@@ -468,13 +550,18 @@ def passes(out, ref, atol, rtol):
 
 
 def all_pass(outs, refs, atol, rtol):
-    return all((not isinstance(o, torch.Tensor) or o.shape == r.shape) and passes(o, r, atol, rtol)
-               for o, r in zip(outs, refs))
+    return all(
+        (not isinstance(o, torch.Tensor) or o.shape == r.shape) and passes(o, r, atol, rtol)
+        for o, r in zip(outs, refs)
+    )
 
 
 def run_forward(model, args):
     with torch.no_grad():
-        return [o.detach().float() if o.is_floating_point() else o.detach() for o in as_outputs(model(*args))]
+        return [
+            o.detach().float() if o.is_floating_point() else o.detach()
+            for o in as_outputs(model(*args))
+        ]
 
 
 def perturbed(t):
@@ -510,10 +597,19 @@ def check(req):
         flags.append("zero: an all-zero output passes atol=rtol=1e-2")
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     for i, a in enumerate(tensors):
-        if len(ref) == 1 and a.shape == ref[0].shape and a.is_floating_point() and passes(a, ref[0], loose, loose):
+        if (
+            len(ref) == 1
+            and a.shape == ref[0].shape
+            and a.is_floating_point()
+            and passes(a, ref[0], loose, loose)
+        ):
             flags.append(f"identity: returning input {i} passes atol=rtol=1e-2")
-    if floats and all_pass([l.float() for l in low_precision_outputs(module, dev) if l.is_floating_point()],
-                           floats, tight, tight):
+    if floats and all_pass(
+        [l.float() for l in low_precision_outputs(module, dev) if l.is_floating_point()],
+        floats,
+        tight,
+        tight,
+    ):
         flags.append("low_precision: computing in bfloat16 passes the fp32 tolerance 1e-4")
     if all_pass(seed_outputs(module, 12, dev), ref, loose, loose):
         flags.append("seed_independent: another seed gives the same output within 1e-2")
@@ -522,7 +618,9 @@ def check(req):
             changed = list(args)
             changed[i] = perturbed(a)
             if all_pass(run_forward(model, changed), ref, tight, tight):
-                flags.append(f"ignores_input: replacing forward argument {i} does not change the output")
+                flags.append(
+                    f"ignores_input: replacing forward argument {i} does not change the output"
+                )
             del changed
     for name, p in list(model.named_parameters()):
         saved = p.data.clone()
@@ -543,15 +641,26 @@ def low_precision_outputs(module, dev):
     inputs and parameters rounded to bfloat16)."""
     try:
         model, args = build(module, 11, dev)
-        return run_forward(model.to(torch.bfloat16),
-                           [a.to(torch.bfloat16) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                            for a in args])
+        return run_forward(
+            model.to(torch.bfloat16),
+            [
+                a.to(torch.bfloat16) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                for a in args
+            ],
+        )
     except Exception:  # noqa: BLE001 — bf16 kernels missing on this backend: round instead
         model, args = build(module, 11, dev)
         for p in model.parameters():
             p.data = p.data.to(torch.bfloat16).float()
-        return run_forward(model, [a.to(torch.bfloat16).float() if isinstance(a, torch.Tensor) and
-                                   a.is_floating_point() else a for a in args])
+        return run_forward(
+            model,
+            [
+                a.to(torch.bfloat16).float()
+                if isinstance(a, torch.Tensor) and a.is_floating_point()
+                else a
+                for a in args
+            ],
+        )
 
 
 def start_watchdog():
@@ -579,10 +688,21 @@ OPS = {"prepare": prepare, "baseline": baseline, "describe": describe, "check": 
 
 def main():
     start_watchdog()
-    devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
-        if torch.cuda.is_available() else []
-    reply({"ok": True, "hello": True, "protocol": PROTOCOL, "torch_version": torch.__version__,
-           "python": sys.executable, "cuda_devices": devices})
+    devices = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else []
+    )
+    reply(
+        {
+            "ok": True,
+            "hello": True,
+            "protocol": PROTOCOL,
+            "torch_version": torch.__version__,
+            "python": sys.executable,
+            "cuda_devices": devices,
+        }
+    )
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -598,8 +718,13 @@ def main():
         except TaskError as exc:
             reply({"ok": False, "task_error": True, "error": str(exc)})
         except Exception as exc:  # noqa: BLE001 — report, keep serving
-            reply({"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                   "traceback": traceback.format_exc(limit=5)})
+            reply(
+                {
+                    "ok": False,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "traceback": traceback.format_exc(limit=5),
+                }
+            )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -24,7 +23,9 @@ if not os.access(REDIS, os.X_OK) or not shutil.which("redis-cli"):
 KERNELS = os.path.join(SOURCE, "tests/fixtures/kernels/cpu")
 TASKS = os.path.join(SOURCE, "tests/fixtures/tasks")
 LEASE_S = 4
-CALL_TIMEOUT_S = "3"  # workers and producers judge with the same call timeout (it travels with each job)
+CALL_TIMEOUT_S = (
+    "3"  # workers and producers judge with the same call timeout (it travels with each job)
+)
 
 
 def free_port():
@@ -40,9 +41,26 @@ class Redis:
         self.start()
 
     def start(self):
-        self.proc = subprocess.Popen([REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--appendonly", "yes",
-                                      "--appendfsync", "always", "--save", "", "--dir", self.dir, "--loglevel", "warning"],
-                                     stdout=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                REDIS,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--dir",
+                self.dir,
+                "--loglevel",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
         for _ in range(100):
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.2).close()
@@ -63,9 +81,28 @@ class Redis:
 class Worker:
     def __init__(self, redis, name):
         self.log = open(os.path.join(WORK, f"{name}.log"), "a")
-        self.proc = subprocess.Popen([KEVIN, "worker", "--queue", redis.url, "--backend", "cpu", "--jobs", "1", "--name", name,
-                                      "--lease", str(LEASE_S), "--timeout", CALL_TIMEOUT_S, "--cache-dir", os.path.join(WORK, "cache")],
-                                     stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [
+                KEVIN,
+                "worker",
+                "--queue",
+                redis.url,
+                "--backend",
+                "cpu",
+                "--jobs",
+                "1",
+                "--name",
+                name,
+                "--lease",
+                str(LEASE_S),
+                "--timeout",
+                CALL_TIMEOUT_S,
+                "--cache-dir",
+                os.path.join(WORK, "cache"),
+            ],
+            stdout=self.log,
+            stderr=self.log,
+        )
         self.name = name
 
     def stop(self):
@@ -87,14 +124,33 @@ def batch_file(name, pairs, salt):
             candidate = os.path.join(folder, f"{i}-{kernel}")
             with open(candidate, "w") as f:
                 f.write(source)
-            out.write(json.dumps({"task": os.path.join(TASKS, task + ".py"), "candidate": candidate}) + "\n")
+            out.write(
+                json.dumps({"task": os.path.join(TASKS, task + ".py"), "candidate": candidate})
+                + "\n"
+            )
     return path
 
 
 def producer(redis, batch):
-    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", redis.url, "--backend", "cpu", "--jobs", "32",
-                             "--timeout", CALL_TIMEOUT_S],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            KEVIN,
+            "eval",
+            "--batch",
+            batch,
+            "--queue",
+            redis.url,
+            "--backend",
+            "cpu",
+            "--jobs",
+            "32",
+            "--timeout",
+            CALL_TIMEOUT_S,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def results_of(proc, timeout=900):
@@ -103,12 +159,17 @@ def results_of(proc, timeout=900):
     return lines, err
 
 
-GOOD = [("vector_add", "good_vector_add.cpp"), ("row_softmax", "good_row_softmax.cpp"),
-        ("row_sum_scaled", "good_row_sum_scaled.cpp"), ("vector_add", "wrong_formula.cpp")]
+GOOD = [
+    ("vector_add", "good_vector_add.cpp"),
+    ("row_softmax", "good_row_softmax.cpp"),
+    ("row_sum_scaled", "good_row_sum_scaled.cpp"),
+    ("vector_add", "wrong_formula.cpp"),
+]
 
 
 class Cluster:
     """One redis-server and three CPU workers, shared by every test of the module."""
+
     redis = None
     workers = []
 
@@ -136,7 +197,9 @@ class Distributed(unittest.TestCase):
         return Cluster.workers
 
     def check_one_result_per_job(self, lines, n):
-        self.assertEqual(sorted(l["index"] for l in lines), list(range(n)), "exactly one result per job")
+        self.assertEqual(
+            sorted(l["index"] for l in lines), list(range(n)), "exactly one result per job"
+        )
         errors = [l for l in lines if "error" in l]
         self.assertEqual(errors, [])
 
@@ -146,8 +209,13 @@ class Distributed(unittest.TestCase):
         lines, err = results_of(producer(self.redis, batch_file("sixty", pairs, "sixty")))
         self.check_one_result_per_job(lines, 60)
         verdicts = [l["verdict"] for l in sorted(lines, key=lambda l: l["index"])]
-        self.assertEqual(verdicts, ["correct" if "good" in k else "wrong_answer" for _, k in pairs], err)
-        print(f"queue: 60 evaluations over 3 CPU workers in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        self.assertEqual(
+            verdicts, ["correct" if "good" in k else "wrong_answer" for _, k in pairs], err
+        )
+        print(
+            f"queue: 60 evaluations over 3 CPU workers in {time.monotonic() - started:.1f} s",
+            file=sys.stderr,
+        )
 
     def test_kernelbench_answers_are_judged_by_the_workers_in_their_format(self):
         answers = os.path.join(SOURCE, "tests/fixtures/kernelbench")
@@ -155,12 +223,22 @@ class Distributed(unittest.TestCase):
         task = os.path.join(SOURCE, "tasks/level1/026_relu.py")
         with open(batch, "w") as out:
             for answer in ("good_relu.py", "try_except_fallback.py"):
-                out.write(json.dumps({"task": task, "candidate": os.path.join(answers, answer)}) + "\n")
-        lines, err = results_of(producer(self.redis, batch))  # kevin eval's --format auto: ModelNew files
+                out.write(
+                    json.dumps({"task": task, "candidate": os.path.join(answers, answer)}) + "\n"
+                )
+        lines, err = results_of(
+            producer(self.redis, batch)
+        )  # kevin eval's --format auto: ModelNew files
         self.check_one_result_per_job(lines, 2)
         got = {os.path.basename(l["candidate"]): (l["verdict"], l["reason"]) for l in lines}
         # The judge's own words last, where a log cut to its end still shows them.
-        said = err + "\n" + "\n".join(f"{l['candidate']}: {l.get('feedback')} {l.get('clock_check')}" for l in lines)
+        said = (
+            err
+            + "\n"
+            + "\n".join(
+                f"{l['candidate']}: {l.get('feedback')} {l.get('clock_check')}" for l in lines
+            )
+        )
         self.assertEqual(got["good_relu.py"], ("correct", ""), said)
         self.assertEqual(got["try_except_fallback.py"], ("rejected", "try_except_fallback"), said)
 
@@ -168,7 +246,12 @@ class Distributed(unittest.TestCase):
         names = {w.name for w in self.workers if w.proc.poll() is None}
         deadline = time.monotonic() + 20
         while True:
-            shown = subprocess.run([KEVIN, "workers", "--queue", self.redis.url], capture_output=True, text=True, timeout=30)
+            shown = subprocess.run(
+                [KEVIN, "workers", "--queue", self.redis.url],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             self.assertEqual(shown.returncode, 0, shown.stderr)
             rows = [l.split() for l in shown.stdout.splitlines()]
             listed = {r[0] for r in rows if r and r[0] in names}
@@ -187,20 +270,38 @@ class Distributed(unittest.TestCase):
             out.write("// follow\n" + f.read())
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # the heartbeats the producer follows
-            beats = subprocess.run(["redis-cli", "-p", str(self.redis.port), "--scan", "--pattern", "e2e:worker:*"],
-                                   capture_output=True, text=True).stdout.split()
+            beats = subprocess.run(
+                ["redis-cli", "-p", str(self.redis.port), "--scan", "--pattern", "e2e:worker:*"],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
             if beats:
                 break
             time.sleep(0.2)
-        command = [KEVIN, "eval", "--task", os.path.join(TASKS, "vector_add.py"), "--candidate", candidate,
-                   "--queue", self.redis.url, "--timeout", CALL_TIMEOUT_S, "--json"]
+        command = [
+            KEVIN,
+            "eval",
+            "--task",
+            os.path.join(TASKS, "vector_add.py"),
+            "--candidate",
+            candidate,
+            "--queue",
+            self.redis.url,
+            "--timeout",
+            CALL_TIMEOUT_S,
+            "--json",
+        ]
         auto = subprocess.run(command, capture_output=True, text=True, timeout=300)
         self.assertEqual(auto.returncode, 0, auto.stderr)
         self.assertEqual(json.loads(auto.stdout)["verdict"], "correct", auto.stdout)
         self.assertRegex(auto.stderr, r"queue: judging on cpu: \d+ live workers")
         started = time.monotonic()
-        forced = subprocess.run(command + ["--backend", "cuda", "--queue-worker-wait", "2"], capture_output=True,
-                                text=True, timeout=120)
+        forced = subprocess.run(
+            command + ["--backend", "cuda", "--queue-worker-wait", "2"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         self.assertEqual(forced.returncode, 1, forced.stderr)
         self.assertLess(time.monotonic() - started, 30, "the worker wait, not the 3 h limit")
         self.assertIn("waited 2 s: no live worker takes e2e:jobs:any-cuda", forced.stderr)
@@ -214,8 +315,21 @@ class Distributed(unittest.TestCase):
         deadline = time.monotonic() + 60
         while victim is None and time.monotonic() < deadline:
             # The consumer holding an unacknowledged job is judging it right now.
-            pending = subprocess.run(["redis-cli", "-p", str(self.redis.port), "XPENDING", "e2e:jobs:any-cpu", "workers",
-                                      "-", "+", "10"], capture_output=True, text=True).stdout.split()
+            pending = subprocess.run(
+                [
+                    "redis-cli",
+                    "-p",
+                    str(self.redis.port),
+                    "XPENDING",
+                    "e2e:jobs:any-cpu",
+                    "workers",
+                    "-",
+                    "+",
+                    "10",
+                ],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
             holders = [w for w in self.workers if w.name in pending]
             victim = holders[0] if holders else None
             time.sleep(0.1)
@@ -225,8 +339,14 @@ class Distributed(unittest.TestCase):
         lines, err = results_of(proc)
         self.check_one_result_per_job(lines, len(pairs))
         self.assertEqual(lines[[l["index"] for l in lines].index(0)]["verdict"], "timeout")
-        logs = "".join(open(os.path.join(WORK, f"{w.name}.log")).read() for w in self.workers if w is not victim)
-        self.assertIn("reclaimed job", logs, "the killed worker's job was finished by another worker")
+        logs = "".join(
+            open(os.path.join(WORK, f"{w.name}.log")).read()
+            for w in self.workers
+            if w is not victim
+        )
+        self.assertIn(
+            "reclaimed job", logs, "the killed worker's job was finished by another worker"
+        )
         # A replacement, so later tests keep three workers.
         self.workers[self.workers.index(victim)] = Worker(self.redis, victim.name + "b")
 
@@ -248,25 +368,57 @@ class RunParity(unittest.TestCase):
         redis = Cluster.redis
         script = os.path.join(WORK, "parity-script.jsonl")
         with open(script, "w") as f:
-            for task, first, second in (("vector_add", "wrong_formula.cpp", "good_vector_add.cpp"),
-                                        ("row_softmax", "good_row_softmax.cpp", "good_row_softmax.cpp")):
+            for task, first, second in (
+                ("vector_add", "wrong_formula.cpp", "good_vector_add.cpp"),
+                ("row_softmax", "good_row_softmax.cpp", "good_row_softmax.cpp"),
+            ):
                 for kernel in (first, second) * 2:  # two trajectories of two turns
                     with open(os.path.join(KERNELS, kernel)) as k:
                         code = k.read()
-                    f.write(json.dumps({"match": task, "response": f"```cpp\n{code}\n```\nDone."}) + "\n")
+                    f.write(
+                        json.dumps({"match": task, "response": f"```cpp\n{code}\n```\nDone."})
+                        + "\n"
+                    )
         records = {}
         for mode, extra in (("local", []), ("queue", ["--queue", redis.url])):
             out = os.path.join(WORK, f"parity-{mode}")
             shutil.rmtree(out, ignore_errors=True)
-            done = subprocess.run([KEVIN, "run", "--tasks", os.path.join(TASKS, "vector_add.py"), "--tasks",
-                                   os.path.join(TASKS, "row_softmax.py"), "--policy", f"scripted:{script}", "-m", "2",
-                                   "-n", "2", "--parallel", "1", "--backend", "cpu", "--timeout", CALL_TIMEOUT_S, "--cache-dir",
-                                   os.path.join(WORK, "cache"), "--out", out, *extra],
-                                  capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                [
+                    KEVIN,
+                    "run",
+                    "--tasks",
+                    os.path.join(TASKS, "vector_add.py"),
+                    "--tasks",
+                    os.path.join(TASKS, "row_softmax.py"),
+                    "--policy",
+                    f"scripted:{script}",
+                    "-m",
+                    "2",
+                    "-n",
+                    "2",
+                    "--parallel",
+                    "1",
+                    "--backend",
+                    "cpu",
+                    "--timeout",
+                    CALL_TIMEOUT_S,
+                    "--cache-dir",
+                    os.path.join(WORK, "cache"),
+                    "--out",
+                    out,
+                    *extra,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             self.assertEqual(done.returncode, 0, done.stderr[-2000:])
             with open(os.path.join(out, "trajectories.jsonl")) as f:
                 rows = [json.loads(l) for l in f if l.strip()]
-            records[mode] = sorted((r["task"], r["trajectory"], r["turn"], r["verdict"], r["code"]) for r in rows)
+            records[mode] = sorted(
+                (r["task"], r["trajectory"], r["turn"], r["verdict"], r["code"]) for r in rows
+            )
         self.assertEqual(len(records["local"]), 8)
         self.assertEqual(records["queue"], records["local"])
 
@@ -284,14 +436,42 @@ class PoisonJob(unittest.TestCase):
             for i in range(6):
                 candidate = os.path.join(folder, f"{i}.cpp")
                 with open(candidate, "w") as f:
-                    f.write("// fake: process_exit\n" if i == 2 else f"// fake: correct speedup=2\n// {i}\n")
-                out.write(json.dumps({"task": os.path.join(TASKS, "vector_add.py"), "candidate": candidate}) + "\n")
+                    f.write(
+                        "// fake: process_exit\n"
+                        if i == 2
+                        else f"// fake: correct speedup=2\n// {i}\n"
+                    )
+                out.write(
+                    json.dumps(
+                        {"task": os.path.join(TASKS, "vector_add.py"), "candidate": candidate}
+                    )
+                    + "\n"
+                )
         log = open(os.path.join(folder, "workers.log"), "a")
 
         def start(name):
-            return subprocess.Popen([KEVIN, "worker", "--fake-engine", "--queue", url, "--jobs", "1", "--name", name,
-                                     "--lease", "2", "--max-deliveries", "2", "--cache-dir", os.path.join(WORK, "cache")],
-                                    stdout=log, stderr=log)
+            return subprocess.Popen(
+                [
+                    KEVIN,
+                    "worker",
+                    "--fake-engine",
+                    "--queue",
+                    url,
+                    "--jobs",
+                    "1",
+                    "--name",
+                    name,
+                    "--lease",
+                    "2",
+                    "--max-deliveries",
+                    "2",
+                    "--cache-dir",
+                    os.path.join(WORK, "cache"),
+                ],
+                stdout=log,
+                stderr=log,
+            )
+
         workers = [start(f"p{i}") for i in range(2)]
         deaths = 0
         proc = producer_at(url, batch)
@@ -312,16 +492,37 @@ class PoisonJob(unittest.TestCase):
         self.assertEqual(sorted(by_index), list(range(6)))
         self.assertIn("dead-lettered", by_index[2].get("error", ""), by_index[2])
         self.assertEqual([by_index[i]["verdict"] for i in (0, 1, 3, 4, 5)], ["correct"] * 5)
-        self.assertEqual(deaths, 2, "delivered twice (each time its worker died), then dead-lettered")
-        dead = subprocess.run(["redis-cli", "-p", str(redis.port), "XLEN", "poison:dead:any-cpu"],
-                              capture_output=True, text=True).stdout.strip()
+        self.assertEqual(
+            deaths, 2, "delivered twice (each time its worker died), then dead-lettered"
+        )
+        dead = subprocess.run(
+            ["redis-cli", "-p", str(redis.port), "XLEN", "poison:dead:any-cpu"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         self.assertEqual(dead, "1")
 
 
 def producer_at(url, batch):
-    return subprocess.Popen([KEVIN, "eval", "--batch", batch, "--queue", url, "--backend", "cpu", "--jobs", "8",
-                             "--timeout", CALL_TIMEOUT_S],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            KEVIN,
+            "eval",
+            "--batch",
+            batch,
+            "--queue",
+            url,
+            "--backend",
+            "cpu",
+            "--jobs",
+            "8",
+            "--timeout",
+            CALL_TIMEOUT_S,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 if __name__ == "__main__":

@@ -49,10 +49,33 @@ class Server:
         env = dict(os.environ, TMPDIR=self.tmp)
         self.log = open(os.path.join(WORK, name, "serve.log"), "w")
         self.proc = subprocess.Popen(
-            [KEVIN, "serve", "--backend", "cpu", "--port", "0", "--tasks", TASKS, "--cache-dir",
-             os.path.join(WORK, "cache"), "--jobs", "4", "--timeout", str(CALL_TIMEOUT_S), "--turns", "2",
-             "--max-sessions", str(MAX_SESSIONS), "--accept-reference-code", *extra],
-            stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+            [
+                KEVIN,
+                "serve",
+                "--backend",
+                "cpu",
+                "--port",
+                "0",
+                "--tasks",
+                TASKS,
+                "--cache-dir",
+                os.path.join(WORK, "cache"),
+                "--jobs",
+                "4",
+                "--timeout",
+                str(CALL_TIMEOUT_S),
+                "--turns",
+                "2",
+                "--max-sessions",
+                str(MAX_SESSIONS),
+                "--accept-reference-code",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+        )
         line = self.proc.stdout.readline()
         match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
         if not match:
@@ -72,8 +95,9 @@ class Server:
 
 def http(server, method, path, body=None, timeout=120):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.http + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        server.http + path, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, json.loads(r.read()), dict(r.headers)
@@ -110,20 +134,29 @@ class OpenEnvEpisodes(unittest.TestCase):
     def test_a_full_episode_goes_from_wrong_to_correct(self):
         async def episode():
             async with connect(SERVER) as ws:
-                first = await send(ws, {"type": "reset", "data": {"problem_id": "vector_add", "seed": 1,
-                                                                  "episode_id": "ep-1"}})
+                first = await send(
+                    ws,
+                    {
+                        "type": "reset",
+                        "data": {"problem_id": "vector_add", "seed": 1, "episode_id": "ep-1"},
+                    },
+                )
                 self.assertEqual(first["type"], "observation")
                 self.assertIsNone(first["data"]["reward"])
                 self.assertFalse(first["data"]["done"])
                 obs = first["data"]["observation"]
                 self.assertEqual(obs["problem_id"], "tasks/vector_add")
                 self.assertIn("kevin_forward", obs["problem_description"])
-                wrong = await send(ws, {"type": "step", "data": {"code": reply(kernel("wrong_formula.cpp"))}})
+                wrong = await send(
+                    ws, {"type": "step", "data": {"code": reply(kernel("wrong_formula.cpp"))}}
+                )
                 self.assertEqual(wrong["data"]["observation"]["verdict"], "wrong_answer")
                 self.assertEqual(wrong["data"]["reward"], 0.0)
                 self.assertFalse(wrong["data"]["done"])
                 self.assertIn("incorrect", wrong["data"]["observation"]["feedback"])
-                right = await send(ws, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}})
+                right = await send(
+                    ws, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}}
+                )
                 o = right["data"]["observation"]
                 self.assertEqual(o["verdict"], "correct", o["feedback"])
                 self.assertTrue(right["data"]["done"])
@@ -135,32 +168,51 @@ class OpenEnvEpisodes(unittest.TestCase):
                 await ws.send(json.dumps({"type": "close"}))
                 with self.assertRaises(websockets.ConnectionClosed):
                     await asyncio.wait_for(ws.recv(), 10)
+
         asyncio.run(episode())
 
     def test_every_bad_input_gets_its_error_and_the_session_goes_on(self):
         async def bad_inputs():
             async with connect(SERVER) as ws:
+
                 async def code_of(raw):
                     await ws.send(raw if isinstance(raw, str) else json.dumps(raw))
                     answer = json.loads(await asyncio.wait_for(ws.recv(), 60))
                     self.assertEqual(answer["type"], "error", answer)
                     return answer["data"]["code"]
+
                 self.assertEqual(await code_of("{oops"), "INVALID_JSON")
                 self.assertEqual(await code_of({"type": "jump"}), "UNKNOWN_TYPE")
-                self.assertEqual(await code_of({"type": "state", "surprise": 1}), "VALIDATION_ERROR")
-                self.assertEqual(await code_of({"type": "step", "data": {"code": "x"}}), "EXECUTION_ERROR")
-                self.assertEqual(await code_of({"type": "reset", "data": {"problem_id": "../../etc/passwd"}}),
-                                 "EXECUTION_ERROR")
-                self.assertEqual(await code_of({"type": "reset", "data": {"max_turns": 10**6}}), "VALIDATION_ERROR")
-                ok = await send(ws, {"type": "reset", "data": {"problem_id": "vector_add", "max_turns": 1}})
+                self.assertEqual(
+                    await code_of({"type": "state", "surprise": 1}), "VALIDATION_ERROR"
+                )
+                self.assertEqual(
+                    await code_of({"type": "step", "data": {"code": "x"}}), "EXECUTION_ERROR"
+                )
+                self.assertEqual(
+                    await code_of({"type": "reset", "data": {"problem_id": "../../etc/passwd"}}),
+                    "EXECUTION_ERROR",
+                )
+                self.assertEqual(
+                    await code_of({"type": "reset", "data": {"max_turns": 10**6}}),
+                    "VALIDATION_ERROR",
+                )
+                ok = await send(
+                    ws, {"type": "reset", "data": {"problem_id": "vector_add", "max_turns": 1}}
+                )
                 self.assertEqual(ok["type"], "observation")
-                self.assertEqual(await code_of({"type": "step", "data": {"answer": "x"}}), "VALIDATION_ERROR")
+                self.assertEqual(
+                    await code_of({"type": "step", "data": {"answer": "x"}}), "VALIDATION_ERROR"
+                )
                 done = await send(ws, {"type": "step", "data": {"code": "no code here"}})
                 self.assertEqual(done["data"]["observation"]["verdict"], "parse_error")
                 self.assertTrue(done["data"]["done"])
-                self.assertEqual(await code_of({"type": "step", "data": {"code": "x"}}), "EXECUTION_ERROR")
+                self.assertEqual(
+                    await code_of({"type": "step", "data": {"code": "x"}}), "EXECUTION_ERROR"
+                )
                 state = await send(ws, {"type": "state"})
                 self.assertEqual(state["data"]["step_count"], 1)
+
         asyncio.run(bad_inputs())
 
     def test_sixteen_sessions_at_once_and_capacity_reached_beyond_the_limit(self):
@@ -168,10 +220,22 @@ class OpenEnvEpisodes(unittest.TestCase):
 
         async def one(i):
             async with connect(SERVER) as ws:
-                await send(ws, {"type": "reset", "data": {"problem_id": "vector_add", "episode_id": f"s{i}"}})
+                await send(
+                    ws,
+                    {"type": "reset", "data": {"problem_id": "vector_add", "episode_id": f"s{i}"}},
+                )
                 # Distinct sources: each session's evaluation really runs.
-                step = await send(ws, {"type": "step", "data": {"code": good.replace("I fused", f"Variant {i}")
-                                                                .replace("#include", f"// {i}\n#include", 1)}})
+                step = await send(
+                    ws,
+                    {
+                        "type": "step",
+                        "data": {
+                            "code": good.replace("I fused", f"Variant {i}").replace(
+                                "#include", f"// {i}\n#include", 1
+                            )
+                        },
+                    },
+                )
                 return step["data"]["observation"]["verdict"]
 
         async def sessions_become(n):
@@ -199,6 +263,7 @@ class OpenEnvEpisodes(unittest.TestCase):
             finally:
                 for ws in held:
                     await ws.close()
+
         asyncio.run(sessions())
 
     def test_a_hanging_candidate_does_not_delay_another_session_and_pings_are_answered(self):
@@ -207,16 +272,27 @@ class OpenEnvEpisodes(unittest.TestCase):
                 for ws in (hanging, quick):
                     await send(ws, {"type": "reset", "data": {"problem_id": "vector_add"}})
                 # Warm the quick candidate's build so its reply measures evaluation, not compiling.
-                await send(quick, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}})
+                await send(
+                    quick, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}}
+                )
                 await send(quick, {"type": "reset", "data": {"problem_id": "vector_add"}})
                 started = time.monotonic()
-                await hanging.send(json.dumps({"type": "step", "data": {"code": reply(kernel("hostile_infinite_loop.cpp"))}}))
+                await hanging.send(
+                    json.dumps(
+                        {
+                            "type": "step",
+                            "data": {"code": reply(kernel("hostile_infinite_loop.cpp"))},
+                        }
+                    )
+                )
                 await asyncio.sleep(0.3)
                 pong = await hanging.ping()
                 await asyncio.wait_for(pong, 2)  # answered while the candidate spins
                 pinged = time.monotonic() - started
                 t = time.monotonic()
-                fast = await send(quick, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}})
+                fast = await send(
+                    quick, {"type": "step", "data": {"code": reply(kernel("good_vector_add.cpp"))}}
+                )
                 quick_s = time.monotonic() - t
                 slow = json.loads(await asyncio.wait_for(hanging.recv(), 120))
                 hang_s = time.monotonic() - started
@@ -226,9 +302,17 @@ class OpenEnvEpisodes(unittest.TestCase):
                 self.assertLess(pinged, 2.5)
                 # The bound: a cached candidate's evaluation takes about a second here; it must
                 # not wait for the hanging one's timeout.
-                self.assertLess(quick_s, 5.0, f"quick reply took {quick_s:.2f} s beside a hang of {hang_s:.2f} s")
-                print(f"serve: quick reply {quick_s:.2f} s while another session hung {hang_s:.2f} s; "
-                      f"ping answered {pinged:.2f} s after the hang began", file=sys.stderr)
+                self.assertLess(
+                    quick_s,
+                    5.0,
+                    f"quick reply took {quick_s:.2f} s beside a hang of {hang_s:.2f} s",
+                )
+                print(
+                    f"serve: quick reply {quick_s:.2f} s while another session hung {hang_s:.2f} s; "
+                    f"ping answered {pinged:.2f} s after the hang began",
+                    file=sys.stderr,
+                )
+
         asyncio.run(race())
 
 
@@ -236,8 +320,14 @@ class KernelGymRest(unittest.TestCase):
     def test_evaluate_is_synchronous_idempotent_and_reports_kernelgyms_fields(self):
         with open(os.path.join(TASKS, "vector_add.py")) as f:
             reference = f.read()
-        request = {"task_id": "gym-1", "reference_code": reference, "kernel_code": kernel("good_vector_add.cpp"),
-                   "backend": "cuda", "num_correct_trials": 5, "num_perf_trials": 100}
+        request = {
+            "task_id": "gym-1",
+            "reference_code": reference,
+            "kernel_code": kernel("good_vector_add.cpp"),
+            "backend": "cuda",
+            "num_correct_trials": 5,
+            "num_perf_trials": 100,
+        }
         status, first, _ = http(SERVER, "POST", "/evaluate", request)
         self.assertEqual(status, 200, first)
         self.assertEqual(first["status"], "completed")
@@ -246,7 +336,9 @@ class KernelGymRest(unittest.TestCase):
         self.assertFalse(first["decoy_kernel"])
         self.assertGreater(first["speedup"], 0)
         t = time.monotonic()
-        status, again, _ = http(SERVER, "POST", "/evaluate", dict(request, kernel_code="int broken("))
+        status, again, _ = http(
+            SERVER, "POST", "/evaluate", dict(request, kernel_code="int broken(")
+        )
         self.assertLess(time.monotonic() - t, 0.5)
         self.assertEqual(again, first)
         self.assertEqual(http(SERVER, "GET", "/status/gym-1")[1]["status"], "completed")
@@ -255,25 +347,44 @@ class KernelGymRest(unittest.TestCase):
         status, bad, headers = http(SERVER, "POST", "/evaluate", {"task_id": "gym-2"})
         self.assertEqual(status, 400)
         self.assertEqual(headers.get("X-Error-Code"), "VALIDATION_ERROR")
-        status, hack, _ = http(SERVER, "POST", "/evaluate", {"task_id": "gym-3", "problem_id": "vector_add",
-                                                            "kernel_code": kernel("hostile_system.cpp")})
+        status, hack, _ = http(
+            SERVER,
+            "POST",
+            "/evaluate",
+            {
+                "task_id": "gym-3",
+                "problem_id": "vector_add",
+                "kernel_code": kernel("hostile_system.cpp"),
+            },
+        )
         self.assertEqual(status, 200)
         self.assertTrue(hack["decoy_kernel"])
         self.assertFalse(hack["correctness"])
 
     def test_a_batch_is_evaluated_concurrently(self):
         good = kernel("good_vector_add.cpp")
-        tasks = [{"task_id": f"batch-{i}", "problem_id": "vector_add",
-                  "kernel_code": f"// batch variant {i}\n" + good} for i in range(6)]
+        tasks = [
+            {
+                "task_id": f"batch-{i}",
+                "problem_id": "vector_add",
+                "kernel_code": f"// batch variant {i}\n" + good,
+            }
+            for i in range(6)
+        ]
         t = time.monotonic()
-        status, batch, _ = http(SERVER, "POST", "/evaluate/batch", {"batch_id": "B1", "tasks": tasks})
+        status, batch, _ = http(
+            SERVER, "POST", "/evaluate/batch", {"batch_id": "B1", "tasks": tasks}
+        )
         wall = time.monotonic() - t
         self.assertEqual(status, 200, batch)
         self.assertEqual(batch["completed_tasks"], 6)
         self.assertEqual(batch["batch_status"], "completed")
         self.assertTrue(all(r["correctness"] for r in batch["results"]))
         serial = sum(r["processing_time"] for r in batch["results"])
-        print(f"serve: batch of 6 took {wall:.2f} s; its evaluations {serial:.2f} s summed", file=sys.stderr)
+        print(
+            f"serve: batch of 6 took {wall:.2f} s; its evaluations {serial:.2f} s summed",
+            file=sys.stderr,
+        )
         self.assertLess(wall, 0.8 * serial, "the batch ran one evaluation after another")
 
     def test_metrics_count_evaluations_by_verdict(self):
@@ -288,12 +399,18 @@ class KernelGymRest(unittest.TestCase):
 class Recovery(unittest.TestCase):
     def test_after_kill_9_a_restart_leaves_no_runner_or_scratch_folder(self):
         victim = Server("victim")
+
         async def start_hang():
             ws = await connect(victim).__aenter__()
             await send(ws, {"type": "reset", "data": {"problem_id": "vector_add"}})
-            await ws.send(json.dumps({"type": "step", "data": {"code": reply(kernel("hostile_infinite_loop.cpp"))}}))
+            await ws.send(
+                json.dumps(
+                    {"type": "step", "data": {"code": reply(kernel("hostile_infinite_loop.cpp"))}}
+                )
+            )
             await asyncio.sleep(1.5)  # compiled and running by now
             return ws
+
         asyncio.run(start_hang())
         victim.proc.kill()
         victim.proc.stdout.close()
@@ -303,9 +420,17 @@ class Recovery(unittest.TestCase):
         try:
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
-                leftovers = [n for n in os.listdir(victim.tmp) if n.startswith(f"kevin-run-{victim.proc.pid}-")]
-                runners = subprocess.run(["pgrep", "-f", "kevin-runner"], capture_output=True, text=True).stdout.split()
-                orphans = [p for p in runners if _environ_has(p, f"KEVIN_PARENT_PID={victim.proc.pid}")]
+                leftovers = [
+                    n
+                    for n in os.listdir(victim.tmp)
+                    if n.startswith(f"kevin-run-{victim.proc.pid}-")
+                ]
+                runners = subprocess.run(
+                    ["pgrep", "-f", "kevin-runner"], capture_output=True, text=True
+                ).stdout.split()
+                orphans = [
+                    p for p in runners if _environ_has(p, f"KEVIN_PARENT_PID={victim.proc.pid}")
+                ]
                 if not leftovers and not orphans:
                     break
                 time.sleep(0.2)

@@ -90,36 +90,87 @@ def main():
     lite = os.path.join(source_dir, "src/engine/abi/torch_lite")
     torch_includes = [f for d in ext.include_paths() for f in ("-isystem", d)]
     torch_includes += ["-isystem", sysconfig.get_paths()["include"]]
-    flags = ["-O2", "-std=c++17", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
+    flags = [
+        "-O2",
+        "-std=c++17",
+        "-fPIC",
+        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+    ]
     with open(os.path.join(work, "unit.cpp"), "w") as f:
         f.write(UNIT)
     # What only a CUDA build can run, for nvcc to compile against the lite header.
-    shutil.copy(os.path.join(source_dir, "tests/fixtures/torch_lite/scaled_launcher.cu"),
-                os.path.join(work, "cuda.cu"))
+    shutil.copy(
+        os.path.join(source_dir, "tests/fixtures/torch_lite/scaled_launcher.cu"),
+        os.path.join(work, "cuda.cu"),
+    )
     for name in ("lite", "real"):
         with open(os.path.join(work, f"main_{name}.cpp"), "w") as f:
-            f.write(f"#include <torch/extension.h>\n{DECLARATIONS}\nPYBIND11_MODULE(unit_{name}, m) {{\n")
+            f.write(
+                f"#include <torch/extension.h>\n{DECLARATIONS}\nPYBIND11_MODULE(unit_{name}, m) {{\n"
+            )
             f.write("".join(f'  m.def("{fn}", &{fn});\n' for fn in FUNCTIONS) + "}\n")
     lite_includes = ["-isystem", lite, "-isystem", cuda_include]
     jobs = [
-        ["g++", *flags, *torch_includes, "-c", os.path.join(lite, "kevin_torch_lite_bridge.cpp"), "-o", "bridge.o"],
-        ["g++", *flags, *lite_includes, "-Wall", "-Wextra", "-Werror", "-c", "unit.cpp", "-o", "unit_lite.o"],
+        [
+            "g++",
+            *flags,
+            *torch_includes,
+            "-c",
+            os.path.join(lite, "kevin_torch_lite_bridge.cpp"),
+            "-o",
+            "bridge.o",
+        ],
+        [
+            "g++",
+            *flags,
+            *lite_includes,
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-c",
+            "unit.cpp",
+            "-o",
+            "unit_lite.o",
+        ],
         ["g++", *flags, *torch_includes, "-c", "unit.cpp", "-o", "unit_real.o"],
         ["g++", *flags, *torch_includes, "-c", "main_lite.cpp", "-o", "main_lite.o"],
         ["g++", *flags, *torch_includes, "-c", "main_real.cpp", "-o", "main_real.o"],
     ]
     if os.access(nvcc, os.X_OK):  # the device compiler takes the same unit with the lite header
         for unit in ("unit.cpp", "cuda.cu"):
-            jobs.append([nvcc, "-std=c++17", "-Xcompiler", "-fPIC", *lite_includes[:2], "-x", "cu",
-                         "-c", unit, "-o", unit + ".nvcc.o"])
-    procs = [subprocess.Popen(j, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for j in jobs]
+            jobs.append(
+                [
+                    nvcc,
+                    "-std=c++17",
+                    "-Xcompiler",
+                    "-fPIC",
+                    *lite_includes[:2],
+                    "-x",
+                    "cu",
+                    "-c",
+                    unit,
+                    "-o",
+                    unit + ".nvcc.o",
+                ]
+            )
+    procs = [
+        subprocess.Popen(j, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for j in jobs
+    ]
     for j, p in zip(jobs, procs):
         out, _ = p.communicate()
         if p.returncode != 0:
             sys.exit("failed: " + " ".join(j) + "\n" + out)
-    libs = [f"-L{d}" for d in ext.library_paths()] + ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
-    run(["g++", "-shared", "main_lite.o", "unit_lite.o", "bridge.o", "-o", "unit_lite.so", *libs], work)
+    libs = [f"-L{d}" for d in ext.library_paths()] + [
+        "-lc10",
+        "-ltorch",
+        "-ltorch_cpu",
+        "-ltorch_python",
+    ]
+    run(
+        ["g++", "-shared", "main_lite.o", "unit_lite.o", "bridge.o", "-o", "unit_lite.so", *libs],
+        work,
+    )
     run(["g++", "-shared", "main_real.o", "unit_real.o", "-o", "unit_real.so", *libs], work)
 
     sys.path.insert(0, work)
@@ -135,33 +186,55 @@ def main():
             r = [r]
         if isinstance(r, list) and r and isinstance(r[0], torch.Tensor):
             # Values of tensors made by empty() are whatever the memory held: not compared.
-            return [("tensor", t.dtype, tuple(t.shape), t.stride(), t.device,
-                     t.tolist() if fn != "made" or i in (0, 2, 3, 4, 5) else None,
-                     t.data_ptr() == args[0].data_ptr()) for i, t in enumerate(r)]
+            return [
+                (
+                    "tensor",
+                    t.dtype,
+                    tuple(t.shape),
+                    t.stride(),
+                    t.device,
+                    t.tolist() if fn != "made" or i in (0, 2, 3, 4, 5) else None,
+                    t.data_ptr() == args[0].data_ptr(),
+                )
+                for i, t in enumerate(r)
+            ]
         return ("value", r)
 
     x = torch.randn(3, 5)
     cases = [
-        ("relu", x), ("relu", x.t()), ("relu", torch.randn(0)),
-        ("made", x), ("made", torch.randn(4)),
-        ("described", x), ("described", x.t()), ("described", torch.randn(2, 3, 4)[:, 1]),
-        ("dispatched", torch.tensor([2.0])), ("dispatched", torch.tensor([2.0], dtype=torch.float64)),
+        ("relu", x),
+        ("relu", x.t()),
+        ("relu", torch.randn(0)),
+        ("made", x),
+        ("made", torch.randn(4)),
+        ("described", x),
+        ("described", x.t()),
+        ("described", torch.randn(2, 3, 4)[:, 1]),
+        ("dispatched", torch.tensor([2.0])),
+        ("dispatched", torch.tensor([2.0], dtype=torch.float64)),
         ("dispatched", torch.tensor([1])),
-        ("size_of", x, 1), ("size_of", x, -2), ("size_of", x, 5),
-        ("long_data", torch.tensor([7])), ("long_data", x),
+        ("size_of", x, 1),
+        ("size_of", x, -2),
+        ("size_of", x, 5),
+        ("long_data", torch.tensor([7])),
+        ("long_data", x),
     ]
     failures = 0
     for fn, *args in cases:
         lite_r, real_r = outcome(unit_lite, fn, *args), outcome(unit_real, fn, *args)
         if lite_r != real_r:
             failures += 1
-            print(f"{fn}{tuple(a.shape if isinstance(a, torch.Tensor) else a for a in args)}:\n"
-                  f"  lite: {lite_r}\n  real: {real_r}")
+            print(
+                f"{fn}{tuple(a.shape if isinstance(a, torch.Tensor) else a for a in args)}:\n"
+                f"  lite: {lite_r}\n  real: {real_r}"
+            )
+
     # Tensors copied and moved in the lite unit are released (no reference kept: 20 inputs of
     # 64 MiB would stay alive) and not released early (a crash).
     def resident_mib():
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
     unit_lite.made(torch.randn(2, 2))
     start = resident_mib()
     for _ in range(20):

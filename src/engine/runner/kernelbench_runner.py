@@ -28,6 +28,7 @@ with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.St
     import torch.nn.functional  # noqa: F401
     import torch.utils.cpp_extension
     from torch.utils._python_dispatch import TorchDispatchMode
+
     try:
         import torch._dynamo  # noqa: F401  (nn.Module's call imports it lazily in PyTorch 2.x)
     except ImportError:
@@ -37,18 +38,82 @@ COMMAND_FD, REPLY_FD, INPUTS_FD, STAGING_FD, SLOT_FD = 3, 4, 5, 6, 7
 OBJECT = "candidate.so"
 ANSWER = "answer.py"
 # kevin_abi.h's dtype numbering.
-DTYPES = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.float64, 4: torch.int8, 5: torch.uint8,
-          6: torch.int16, 7: torch.int32, 8: torch.int64, 9: torch.bool}
+DTYPES = {
+    0: torch.float32,
+    1: torch.float16,
+    2: torch.bfloat16,
+    3: torch.float64,
+    4: torch.int8,
+    5: torch.uint8,
+    6: torch.int16,
+    7: torch.int32,
+    8: torch.int64,
+    9: torch.bool,
+}
 # ATen operators an answer's forward may run (allocation, views, copies, descriptions). Any
 # other operator seen during a correctness call is PyTorch computing the answer.
-PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
-                "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "fill_", "zero_",
-                "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "contiguous", "clone", "copy_",
-                "_to_copy", "to", "detach", "alias", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze",
-                "select", "slice", "narrow", "flatten", "split", "chunk", "unbind", "resize_", "set_",
-                "_local_scalar_dense", "lift_fresh", "lift_fresh_copy", "view_as", "reshape_as", "expand_as",
-                "is_contiguous", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride",
-                "_has_compatible_shallow_copy_type", "is_same_size", "result_type", "_assert_tensor_metadata"}
+PLUMBING_OPS = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "full",
+    "full_like",
+    "new_empty",
+    "new_empty_strided",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+    "fill_",
+    "zero_",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "_reshape_alias",
+    "as_strided",
+    "contiguous",
+    "clone",
+    "copy_",
+    "_to_copy",
+    "to",
+    "detach",
+    "alias",
+    "t",
+    "transpose",
+    "permute",
+    "expand",
+    "squeeze",
+    "unsqueeze",
+    "select",
+    "slice",
+    "narrow",
+    "flatten",
+    "split",
+    "chunk",
+    "unbind",
+    "resize_",
+    "set_",
+    "_local_scalar_dense",
+    "lift_fresh",
+    "lift_fresh_copy",
+    "view_as",
+    "reshape_as",
+    "expand_as",
+    "is_contiguous",
+    "sym_size",
+    "sym_stride",
+    "sym_numel",
+    "sym_storage_offset",
+    "size",
+    "stride",
+    "_has_compatible_shallow_copy_type",
+    "is_same_size",
+    "result_type",
+    "_assert_tensor_metadata",
+}
 MASK64 = (1 << 64) - 1
 
 
@@ -62,17 +127,17 @@ class Fatal(Exception):
 
 # The judge's arithmetic (engine/harness_math.h), bit for bit.
 def poison_word(dtype, seed):
-    seed &= 0xffffffff
+    seed &= 0xFFFFFFFF
     if dtype == 0:
-        return 0x7fc00000 | (seed & 0x3fffff) | 1
+        return 0x7FC00000 | (seed & 0x3FFFFF) | 1
     if dtype == 1:
-        h = 0x7e00 | (seed & 0x1ff) | 1
+        h = 0x7E00 | (seed & 0x1FF) | 1
         return h | (h << 16)
     if dtype == 2:
-        h = 0x7fc0 | (seed & 0x3f) | 1
+        h = 0x7FC0 | (seed & 0x3F) | 1
         return h | (h << 16)
     if dtype == 3:
-        return 0x7ff80000 | (seed & 0x7ffff) | 1
+        return 0x7FF80000 | (seed & 0x7FFFF) | 1
     if dtype == 9:
         return (2 + seed % 250) * 0x01010101
     return seed | 0x80000001
@@ -103,13 +168,19 @@ def device_hash(buffer):
     total = 0
     chunk = 1 << 24
     for start in range(0, words, chunk):
-        w = buffer[start * 8:min(words, start + chunk) * 8].view(torch.int64)
-        x = w ^ (torch.arange(start, start + w.numel(), dtype=torch.int64, device=w.device) *
-                 signed64(0x9e3779b97f4a7c15)) ^ 0x6b657669
+        w = buffer[start * 8 : min(words, start + chunk) * 8].view(torch.int64)
+        x = (
+            w
+            ^ (
+                torch.arange(start, start + w.numel(), dtype=torch.int64, device=w.device)
+                * signed64(0x9E3779B97F4A7C15)
+            )
+            ^ 0x6B657669
+        )
         x = x ^ shifted(x, 30)
-        x = x * signed64(0xbf58476d1ce4e5b9)
+        x = x * signed64(0xBF58476D1CE4E5B9)
         x = x ^ shifted(x, 27)
-        x = x * signed64(0x94d049bb133111eb)
+        x = x * signed64(0x94D049BB133111EB)
         x = x ^ shifted(x, 31)
         total += int(x.sum().item())
     return total & MASK64
@@ -149,7 +220,10 @@ class OpLog:
         if not library:
             self.why_not = "kevin was built without libtorch"
         elif release(torch_version) != release(torch.__version__):
-            self.why_not = "kevin's libtorch is %s, this PyTorch %s" % (torch_version or "unknown", torch.__version__)
+            self.why_not = "kevin's libtorch is %s, this PyTorch %s" % (
+                torch_version or "unknown",
+                torch.__version__,
+            )
         else:
             lib = ctypes.CDLL(library)
             lib.kevin_op_log_end.restype = ctypes.c_size_t
@@ -193,8 +267,11 @@ class _Watch:
             self.mode.__exit__(kind, value, traceback_)
             computed = self.mode.compute
         if computed and kind is None:
-            raise Fatal("call", "pytorch_compute: PyTorch computed part of the answer (aten::%s); only the "
-                        "answer's own kernels may compute" % ", aten::".join(computed[:5]))
+            raise Fatal(
+                "call",
+                "pytorch_compute: PyTorch computed part of the answer (aten::%s); only the "
+                "answer's own kernels may compute" % ", aten::".join(computed[:5]),
+            )
         return False
 
 
@@ -206,10 +283,22 @@ class Support:
         self.lib.kevin_runner_hash.restype = ctypes.c_uint64
         self.lib.kevin_runner_hash.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.lib.kevin_runner_flush.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        self.lib.kevin_runner_close_doors.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
-                                                      ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
-                                                      ctypes.c_size_t]
-        self.lib.kevin_runner_allow_loading.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        self.lib.kevin_runner_close_doors.argtypes = [
+            ctypes.c_uint64,
+            ctypes.c_uint64,
+            ctypes.c_uint64,
+            ctypes.c_uint64,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ]
+        self.lib.kevin_runner_allow_loading.argtypes = [
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ]
         self.lib.kevin_runner_seal.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         self.lib.kevin_runner_preload.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         # With the GIL held: it adds an audit hook to this interpreter.
@@ -225,8 +314,15 @@ class Support:
 
     def close_doors(self, cpu_seconds, output_bytes, address_space, data):
         enforced = ctypes.create_string_buffer(512)
-        self.call(self.lib.kevin_runner_close_doors, cpu_seconds, output_bytes, address_space, data, enforced,
-                  len(enforced))
+        self.call(
+            self.lib.kevin_runner_close_doors,
+            cpu_seconds,
+            output_bytes,
+            address_space,
+            data,
+            enforced,
+            len(enforced),
+        )
         return [e for e in enforced.value.decode().split(",") if e]
 
     def host_hash(self, tensor):
@@ -260,7 +356,12 @@ def host_map(fd, size, writable):
     os.close(fd)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a read-only mapping: torch warns that it is not writable
-        return torch.frombuffer(m, dtype=torch.uint8, count=size) if size else torch.empty(0, dtype=torch.uint8), m
+        return (
+            torch.frombuffer(m, dtype=torch.uint8, count=size)
+            if size
+            else torch.empty(0, dtype=torch.uint8),
+            m,
+        )
 
 
 class Slot:
@@ -271,7 +372,7 @@ class Slot:
         self.offset, self.bytes = int(spec["offset"]), int(spec["bytes"])
 
     def view(self, base):
-        return base[self.offset:self.offset + self.bytes].view(self.dtype).view(self.shape)
+        return base[self.offset : self.offset + self.bytes].view(self.dtype).view(self.shape)
 
 
 class Runner:
@@ -282,7 +383,7 @@ class Runner:
         self.support = Support(support_path)
         self.model = None
         self.returned = []  # what the last call returned: poisoned before the next
-        self.pending = []   # (returned tensor, output slot) of the last call, until downloaded
+        self.pending = []  # (returned tensor, output slot) of the last call, until downloaded
 
     # setup: the device, the K correctness sets and the timing slot, staging; then the doors.
     def setup(self, cmd):
@@ -301,11 +402,13 @@ class Runner:
         for k in range(self.sets + 1):
             base = torch.zeros(self.set_bytes, dtype=torch.uint8, device=self.device)
             if k < self.sets:
-                base.copy_(inputs_host[k * self.set_bytes:(k + 1) * self.set_bytes])
+                base.copy_(inputs_host[k * self.set_bytes : (k + 1) * self.set_bytes])
             self.set_base.append(base)
         del inputs_host
         inputs_map.close()
-        self.out_base = torch.empty((self.out_bytes + 3) // 4 * 4, dtype=torch.uint8, device=self.device)
+        self.out_base = torch.empty(
+            (self.out_bytes + 3) // 4 * 4, dtype=torch.uint8, device=self.device
+        )
         self.staging, self.staging_map = host_map(STAGING_FD, self.out_bytes, True)
         self.slot_host, self.slot_map = host_map(SLOT_FD, self.set_bytes, True)
         if self.cuda:
@@ -318,9 +421,12 @@ class Runner:
             self.end_event = torch.cuda.Event(enable_timing=True)
             # PyTorch's caching allocator takes its device memory now, before the doors close:
             # the answer's allocations are then served from its cache, not by the driver.
-            reserve = torch.empty(4 * self.out_bytes + 2 * self.set_bytes + (64 << 20), dtype=torch.uint8,
-                                  device=self.device)
-            small = torch.empty(1024, dtype=torch.uint8, device=self.device)
+            reserve = torch.empty(  # noqa: F841  (held until the del below)
+                4 * self.out_bytes + 2 * self.set_bytes + (64 << 20),
+                dtype=torch.uint8,
+                device=self.device,
+            )
+            small = torch.empty(1024, dtype=torch.uint8, device=self.device)  # noqa: F841
             del reserve, small
             torch.cuda.synchronize()
         # Loaded while the filesystem is in view; it watches every call from C++.
@@ -333,15 +439,26 @@ class Runner:
             # not: what the runner holds now, the judge's sets and outputs, and the room
             # kevin-runner gives a CPU candidate. On the GPU the same cap leaves the answer
             # that room for host tensors of its own.
-            data = self.held_bytes() + (self.sets + 2) * self.set_bytes + 3 * self.out_bytes + (3 << 30)
-            self.enforced += self.support.close_doors(int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0, data)
+            data = (
+                self.held_bytes()
+                + (self.sets + 2) * self.set_bytes
+                + 3 * self.out_bytes
+                + (3 << 30)
+            )
+            self.enforced += self.support.close_doors(
+                int(cmd["cpu_seconds"]), int(cmd["output_limit"]), 0, data
+            )
         self.poison(cmd)
         skipped = [] if self.sandboxed else ["all confinement (--no-sandbox)"]
         if not self.op_log.watches_timed_calls():
             skipped.append("the operator log of timed calls (%s)" % self.op_log.why_not)
-        return {"ok": True, "device": torch.cuda.get_device_name(0) if self.cuda else "cpu",
-                "workspace_bytes": 0, "input_hashes": self.input_hashes(),
-                "sandbox": {"enforced": self.enforced, "skipped": skipped}}
+        return {
+            "ok": True,
+            "device": torch.cuda.get_device_name(0) if self.cuda else "cpu",
+            "workspace_bytes": 0,
+            "input_hashes": self.input_hashes(),
+            "sandbox": {"enforced": self.enforced, "skipped": skipped},
+        }
 
     @staticmethod
     def held_bytes():
@@ -379,7 +496,7 @@ class Runner:
         seed = int(cmd["next_poison"])
         for out in self.outputs:
             words = (out.bytes + 3) // 4
-            region = self.out_base[out.offset:out.offset + 4 * words].view(torch.int32)
+            region = self.out_base[out.offset : out.offset + 4 * words].view(torch.int32)
             region.fill_(signed32(poison_word(out.abi_dtype, seed)))
         for tensor, dtype in self.returned:
             # Memory the answer's outputs lay in goes back to PyTorch's allocator: poisoned, it
@@ -397,7 +514,9 @@ class Runner:
 
     def in_input_sets(self, tensor):
         at = tensor.data_ptr()
-        return any(base.data_ptr() <= at < base.data_ptr() + self.set_bytes for base in self.set_base)
+        return any(
+            base.data_ptr() <= at < base.data_ptr() + self.set_bytes for base in self.set_base
+        )
 
     # load: the answer's module, with load_inline served by the object kevin built. Nothing of
     # the answer runs before the strict allowlist is in force and the interpreter is guarded:
@@ -430,11 +549,16 @@ class Runner:
         # mapped already, so importing it opens nothing.
         def load_inline(name, *args, **kwargs):
             if name not in extensions:
-                raise RuntimeError("load_inline(%r): kevin built the answer's extensions %s" %
-                                   (name, ", ".join(map(repr, extensions))))
+                raise RuntimeError(
+                    "load_inline(%r): kevin built the answer's extensions %s"
+                    % (name, ", ".join(map(repr, extensions)))
+                )
             if name not in loaded:
                 spec = importlib.util.spec_from_file_location(
-                    name, object_path, loader=importlib.machinery.ExtensionFileLoader(name, object_path))
+                    name,
+                    object_path,
+                    loader=importlib.machinery.ExtensionFileLoader(name, object_path),
+                )
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 loaded[name] = module
@@ -471,7 +595,9 @@ class Runner:
         if not self.params:
             return []
         if not isinstance(model, torch.nn.Module):
-            raise Fatal("load", "ModelNew is not an nn.Module, so it cannot take the task's parameters")
+            raise Fatal(
+                "load", "ModelNew is not an nn.Module, so it cannot take the task's parameters"
+            )
         own = dict(model.named_parameters())
         own.update(dict(model.named_buffers()))
         want = [(name, self.inputs[i]) for name, i in self.params]
@@ -479,12 +605,17 @@ class Runner:
             return [(own[name], i) for name, i in self.params]
         ordered = list(model.state_dict().keys())
         tensors = [own[k] for k in ordered if k in own]
-        if len(tensors) == len(want) and all(list(t.shape) == slot.shape for t, (_, slot) in zip(tensors, want)):
+        if len(tensors) == len(want) and all(
+            list(t.shape) == slot.shape for t, (_, slot) in zip(tensors, want)
+        ):
             return [(t, i) for t, (_, i) in zip(tensors, self.params)]
         have = ", ".join("%s%s" % (k, list(own[k].shape)) for k in ordered if k in own) or "none"
         need = ", ".join("%s%s" % (n, s.shape) for n, s in want)
-        raise Fatal("load", "ModelNew's parameters and buffers (%s) do not match the task's (%s): kevin gives "
-                    "ModelNew the task's weights of each input set, by name or in order" % (have, need))
+        raise Fatal(
+            "load",
+            "ModelNew's parameters and buffers (%s) do not match the task's (%s): kevin gives "
+            "ModelNew the task's weights of each input set, by name or in order" % (have, need),
+        )
 
     def arguments(self, index):
         base = self.set_base[index]
@@ -498,7 +629,13 @@ class Runner:
                 args.append(next(tensors))
             else:
                 value, scalar_kind = next(scalars)
-                args.append(bool(value) if scalar_kind == "bool" else int(value) if scalar_kind == "int" else value)
+                args.append(
+                    bool(value)
+                    if scalar_kind == "bool"
+                    else int(value)
+                    if scalar_kind == "int"
+                    else value
+                )
         return args
 
     def forward(self, index, timed):
@@ -507,13 +644,28 @@ class Runner:
             result = self.model(*args)
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(outs) != len(self.outputs) or not all(isinstance(o, torch.Tensor) for o in outs):
-            raise Fatal("call", "ModelNew.forward returned %s; the task returns %d tensor(s)" % (
-                describe(result), len(self.outputs)))
+            raise Fatal(
+                "call",
+                "ModelNew.forward returned %s; the task returns %d tensor(s)"
+                % (describe(result), len(self.outputs)),
+            )
         for got, slot in zip(outs, self.outputs):
-            if got.dtype != slot.dtype or list(got.shape) != slot.shape or got.device != self.device:
-                raise Fatal("call", "ModelNew.forward returned %s %s on %s; the task returns %s %s" % (
-                    str(got.dtype).replace("torch.", ""), list(got.shape), got.device,
-                    str(slot.dtype).replace("torch.", ""), slot.shape))
+            if (
+                got.dtype != slot.dtype
+                or list(got.shape) != slot.shape
+                or got.device != self.device
+            ):
+                raise Fatal(
+                    "call",
+                    "ModelNew.forward returned %s %s on %s; the task returns %s %s"
+                    % (
+                        str(got.dtype).replace("torch.", ""),
+                        list(got.shape),
+                        got.device,
+                        str(slot.dtype).replace("torch.", ""),
+                        slot.shape,
+                    ),
+                )
             self.returned.append((got, got.dtype))
         self.pending = list(zip(outs, self.outputs))
 
@@ -542,11 +694,11 @@ class Runner:
         which is what calibration measures) straight into the judge's staging memory."""
         pending, self.pending = self.pending, []
         if not pending:
-            self.staging.copy_(self.out_base[:self.out_bytes])
+            self.staging.copy_(self.out_base[: self.out_bytes])
             return
         for got, slot in pending:
             flat = got.contiguous().reshape(-1).view(torch.uint8)
-            self.staging[slot.offset:slot.offset + slot.bytes].copy_(flat)
+            self.staging[slot.offset : slot.offset + slot.bytes].copy_(flat)
 
     def call(self, cmd):
         index = int(cmd["set"])
@@ -603,7 +755,12 @@ def short_traceback():
 
 
 def serve(runner):
-    handlers = {"setup": runner.setup, "load": runner.load, "call": runner.call, "time_call": runner.time_call}
+    handlers = {
+        "setup": runner.setup,
+        "load": runner.load,
+        "call": runner.call,
+        "time_call": runner.time_call,
+    }
     while True:
         try:
             cmd = read_frame()

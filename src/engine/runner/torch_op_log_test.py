@@ -21,7 +21,10 @@ def load():
         built = f.read().strip()
     release = re.compile(r"\d+\.\d+(\.\d+)?")  # as kernelbench_runner.py compares them
     if release.match(torch.__version__).group(0) != release.match(built).group(0):
-        return None, "PyTorch %s here, the library was built against %s" % (torch.__version__, built)
+        return None, "PyTorch %s here, the library was built against %s" % (
+            torch.__version__,
+            built,
+        )
     lib = ctypes.CDLL(LIBRARY)
     lib.kevin_op_log_end.restype = ctypes.c_size_t
     lib.kevin_op_log_end.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
@@ -32,6 +35,7 @@ def load():
 class OpLogTest(unittest.TestCase):
     def recorded(self, fn):
         import torch
+
         out = ctypes.create_string_buffer(256)
         with torch.no_grad():
             self.lib.kevin_op_log_begin()
@@ -41,6 +45,7 @@ class OpLogTest(unittest.TestCase):
 
     def test_computing_operators_are_named(self):
         import torch
+
         a, b = torch.randn(8, 8), torch.randn(8, 8)
         count, names = self.recorded(lambda: torch.mm(a, b).relu())
         self.assertGreaterEqual(count, 2)  # relu may dispatch its own parts
@@ -48,6 +53,7 @@ class OpLogTest(unittest.TestCase):
 
     def test_allocation_views_and_copies_are_plumbing(self):
         import torch
+
         x = torch.randn(4, 6)
 
         def plumbing():
@@ -61,6 +67,7 @@ class OpLogTest(unittest.TestCase):
 
     def test_an_indexing_is_computing(self):
         import torch
+
         y = torch.randn(5, 3)
         rows = torch.empty(5, dtype=torch.long)
         for i in range(5):
@@ -71,6 +78,7 @@ class OpLogTest(unittest.TestCase):
 
     def test_nothing_is_recorded_outside_begin_and_end(self):
         import torch
+
         a = torch.randn(8, 8)
         self.recorded(lambda: None)
         torch.mm(a, a)  # between two recordings
@@ -78,6 +86,7 @@ class OpLogTest(unittest.TestCase):
 
     def test_names_are_distinct_and_bounded(self):
         import torch
+
         a = torch.randn(4)
         count, names = self.recorded(lambda: [a.exp() for _ in range(50)])
         self.assertGreaterEqual(count, 50)
@@ -85,7 +94,8 @@ class OpLogTest(unittest.TestCase):
         self.assertEqual(len(names.split(",")), len(set(names.split(","))))
         out = ctypes.create_string_buffer(4)
         self.lib.kevin_op_log_begin()
-        a.exp(); a.sin()
+        a.exp()
+        a.sin()
         self.assertGreaterEqual(self.lib.kevin_op_log_end(out, len(out)), 2)
         self.assertEqual(out.value.decode(), "exp")  # cut to the buffer, NUL-terminated
 
