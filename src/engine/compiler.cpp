@@ -15,6 +15,7 @@
 
 #include "core/mutex.h"
 #include "engine/abi/kevin_abi.h"
+#include "engine/hack_rules.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -732,7 +733,7 @@ Result<CompileDriver::Run> CompileDriver::classify(const sys::CommandResult& r,
 namespace {
 
 Rejection preprocessed_too_large() {
-  return {"source_too_large",
+  return {rules::kSourceTooLarge,
           "the preprocessed candidate is larger than " + human_bytes(kMaxPreprocessedBytes)};
 }
 
@@ -758,7 +759,7 @@ Status CompileDriver::gate_object(const fs::path& work, BuildResult* result) con
   const fs::path object = work / kObjectName;
   std::error_code ec;
   if (fs::file_size(object, ec) > kMaxObjectBytes && !ec) {
-    result->rejection = Rejection{"static_storage_too_large",
+    result->rejection = Rejection{rules::kStaticStorageTooLarge,
                                   "the built kernel is larger than 256 MiB (large static data)"};
     return Status::ok();
   }
@@ -1009,7 +1010,7 @@ Result<std::vector<std::string>> CompileDriver::isolate_extensions(
     KEVIN_ASSIGN_OR_RETURN(std::string image, read_file(work / parts[i], kMaxObjectBytes));
     auto symbols = read_elf_relocatable_symbols(image);
     if (!symbols.is_ok()) {
-      result->rejection = Rejection{"import_not_allowed",
+      result->rejection = Rejection{rules::kImportNotAllowed,
                                     "the partially linked extension is "
                                     "unreadable: " +
                                         symbols.status().message()};

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "engine/hack_rules.h"
 #include "engine/tu_gate.h"
 
 namespace kevin::engine {
@@ -224,7 +225,7 @@ class SourceGate {
     if (token.text == "kevin_forward") saw_entry_point_ = true;
     if (token.text == "__has_include" || token.text == "__has_include_next" ||
         token.text == "__has_embed") {
-      return Rejection{"include_not_allowed",
+      return Rejection{rules::kIncludeNotAllowed,
                        std::string(token.text) + at_line(token.line) +
                            " probes the file system; include allowed headers only"};
     }
@@ -246,7 +247,7 @@ class SourceGate {
       return include(words, line);
     if (name == "pragma") return gate_detail::judge_pragma(words.subspan(1), line);
     if (name == "line" || tokens[0].kind == TokenKind::kNumber) {
-      return Rejection{"banned_construct",
+      return Rejection{rules::kBannedConstruct,
                        "#line directive" + at_line(line) + ": line directives are not allowed"};
     }
     return std::nullopt;
@@ -255,20 +256,21 @@ class SourceGate {
   std::optional<Rejection> include(std::span<const Token> words, size_t line) {
     const std::string_view name = words[0].text;
     if (name != "include") {
-      return Rejection{"include_not_allowed",
+      return Rejection{rules::kIncludeNotAllowed,
                        "#" + std::string(name) + at_line(line) + " is not allowed"};
     }
     const std::optional<std::string> header =
         words.size() > 1 ? header_name(words[1]) : std::nullopt;
     if (!header) {
-      return Rejection{"include_not_allowed",
+      return Rejection{rules::kIncludeNotAllowed,
                        "malformed or macro #include at line " + std::to_string(line)};
     }
     const auto& allowed = allowed_includes(backend_, profile_);
     if (std::find(allowed.begin(), allowed.end(), *header) == allowed.end()) {
-      return Rejection{"include_not_allowed", "#include <" + *header + ">" + at_line(line) +
-                                                  " is not on the list of allowed headers (" +
-                                                  allowed_includes_text(backend_, profile_) + ")"};
+      return Rejection{rules::kIncludeNotAllowed, "#include <" + *header + ">" + at_line(line) +
+                                                      " is not on the list of allowed headers (" +
+                                                      allowed_includes_text(backend_, profile_) +
+                                                      ")"};
     }
     return std::nullopt;
   }
@@ -296,22 +298,22 @@ class SourceGate {
 
 std::optional<Rejection> check_source(std::string_view source, Backend backend, Profile profile) {
   if (source.size() > kMaxSourceBytes) {
-    return Rejection{"source_too_large", "the source is " + std::to_string(source.size()) +
-                                             " bytes; the limit is 1 MiB"};
+    return Rejection{rules::kSourceTooLarge, "the source is " + std::to_string(source.size()) +
+                                                 " bytes; the limit is 1 MiB"};
   }
   if (!is_valid_utf8(source)) {
-    return Rejection{"source_not_utf8", "the source is not valid UTF-8 text"};
+    return Rejection{rules::kSourceNotUtf8, "the source is not valid UTF-8 text"};
   }
   if (source.find('\0') != std::string_view::npos) {
-    return Rejection{"source_not_utf8", "the source contains NUL bytes"};
+    return Rejection{rules::kSourceNotUtf8, "the source contains NUL bytes"};
   }
   const std::string normalised = normalise_directives(source);
   SourceGate gate(normalised, backend, profile);
   auto rejection = gate.run();
-  if (!gate.saw_token()) return Rejection{"source_empty", "the source contains no code"};
+  if (!gate.saw_token()) return Rejection{rules::kSourceEmpty, "the source contains no code"};
   if (rejection) return rejection;
   if (profile == Profile::kKevinAbi && !gate.saw_entry_point()) {
-    return Rejection{"missing_entry_point",
+    return Rejection{rules::kMissingEntryPoint,
                      "no definition of extern \"C\" int kevin_forward(const kevin_args*) found"};
   }
   return std::nullopt;

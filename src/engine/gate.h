@@ -1,8 +1,7 @@
 // gate.h — the source gates, each naming the rule that refused a candidate: check_source, a
 // cheap first line over the candidate's text, and check_translation_unit over what the
-// compiler sees (its preprocessor's output). Rules (the `rule` field):
-//   source_empty, source_not_utf8, source_too_large (> 1 MiB of text, > 128 MiB preprocessed),
-//   missing_entry_point, include_not_allowed, compiler_flag_override, banned_construct.
+// compiler sees (its preprocessor's output). Rules (the `rule` field): hack_rules.h's source
+// stage (source_too_large: > 1 MiB of text, > 128 MiB preprocessed).
 // Both gates lex the text (comments, strings, raw strings, digit separators), so nothing in
 // a comment or literal counts and nothing in code hides inside one.
 #pragma once

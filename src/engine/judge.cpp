@@ -27,6 +27,7 @@
 #include "engine/degenerate.h"
 #include "engine/elf.h"
 #include "engine/gate.h"
+#include "engine/hack_rules.h"
 #include "engine/judge_feedback.h"
 #include "engine/runner/exit_codes.h"
 #include "engine/runner/host_kernels.h"
@@ -355,7 +356,7 @@ Decision Evaluation::failed_call(const Json& body) {
   const std::string error = body.value("error", "unknown failure");
   constexpr std::string_view kComputed = "pytorch_compute: ";
   if (kernelbench() && error.rfind(kComputed, 0) == 0)
-    return rejected_when_run({"pytorch_compute", error.substr(kComputed.size())});
+    return rejected_when_run({rules::kPytorchCompute, error.substr(kComputed.size())});
   return runtime_error(error, printed());
 }
 
@@ -368,7 +369,7 @@ Decision Evaluation::lost(const Runner::Reply& reply, std::chrono::milliseconds 
     const size_t at = said.rfind("kevin-runner: ");
     said = at == std::string::npos ? "it reached into the interpreter" : said.substr(at + 14);
     while (!said.empty() && said.back() == '\n') said.pop_back();
-    return rejected_when_run({"introspection", said});
+    return rejected_when_run({rules::kIntrospection, said});
   }
   if (watch_) {
     if (auto used = watch_->exceeded()) {
@@ -853,9 +854,9 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
     const TimedCall& c = calls[i];
     if (c.event_ms > c.judge_ms + 0.05) {
       return rejected_when_timed(
-          {"timer_tampering", "timed run " + std::to_string(i + 1) + " reported " +
-                                  fmt_g(c.event_ms, 4) + " ms, longer than the " +
-                                  fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
+          {rules::kTimerTampering, "timed run " + std::to_string(i + 1) + " reported " +
+                                       fmt_g(c.event_ms, 4) + " ms, longer than the " +
+                                       fmt_g(c.judge_ms, 4) + " ms the judge waited for it"});
     }
   }
   const TimingStats t = charged_stats(calls);
@@ -864,7 +865,7 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
   result_->unaccounted_ms = excess.median_ms;
   if (excess.refused) {
     return rejected_when_timed(
-        {"off_stream_work",
+        {rules::kOffStreamWork,
          "each timed run took the judge " + fmt_f(excess.median_ms, 4) +
              " ms longer than the harness's overhead plus the " + fmt_f(excess.events_ms, 4) +
              " ms measured on the harness stream: all work must be enqueued on args->stream "
@@ -1100,10 +1101,10 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
     return p;
   }
   if (check.extensions.empty() || check.extensions.size() > kMaxExtensions) {
-    p.decided =
-        rejected({"extension_count", "an answer builds 1 to " + std::to_string(kMaxExtensions) +
-                                         " load_inline extensions; this one builds " +
-                                         std::to_string(check.extensions.size())});
+    p.decided = rejected({rules::kExtensionCount, "an answer builds 1 to " +
+                                                      std::to_string(kMaxExtensions) +
+                                                      " load_inline extensions; this one builds " +
+                                                      std::to_string(check.extensions.size())});
     return p;
   }
   std::vector<ExtensionUnits> extensions;

@@ -15,6 +15,8 @@
 #include <set>
 #include <span>
 
+#include "engine/hack_rules.h"
+
 namespace kevin::engine {
 namespace {
 
@@ -155,30 +157,30 @@ constexpr std::array<std::string_view, 10> kPythonIntrospection = {"PyEval_GetFr
 // fragments): threads, clocks, files, side streams, vendor libraries, global numeric switches,
 // the JIT, ATen's native implementations, and what would blind the runner's operator log.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 23> kTorchDenied = {
-    {{"St6thread", "threads"},
-     {"St6chrono", "timing_patch"},
-     {"St13basic_filebuf", "io_not_allowed"},
-     {"St14basic_ifstream", "io_not_allowed"},
-     {"St14basic_ofstream", "io_not_allowed"},
-     {"St13basic_fstream", "io_not_allowed"},
-     {"St10filesystem", "io_not_allowed"},
-     {"getStreamFromPool", "stream_injection"},
-     {"getStreamFromExternal", "stream_injection"},
-     {"setCurrentCUDAStream", "stream_injection"},
-     {"CUDAStreamGuard", "stream_injection"},
-     {"BlasHandle", "library_not_allowed"},
-     {"cublas", "library_not_allowed"},
-     {"cudnn", "library_not_allowed"},
-     {"13globalContext", "global_state"},
-     {"N5torch3jit", "torch_internals"},
+    {{"St6thread", rules::kThreads},
+     {"St6chrono", rules::kTimingPatch},
+     {"St13basic_filebuf", rules::kIoNotAllowed},
+     {"St14basic_ifstream", rules::kIoNotAllowed},
+     {"St14basic_ofstream", rules::kIoNotAllowed},
+     {"St13basic_fstream", rules::kIoNotAllowed},
+     {"St10filesystem", rules::kIoNotAllowed},
+     {"getStreamFromPool", rules::kStreamInjection},
+     {"getStreamFromExternal", rules::kStreamInjection},
+     {"setCurrentCUDAStream", rules::kStreamInjection},
+     {"CUDAStreamGuard", rules::kStreamInjection},
+     {"BlasHandle", rules::kLibraryNotAllowed},
+     {"cublas", rules::kLibraryNotAllowed},
+     {"cudnn", rules::kLibraryNotAllowed},
+     {"13globalContext", rules::kGlobalState},
+     {"N5torch3jit", rules::kTorchInternals},
      // The runner's operator log is a RecordFunction callback; its fallback a dispatch mode.
-     {"_ZN2at14removeCallback", "torch_internals"},
-     {"_ZN2at15disableCallback", "torch_internals"},
-     {"_ZN2at14clearCallbacks", "torch_internals"},
-     {"_ZN2at20clearGlobalCallbacks", "torch_internals"},
-     {"_ZN2at20enableRecordFunction", "torch_internals"},
-     {"TorchDispatchModeTLS", "torch_internals"},
-     {"N2at6native", "pytorch_compute"}}};
+     {"_ZN2at14removeCallback", rules::kTorchInternals},
+     {"_ZN2at15disableCallback", rules::kTorchInternals},
+     {"_ZN2at14clearCallbacks", rules::kTorchInternals},
+     {"_ZN2at20clearGlobalCallbacks", rules::kTorchInternals},
+     {"_ZN2at20enableRecordFunction", rules::kTorchInternals},
+     {"TorchDispatchModeTLS", rules::kTorchInternals},
+     {"N2at6native", rules::kPytorchCompute}}};
 
 // ATen operators (at::_ops::<name>) an extension may call: allocation, views, copies and
 // descriptions. Any other operator is PyTorch computing the answer.
@@ -266,17 +268,17 @@ std::optional<std::string> torch_import_refusal(const std::string& symbol) {
   if (symbol.rfind("Py", 0) == 0 || symbol.rfind("_Py", 0) == 0) {
     const std::string_view bare =
         symbol[0] == '_' ? std::string_view(symbol).substr(1) : std::string_view(symbol);
-    if (starts_with_any(bare, kPythonDenied)) return "dynamic_code";
-    if (starts_with_any(bare, kPythonIntrospection)) return "introspection";
+    if (starts_with_any(bare, kPythonDenied)) return rules::kDynamicCode;
+    if (starts_with_any(bare, kPythonIntrospection)) return rules::kIntrospection;
     return std::nullopt;
   }
-  if (symbol.rfind("_Z", 0) != 0) return "import_not_allowed";
+  if (symbol.rfind("_Z", 0) != 0) return rules::kImportNotAllowed;
   for (const auto& [fragment, rule] : kTorchDenied) {
     if (symbol.find(fragment) != std::string::npos) return std::string(rule);
   }
   const std::string_view op = aten_op(symbol);
   if (!op.empty() && kTorchPlumbingOps.find(op) == kTorchPlumbingOps.end())
-    return "pytorch_compute";
+    return rules::kPytorchCompute;
   return std::nullopt;
 }
 
@@ -308,16 +310,16 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
   for (const auto& name : symbols.imports) {
     if (import_allowed(name, backend, profile)) continue;
     if (torch) {
-      const std::string rule = torch_import_refusal(name).value_or("import_not_allowed");
+      const std::string rule = torch_import_refusal(name).value_or(rules::kImportNotAllowed);
       return Rejection{rule, "the built extension uses " + readable_symbol(name) +
                                  ", which KernelBench answers may not call (" +
-                                 (rule == "pytorch_compute"
+                                 (rule == rules::kPytorchCompute
                                       ? "PyTorch may allocate, view and copy tensors, not compute"
                                       : "no threads, clocks, files, side streams, vendor "
                                         "libraries, global switches or running Python") +
                                  ")"};
     }
-    return Rejection{"import_not_allowed",
+    return Rejection{rules::kImportNotAllowed,
                      "the built kernel uses " + readable_symbol(name) +
                          ", which candidates may not call (no allocation, threads, streams, "
                          "I/O, processes, timers or libraries)"};
@@ -327,23 +329,23 @@ std::optional<Rejection> check_symbols(const ElfSymbols& symbols, Backend backen
     // C-level name could shadow a library function.
     if (kLinkerExports.count(name) == 0 && name.rfind("_Z", 0) != 0 &&
         !(torch && name.rfind("PyInit_", 0) == 0)) {
-      return Rejection{"export_not_allowed",
+      return Rejection{rules::kExportNotAllowed,
                        "the candidate defines the global symbol '" + name +
                            "'; only kevin_forward may be exported (make helpers static)"};
     }
   }
   if (symbols.tls_bytes > 0 && !torch) {
     return Rejection{
-        "thread_local_storage",
+        rules::kThreadLocalStorage,
         "the candidate declares thread_local variables; state may not be kept between calls"};
   }
   if (symbols.writable_bytes > kMaxWritableStaticBytes) {
-    return Rejection{"static_storage_too_large", "writable static host storage of " +
-                                                     std::to_string(symbols.writable_bytes) +
-                                                     " bytes exceeds the 64 MiB limit"};
+    return Rejection{rules::kStaticStorageTooLarge, "writable static host storage of " +
+                                                        std::to_string(symbols.writable_bytes) +
+                                                        " bytes exceeds the 64 MiB limit"};
   }
   if (device_global_bytes > kMaxDeviceGlobalBytes) {
-    return Rejection{"static_storage_too_large",
+    return Rejection{rules::kStaticStorageTooLarge,
                      "__device__ global storage of " + std::to_string(device_global_bytes) +
                          " bytes exceeds the 1 MiB limit (use args->workspace for scratch space)"};
   }
@@ -432,18 +434,18 @@ std::optional<Rejection> check_sections(const ElfObject& object, Profile profile
     const bool torch_tls = profile == Profile::kTorchExtension &&
                            (section.name == ".tbss" || section.name == ".tdata");
     if (!section_allowed(section.name) && !torch_tls) {
-      return Rejection{"banned_construct",
+      return Rejection{rules::kBannedConstruct,
                        "the built object has a section '" + section.name +
                            "' that the compiler does not make by itself (section attributes "
                            "or assembler directives are not allowed)"};
     }
     const bool exec = (section.flags & SHF_EXECINSTR) != 0;
     if (exec && (section.flags & SHF_WRITE) != 0) {
-      return Rejection{"writable_code",
+      return Rejection{rules::kWritableCode,
                        "section '" + section.name + "' is both writable and executable"};
     }
     if (exec && !code_section(section.name)) {
-      return Rejection{"code_outside_text",
+      return Rejection{rules::kCodeOutsideText,
                        "section '" + section.name + "' is executable; only compiled code may be"};
     }
   }
@@ -460,7 +462,8 @@ std::optional<Rejection> check_executable_segment(const ElfObject& object,
     const bool overlaps =
         section.addr < segment.vaddr + segment.memsz && segment.vaddr < section.addr + section.size;
     if (overlaps && !code_section(section.name)) {
-      return Rejection{"code_outside_text", "section '" + section.name + "' is mapped executable"};
+      return Rejection{rules::kCodeOutsideText,
+                       "section '" + section.name + "' is mapped executable"};
     }
   }
   return std::nullopt;
@@ -473,18 +476,19 @@ std::optional<Rejection> check_segments(const ElfObject& object) {
     if (segment.type == PT_GNU_STACK) {
       stack_seen = true;
       if (exec)
-        return Rejection{"executable_stack", "the built object asks for an executable stack"};
+        return Rejection{rules::kExecutableStack, "the built object asks for an executable stack"};
     }
     if (segment.type != PT_LOAD || !exec) continue;
     if ((segment.flags & PF_W) != 0)
-      return Rejection{"writable_code", "the built object has a writable and executable segment"};
+      return Rejection{rules::kWritableCode,
+                       "the built object has a writable and executable segment"};
     if (auto r = check_executable_segment(object, segment)) return r;
   }
   if (!stack_seen)
-    return Rejection{"executable_stack",
+    return Rejection{rules::kExecutableStack,
                      "the built object has no PT_GNU_STACK (the stack would be executable)"};
   if (object.text_relocations)
-    return Rejection{"writable_code",
+    return Rejection{rules::kWritableCode,
                      "the built object has text relocations (code patched at load time)"};
   return std::nullopt;
 }
@@ -497,7 +501,7 @@ std::optional<Rejection> check_libraries(const ElfObject& object, Backend backen
                        std::any_of(kTorchLibraryPrefixes.begin(), kTorchLibraryPrefixes.end(),
                                    [&](std::string_view p) { return starts_with(library, p); });
     if (!contains(kSystemLibraries, library) && !cuda_runtime && !torch) {
-      return Rejection{"library_not_allowed",
+      return Rejection{rules::kLibraryNotAllowed,
                        "the built object needs '" + library +
                            "'; candidates link nothing but the "
                            "C/C++ runtime" +
@@ -505,18 +509,19 @@ std::optional<Rejection> check_libraries(const ElfObject& object, Backend backen
     }
   }
   if (!object.loader_directives.empty()) {
-    return Rejection{"library_not_allowed", "the built object carries " +
-                                                object.loader_directives.front() +
-                                                ", which changes what the loader loads"};
+    return Rejection{rules::kLibraryNotAllowed, "the built object carries " +
+                                                    object.loader_directives.front() +
+                                                    ", which changes what the loader loads"};
   }
   return std::nullopt;
 }
 
 std::optional<Rejection> check_ifuncs(const ElfObject& object) {
   if (object.ifuncs.empty()) return std::nullopt;
-  return Rejection{"indirect_function", "'" + object.ifuncs.front() +
-                                            "' is an indirect function (ifunc): its resolver would "
-                                            "run inside the loader"};
+  return Rejection{rules::kIndirectFunction,
+                   "'" + object.ifuncs.front() +
+                       "' is an indirect function (ifunc): its resolver would "
+                       "run inside the loader"};
 }
 
 // True if the loader may call the function `name` through `kind` on `backend`.
@@ -546,7 +551,7 @@ Rejection load_time_rejection(const ElfLoadTimeCall& call) {
       std::find_if(call.names.begin(), call.names.end(),
                    [](const std::string& n) { return starts_with(n, "_GLOBAL__"); });
   if (dynamic_init != call.names.end()) {
-    return Rejection{"load_time_code",
+    return Rejection{rules::kLoadTimeCode,
                      "a global or static object has a dynamic initialiser (a constructor, or a "
                      "value computed at run "
                      "time), which would run code when the kernel is loaded; avoid globals with "
@@ -554,10 +559,10 @@ Rejection load_time_rejection(const ElfLoadTimeCall& call) {
                      "them constexpr/constant-initialised, or keep them inside kevin_forward"};
   }
   if (!call.resolved || call.names.empty()) {
-    return Rejection{"load_time_code",
+    return Rejection{rules::kLoadTimeCode,
                      call.source + " makes the loader run code that is not a known function"};
   }
-  return Rejection{"load_time_code",
+  return Rejection{rules::kLoadTimeCode,
                    "'" + call.names.front() + "' (" + call.source +
                        ") would run when the kernel is loaded or unloaded; no code may run outside "
                        "kevin_forward (no constructor attributes or hand-made init entries)"};
@@ -572,11 +577,11 @@ std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend b
                                               Profile profile) {
   if (!object.has_symtab) {
     return Rejection{
-        "load_time_code",
+        rules::kLoadTimeCode,
         "the built object has no symbol table, so the code it runs at load time cannot be checked"};
   }
   if (object.unverified_relocations) {
-    return Rejection{"load_time_code",
+    return Rejection{rules::kLoadTimeCode,
                      "the built object uses relocation formats the gate does not follow"};
   }
   for (const auto& section : object.sections) {
@@ -585,7 +590,7 @@ std::optional<Rejection> check_load_time_code(const ElfObject& object, Backend b
     const bool fini_ok =
         section.name != ".fini" || crt_sized(object.fini_code, section.size, kCrtFiniBytes);
     if (!init_ok || !fini_ok) {
-      return Rejection{"load_time_code",
+      return Rejection{rules::kLoadTimeCode,
                        "code was added to " + section.name + ", which the loader runs by itself"};
     }
   }
@@ -622,7 +627,7 @@ std::optional<Rejection> check_object(std::string_view image, Backend backend,
                                       uint64_t device_global_bytes, Profile profile) {
   auto object = read_elf_object(image);
   if (!object.is_ok()) {
-    return Rejection{"import_not_allowed",
+    return Rejection{rules::kImportNotAllowed,
                      "the built object is unreadable: " + object.status().message()};
   }
   if (auto r = check_symbols(object->symbols, backend, device_global_bytes, profile)) return r;

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include "engine/hack_rules.h"
+
 namespace kevin::engine {
 namespace gate_detail {
 namespace {
@@ -241,18 +243,19 @@ std::optional<Rejection> judge_pragma(std::span<const Token> body, size_t line) 
   const std::string spelled =
       "#pragma " + std::string(first) + (second.empty() ? "" : " " + std::string(second));
   if (first == "weak" || first == "redefine_extname") {
-    return Rejection{"banned_construct", spelled + line_note(line) +
-                                             ": symbols may not be weakened or renamed by pragmas"};
+    return Rejection{
+        rules::kBannedConstruct,
+        spelled + line_note(line) + ": symbols may not be weakened or renamed by pragmas"};
   }
   if (first == "GCC" && (second == "system_header" || second == "dependency")) {
-    return Rejection{"banned_construct",
+    return Rejection{rules::kBannedConstruct,
                      spelled + line_note(line) + " is not allowed in a candidate"};
   }
   const bool flags = first == "clang" || first == "STDC" || first == "float_control" ||
                      first == "fp_contract" || first == "fenv_access" || first == "optimize" ||
                      (first == "GCC" && (second == "optimize" || second == "target"));
   if (flags) {
-    return Rejection{"compiler_flag_override",
+    return Rejection{rules::kCompilerFlagOverride,
                      spelled + line_note(line) +
                          ": compiler flags and floating-point semantics are fixed by the harness"};
   }
@@ -369,11 +372,11 @@ std::optional<Rejection> judge_attribute(std::string_view name, size_t line) {
       "fentry_section", "allocate",   "code_seg"};
   const std::string spelled = "attribute '" + std::string(name) + "'" + line_note(line);
   if (std::find(kFlags.begin(), kFlags.end(), name) != kFlags.end()) {
-    return Rejection{"compiler_flag_override",
+    return Rejection{rules::kCompilerFlagOverride,
                      spelled + ": compiler flags are fixed by the harness"};
   }
   if (std::find(kPlacement.begin(), kPlacement.end(), name) != kPlacement.end()) {
-    return Rejection{"banned_construct",
+    return Rejection{rules::kBannedConstruct,
                      spelled +
                          ": no code may run outside kevin_forward, and code and data "
                          "are placed and named by the compiler"};
@@ -403,9 +406,9 @@ std::optional<Rejection> ConstructScanner::end_asm_run(size_t line) {
   const auto directive = find_host_asm_directive(asm_run_);
   asm_run_.clear();
   if (!directive) return std::nullopt;
-  return Rejection{"banned_construct", "assembler directive '" + std::string(*directive) +
-                                           "' in inline assembly" + line_note(line) +
-                                           ": assembly may not read files or place code and data"};
+  return Rejection{rules::kBannedConstruct,
+                   "assembler directive '" + std::string(*directive) + "' in inline assembly" +
+                       line_note(line) + ": assembly may not read files or place code and data"};
 }
 
 std::optional<Rejection> ConstructScanner::feed(const Token& token, bool own, size_t line) {
@@ -487,13 +490,13 @@ std::optional<Rejection> ConstructScanner::on_word(const Token& token, bool own,
   } else if (word == "_Pragma" || word == "__pragma") {
     if (ban_pragma_operator_) {
       return Rejection{
-          "compiler_flag_override",
+          rules::kCompilerFlagOverride,
           "_Pragma" + line_note(line) + ": pragmas are not allowed through the operator form"};
     }
     pending_ = Pending::kPragmaKeyword;
   } else if (word == "asm" || word == "__asm__" || word == "__asm") {
     if (backend_ == Backend::kCpu) {
-      return Rejection{"banned_construct",
+      return Rejection{rules::kBannedConstruct,
                        "inline assembly" + line_note(line) + " is not allowed in CPU candidates"};
     }
     pending_ = Pending::kAsmKeyword;
@@ -624,8 +627,9 @@ std::optional<Linemarker> parse_linemarker(std::span<const Token> tokens, size_t
 }
 
 Rejection malformed_markers(const std::string& why) {
-  return Rejection{"banned_construct", "the preprocessed candidate has " + why +
-                                           " (#line and linemarker directives are not allowed)"};
+  return Rejection{rules::kBannedConstruct,
+                   "the preprocessed candidate has " + why +
+                       " (#line and linemarker directives are not allowed)"};
 }
 
 // Which file each line of the preprocessor's output came from, following its linemarkers,
@@ -678,7 +682,7 @@ class FileTracker {
  private:
   std::optional<Rejection> enter(const std::string& name) {
     const bool direct = stack_.back() == main_;
-    if (name == main_) return Rejection{"include_not_allowed", "the candidate includes itself"};
+    if (name == main_) return Rejection{rules::kIncludeNotAllowed, "the candidate includes itself"};
     if (stack_.size() >= kMaxIncludeDepth) return malformed_markers("includes nested too deeply");
     if (auto r = check_file(name, direct)) return r;
     stack_.push_back(name);
@@ -715,22 +719,22 @@ class FileTracker {
     if (is_pseudo_file(name) && !direct) return std::nullopt;
     const auto path = gate_detail::normalise_absolute_path(name);
     if (!path)
-      return Rejection{"include_not_allowed",
+      return Rejection{rules::kIncludeNotAllowed,
                        "the candidate pulls in '" + name + "', which is not a plain absolute path"};
     if (have_roots_) {
       const bool inside = std::any_of(roots_.begin(), roots_.end(),
                                       [&](const std::string& r) { return is_under(*path, r); });
       if (!inside)
-        return Rejection{"include_not_allowed",
+        return Rejection{rules::kIncludeNotAllowed,
                          "'" + *path + "' is outside the compiler's include directories"};
     } else if (!is_abi_header(*path)) {
       for (const auto root : kDeniedRoots) {
         if (is_under(*path, root))
-          return Rejection{"include_not_allowed", "the candidate pulls in '" + *path + "'"};
+          return Rejection{rules::kIncludeNotAllowed, "the candidate pulls in '" + *path + "'"};
       }
     }
     if (direct && !is_allowed_header_path(*path)) {
-      return Rejection{"include_not_allowed",
+      return Rejection{rules::kIncludeNotAllowed,
                        "#include of '" + *path + "' is not on the list of allowed headers"};
     }
     return std::nullopt;
@@ -816,9 +820,10 @@ class TranslationUnitGate {
 std::optional<Rejection> check_preprocessed(std::string_view text, Backend backend, Profile profile,
                                             const std::vector<std::string>* roots) {
   if (text.size() > kMaxPreprocessedBytes) {
-    return Rejection{"source_too_large", "the preprocessed candidate is " +
-                                             std::to_string(text.size()) + " bytes; the limit is " +
-                                             std::to_string(kMaxPreprocessedBytes >> 20) + " MiB"};
+    return Rejection{rules::kSourceTooLarge,
+                     "the preprocessed candidate is " + std::to_string(text.size()) +
+                         " bytes; the limit is " + std::to_string(kMaxPreprocessedBytes >> 20) +
+                         " MiB"};
   }
   return TranslationUnitGate(text, backend, profile, roots).run();
 }
