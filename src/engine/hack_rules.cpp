@@ -34,7 +34,8 @@ constexpr std::array kRules = {
              "current)"},
     HackRule{rules::kThreads, kAnswerCheck, "threads or processes started by an answer"},
     HackRule{rules::kGlobalState, kAnswerCheck,
-             "changing process-wide PyTorch or CUDA state (flags, the global context)"},
+             "changing process-wide PyTorch state (torch.set_*, seeds, torch.backends, the global "
+             "context)"},
     HackRule{rules::kTorchInternals, kAnswerCheck,
              "PyTorch's private names, its JIT, dispatch and profiler internals, and the runner's "
              "operator log"},
@@ -52,8 +53,9 @@ constexpr std::array kRules = {
              "load_inline options outside the allowed set (flags, include paths, libraries)"},
     HackRule{rules::kBuildArgumentsNotStatic, kAnswerCheck,
              "load_inline arguments the checker cannot read as literals"},
-    HackRule{rules::kMonkeypatch, kAnswerCheck,
-             "rebinding names of torch, the harness or the answer's own module"},
+    HackRule{
+        rules::kMonkeypatch, kAnswerCheck,
+        "assigning to attributes of torch, math, typing, Model, ModelNew or module-level objects"},
     HackRule{rules::kStateAcrossCalls, kAnswerCheck,
              "state kept from one forward call to the next (counters, caches)"},
     HackRule{rules::kOutputBufferReuse, kAnswerCheck,
@@ -61,7 +63,7 @@ constexpr std::array kRules = {
     HackRule{rules::kPartialFusion, kAnswerCheck,
              "only part of the operation in the custom kernel, the rest in PyTorch"},
     HackRule{rules::kNoCustomKernel, kAnswerCheck,
-             "an answer whose forward never calls its extension"},
+             "no extension built, one the forward never calls, or one built on every call"},
     HackRule{rules::kExtensionCount, kBuild, "more load_inline extensions than the build allows"},
     HackRule{rules::kCodeOutsideText, kObject, "executable code in a section other than .text"},
     HackRule{rules::kWritableCode, kObject,

@@ -65,6 +65,23 @@ TEST(HackRules, TheSandboxDocsTableIsTheList) {
     ADD_FAILURE() << "docs/sandbox.md documents " << name << ", which hack_rules.cpp lacks";
 }
 
+TEST(HackRules, TheKernelBenchDocsNameOnlyListedRules) {
+  const std::string docs = text_of(kRoot / "docs/kernelbench.md");
+  const size_t table = docs.find("| rule | what it refuses | fixture(s) |");
+  ASSERT_NE(table, std::string::npos) << "docs/kernelbench.md's checker table moved";
+  std::istringstream rows(docs.substr(table));
+  std::string row;
+  size_t named = 0;
+  while (std::getline(rows, row) && row.rfind("|", 0) == 0) {
+    const std::string first_cell = row.substr(0, row.find('|', 1));
+    for (const std::string& rule : captures(first_cell, std::regex("`([a-z0-9_]+)`"))) {
+      ++named;
+      EXPECT_NE(find_hack_rule(rule), nullptr) << "docs/kernelbench.md names " << rule;
+    }
+  }
+  EXPECT_GT(named, 20u);
+}
+
 TEST(HackRules, EveryRuleAFixtureExpectsIsListed) {
   const auto manifest = parse_json(text_of(kRoot / "tests/fixtures/kernels/manifest.json"));
   ASSERT_TRUE(manifest.is_ok()) << manifest.status().to_string();
