@@ -159,14 +159,7 @@ void add_generate_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_flag("--serve", a->serve, "serve POST /v1/chat/completions and GET /v1/models");
-  sub->add_option("--host", a->host,
-                  "address to listen on; anything but loopback needs --token-file")
-      ->capture_default_str();
-  sub->add_option("--port", a->port, "port (0: any free port, printed at start)")
-      ->check(CLI::Range(0, 65535))
-      ->capture_default_str();
-  sub->add_option("--token-file", a->token_file,
-                  "file holding the bearer token every route but /health requires");
+  add_listen_options(sub, &a->host, &a->port, &a->token_file);
   sub->add_option("--name", a->name, "model name served (default: the model folder's name)");
   sub->footer(
       "Examples:\n"

@@ -473,6 +473,18 @@ Result<std::unique_ptr<policy::Policy>> make_policy(const Json& p) {
 #endif
 }
 
+void add_listen_options(CLI::App* command, std::string* host, int* port, std::string* token_file) {
+  command
+      ->add_option("--host", *host,
+                   "address to listen on; anything but loopback needs --token-file")
+      ->capture_default_str();
+  command->add_option("--port", *port, "port (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  command->add_option("--token-file", *token_file,
+                      "file holding the bearer token every route but /health requires");
+}
+
 Result<std::string> read_token_file(const std::string& file) {
   if (file.empty()) return std::string();
   KEVIN_ASSIGN_OR_RETURN(std::string text, read_file(file));

@@ -118,6 +118,10 @@ Result<Json> policy_spec_json(const std::string& spec, const std::string& backen
 // errors are the policy's; kFailedPrecondition where this build lacks libtorch or libcurl.
 Result<std::unique_ptr<policy::Policy>> make_policy(const Json& spec);
 
+// --host, --port and --token-file of a command that serves (kevin serve, kevin generate --serve);
+// the defaults are the fields' values.
+void add_listen_options(CLI::App* command, std::string* host, int* port, std::string* token_file);
+
 // The bearer token in `file` (surrounding whitespace dropped); "" when `file` is "". Errors:
 // the file's, or kInvalidArgument for an empty file.
 Result<std::string> read_token_file(const std::string& file);

@@ -100,14 +100,7 @@ void add_serve_command(CLI::App& app, Action& action) {
                                      "HTTP /reset /step /state /schema /metadata /health), "
                                      "KernelGYM's REST API (/evaluate, /evaluate/batch, "
                                      "/status/ID, /results/ID) and Prometheus /metrics");
-  sub->add_option("--host", a->host,
-                  "address to listen on; anything but loopback needs --token-file")
-      ->capture_default_str();
-  sub->add_option("--port", a->port, "port (0: any free port, printed at start)")
-      ->check(CLI::Range(0, 65535))
-      ->capture_default_str();
-  sub->add_option("--token-file", a->token_file,
-                  "file holding the bearer token every route but /health requires");
+  add_listen_options(sub, &a->host, &a->port, &a->token_file);
   sub->add_option(
       "--tasks", a->tasks,
       "tasks served: suite names, task ids, .py files or folders (default: every shipped task)");
