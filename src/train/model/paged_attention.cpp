@@ -10,8 +10,9 @@
 namespace kevin::train {
 namespace {
 
-// Keys per partition of the kernel's split over the sequence.
-constexpr int64_t kPartitionTokens = 512;
+// Keys per partition of the kernel's split over the sequence: short enough that a batch of short
+// contexts still spreads over many blocks.
+constexpr int64_t kPartitionTokens = 128;
 
 #if KEVIN_TRAIN_CUDA_KERNELS
 

@@ -25,21 +25,35 @@ int value_slices(int64_t dim) {
   return kThreads / static_cast<int>(dim / kPerVector<T>);
 }
 
+// Loads issued together before their arithmetic: one chain of memory latency per kInFlight
+// loads rather than per load (the loops below would otherwise wait on each in turn).
+constexpr int kInFlight = 4;
+
 // Every query head's q · k over `dim` elements for one key row, read once in 16-byte vectors
 // (the launcher checks the alignment); q is in shared memory, groups x dim.
 template <typename T>
 __device__ __forceinline__ void dot_rows(const float* q, const T* k, int dim, int groups,
                                          float* sums) {
   constexpr int kWidth = kPerVector<T>;
-  for (int d = 0; d < dim; d += kWidth) {
-    const uint4 chunk = *reinterpret_cast<const uint4*>(k + d);
-    const T* elements = reinterpret_cast<const T*>(&chunk);
+  for (int base = 0; base < dim; base += kInFlight * kWidth) {
+    uint4 chunks[kInFlight];
 #pragma unroll
-    for (int e = 0; e < kWidth; ++e) {
-      const float key = to_float(elements[e]);
+    for (int j = 0; j < kInFlight; ++j) {
+      if (base + j * kWidth < dim)
+        chunks[j] = *reinterpret_cast<const uint4*>(k + base + j * kWidth);
+    }
 #pragma unroll
-      for (int g = 0; g < kMaxQueryGroups; ++g) {
-        if (g < groups) sums[g] += q[g * dim + d + e] * key;
+    for (int j = 0; j < kInFlight; ++j) {
+      const int d = base + j * kWidth;
+      if (d >= dim) break;
+      const T* elements = reinterpret_cast<const T*>(&chunks[j]);
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) {
+        const float key = to_float(elements[e]);
+#pragma unroll
+        for (int g = 0; g < kMaxQueryGroups; ++g) {
+          if (g < groups) sums[g] += q[g * dim + d + e] * key;
+        }
       }
     }
   }
@@ -117,16 +131,28 @@ __global__ void __launch_bounds__(kThreads)
   if (slice < slices) {
     float acc[kMaxQueryGroups][kWidth] = {};
     const int64_t column = kv * shape.dim + vector_lane * kWidth;
-    for (int64_t t = slice; t < count; t += slices) {
-      const uint4 chunk = *reinterpret_cast<const uint4*>(
-          v_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + column);
-      const T* elements = reinterpret_cast<const T*>(&chunk);
+    for (int64_t first = slice; first < count; first += kInFlight * slices) {
+      uint4 chunks[kInFlight];
 #pragma unroll
-      for (int g = 0; g < kMaxQueryGroups; ++g) {
-        if (g >= groups) break;
-        const float weight = scores[g * shape.partition_size + t];
+      for (int j = 0; j < kInFlight; ++j) {
+        const int64_t t = first + j * slices;
+        if (t < count) {
+          chunks[j] = *reinterpret_cast<const uint4*>(
+              v_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + column);
+        }
+      }
 #pragma unroll
-        for (int e = 0; e < kWidth; ++e) acc[g][e] += weight * to_float(elements[e]);
+      for (int j = 0; j < kInFlight; ++j) {
+        const int64_t t = first + j * slices;
+        if (t >= count) break;
+        const T* elements = reinterpret_cast<const T*>(&chunks[j]);
+#pragma unroll
+        for (int g = 0; g < kMaxQueryGroups; ++g) {
+          if (g >= groups) break;
+          const float weight = scores[g * shape.partition_size + t];
+#pragma unroll
+          for (int e = 0; e < kWidth; ++e) acc[g][e] += weight * to_float(elements[e]);
+        }
       }
     }
 #pragma unroll

@@ -29,7 +29,7 @@ struct PagedGenerator::Sequence {
 // A captured decode step over `rows` sequences (padded rows read and write the scratch page)
 // and the static tensors it reads and writes: copied into before each replay, read after.
 struct PagedGenerator::DecodeGraph {
-  int64_t rows = 0;
+  int64_t rows = 0, width = 0;  // sequences, and block-table pages per sequence
   double temperature = 0, top_p = 1;
   torch::Tensor tokens, positions, slots, table, lengths;  // inputs
   torch::Tensor next, logprobs;                            // outputs
@@ -467,19 +467,26 @@ std::pair<torch::Tensor, torch::Tensor> PagedGenerator::eager_step(const ChunkIn
 PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest,
                                                        const SamplingParams& params) {
   const int64_t page = pool_.shape().page_size;
-  const int64_t width = (options_.graph_context + page - 1) / page;
-  if (!options_.cuda_graphs || !device_.is_cuda() || widest > width) return nullptr;
+  const int64_t most = (options_.graph_context + page - 1) / page;
+  if (!options_.cuda_graphs || !device_.is_cuda() || widest > most) return nullptr;
+  // Buckets: rows in powers of two up to max_batch; pages in powers of two from 1024 tokens' up
+  // to graph_context's, so the attention launched sizes its split for the context at hand.
   int64_t rows = 1;
   while (rows < n) rows *= 2;
   rows = std::max(n, std::min(rows, options_.max_batch));
+  constexpr int64_t kSmallestContext = 1024;  // tokens
+  int64_t width = std::min(most, (kSmallestContext + page - 1) / page);
+  while (width < widest) width = std::min(most, width * 2);
   for (const auto& g : graphs_) {
-    if (g->rows == rows && g->temperature == params.temperature && g->top_p == params.top_p) {
+    if (g->rows == rows && g->width == width && g->temperature == params.temperature &&
+        g->top_p == params.top_p) {
       return g.get();
     }
   }
   if (!ensure_scratch()) return nullptr;
   auto g = std::make_unique<DecodeGraph>();
   g->rows = rows;
+  g->width = width;
   g->temperature = params.temperature;
   g->top_p = params.top_p;
   const auto longs = torch::TensorOptions(device_).dtype(torch::kLong);
@@ -503,7 +510,13 @@ PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest
   {
     const c10::cuda::CUDAStreamGuard on_side(side);
     step();  // lazy initialisation (cuBLAS handles, workspaces) stays out of the graph
-    g->graph.capture_begin();
+    // One memory pool for every graph: they replay one at a time, and each one's outputs are
+    // copied out before the next replays.
+    if (graphs_.empty()) {
+      g->graph.capture_begin();
+    } else {
+      g->graph.capture_begin(graphs_.front()->graph.pool());
+    }
     std::tie(g->next, g->logprobs) = step();
     g->graph.capture_end();
   }
