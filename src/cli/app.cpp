@@ -14,6 +14,13 @@
 
 namespace kevin::cli {
 
+int report_failure(std::ostream& err, std::string_view command, const Status& status) {
+  err << "kevin " << command << ": " << status.message() << "\n";
+  const bool usage =
+      status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound;
+  return usage ? kExitUsage : kExitFailure;
+}
+
 void add_unavailable_command(CLI::App& app, Action& action, const char* name,
                              const char* description, const char* when) {
   CLI::App* sub = app.add_subcommand(name, std::string(description) + " (not available yet)");

@@ -5,6 +5,9 @@
 
 #include <functional>
 #include <iosfwd>
+#include <string_view>
+
+#include "core/status.h"
 
 namespace CLI {
 class App;
@@ -32,6 +35,10 @@ void add_generate_command(CLI::App& app, Action& action);
 void add_worker_command(CLI::App& app, Action& action);
 void add_tasks_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
+
+// Writes "kevin <command>: <message>" to `err` and returns the exit code: kExitUsage where the
+// caller got something wrong (kInvalidArgument, kNotFound), kExitFailure otherwise.
+int report_failure(std::ostream& err, std::string_view command, const Status& status);
 
 // Registers a subcommand whose job has not landed yet: it accepts any arguments and fails
 // with "kevin <name>: not available yet (<when>)".

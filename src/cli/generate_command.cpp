@@ -27,18 +27,13 @@ struct GenerateArgs {
   bool open_think = false, serve = false, show_reasoning = false;
 };
 
-int fail(std::ostream& err, const Status& s) {
-  err << "kevin generate: " << s.message() << "\n";
-  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
-             ? kExitUsage
-             : kExitFailure;
-}
+int fail(std::ostream& err, const Status& s) { return report_failure(err, "generate", s); }
 
 // The name /v1/models lists: --name, else the model folder's (or script's) name.
 std::string served_name(const GenerateArgs& a) {
   if (!a.name.empty()) return a.name;
   const std::filesystem::path target = a.policy.substr(a.policy.find(':') + 1);
-  const std::string stem = std::filesystem::path(target).filename().string();
+  const std::string stem = target.filename().string();
   return stem.empty() ? target.parent_path().filename().string() : stem;
 }
 
@@ -67,45 +62,33 @@ int generate_once(const GenerateArgs& a, policy::Policy* policy, std::ostream& o
   return kExitOk;
 }
 
-// Checked before the model loads (minutes at 32B): a bad token file or an open host without one.
-Status check_serving(const GenerateArgs& a) {
 #if defined(KEVIN_HAVE_SERVER)
-  KEVIN_ASSIGN_OR_RETURN(const std::string token, read_token_file(a.token_file));
-  if (!server::is_loopback_host(a.host) && token.empty())
-    return invalid_argument("--host " + a.host +
-                            " is reachable from other machines: give --token-file");
-  return Status::ok();
-#else
-  (void)a;
-  return failed_precondition(
-      "this kevin was built without Boost headers: no --serve (`make build` in kevin's source "
-      "folder installs libboost-dev and rebuilds)");
-#endif
+// The bearer token, read before the model loads (minutes at 32B), so that a bad token file or an
+// open host without one is refused at once.
+Result<std::string> serving_token(const GenerateArgs& a) {
+  KEVIN_ASSIGN_OR_RETURN(std::string token, read_token_file(a.token_file));
+  KEVIN_RETURN_IF_ERROR(server::check_exposure(a.host, token));
+  return token;
 }
 
-int serve(const GenerateArgs& a, policy::Policy* policy, std::ostream& out, std::ostream& err) {
-#if defined(KEVIN_HAVE_SERVER)
-  auto token = read_token_file(a.token_file);
-  if (!token.is_ok()) return fail(err, token.status());
+int serve(const GenerateArgs& a, const std::string& token, policy::Policy* policy,
+          std::ostream& out, std::ostream& err) {
   server::OpenAiRoutes routes(policy, {served_name(a), a.max_tokens, a.max_batch});
   server::ServerOptions options;
   options.host = a.host;
   options.port = static_cast<uint16_t>(a.port);
-  options.token = *token;
+  options.token = token;
   auto srv = server::Server::create(&routes, options);
   if (!srv.is_ok()) return fail(err, srv.status());
   out << "kevin generate: serving " << served_name(a) << " (" << policy->name() << ") at http://"
       << a.host << ":" << (*srv)->port() << "/v1 (POST /v1/chat/completions"
-      << (token->empty() ? "" : ", bearer token required") << ")" << std::endl;
+      << (token.empty() ? "" : ", bearer token required") << ")" << std::endl;
   const Status ran = (*srv)->run(/*handle_signals=*/true);
   if (!ran.is_ok()) return fail(err, ran);
   out << "kevin generate: stopped after " << routes.completions() << " completions" << std::endl;
   return kExitOk;
-#else
-  (void)policy, (void)out;
-  return fail(err, check_serving(a));
-#endif
 }
+#endif
 
 int generate(const GenerateArgs& a, std::ostream& out, std::ostream& err) {
   auto spec = policy_spec_json(a.policy, a.backend, a.open_think);
@@ -113,14 +96,27 @@ int generate(const GenerateArgs& a, std::ostream& out, std::ostream& err) {
   (*spec)["max_batch"] = a.max_batch;
   if (!a.serve && a.prompt.empty())
     return fail(err, invalid_argument("give --prompt TEXT (or - for stdin), or --serve"));
+#if defined(KEVIN_HAVE_SERVER)
+  std::string token;
   if (a.serve) {
-    const Status servable = check_serving(a);
-    if (!servable.is_ok()) return fail(err, servable);
+    auto checked = serving_token(a);
+    if (!checked.is_ok()) return fail(err, checked.status());
+    token = std::move(checked).value();
   }
+#else
+  if (a.serve) {
+    return fail(err, failed_precondition(
+                         "this kevin was built without Boost headers: no --serve (`make build` "
+                         "in kevin's source folder installs libboost-dev and rebuilds)"));
+  }
+#endif
   err << "kevin generate: loading " << a.policy << "..." << std::endl;
   auto policy = make_policy(*spec);
   if (!policy.is_ok()) return fail(err, policy.status());
-  return a.serve ? serve(a, policy->get(), out, err) : generate_once(a, policy->get(), out, err);
+#if defined(KEVIN_HAVE_SERVER)
+  if (a.serve) return serve(a, token, policy->get(), out, err);
+#endif
+  return generate_once(a, policy->get(), out, err);
 }
 
 }  // namespace

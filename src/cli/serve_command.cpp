@@ -27,12 +27,7 @@ struct ServeArgs {
 };
 
 int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
-  auto fail = [&](const Status& s) {
-    err << "kevin serve: " << s.message() << "\n";
-    return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
-               ? kExitUsage
-               : kExitFailure;
-  };
+  auto fail = [&](const Status& s) { return report_failure(err, "serve", s); };
   auto token = read_token_file(a.token_file);
   if (!token.is_ok()) return fail(token.status());
   const std::vector<std::string> specs =
@@ -53,11 +48,9 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
                                      {"queue_worker_wait_s", a.queue_worker_wait_s},
                                      {"format", a.format}});
   if (!engine.is_ok()) return fail(engine.status());
-  // Before binding: a bad host or a missing token is reported without starting the engine.
-  if (!server::is_loopback_host(a.host) && token->empty()) {
-    return fail(invalid_argument("--host " + a.host +
-                                 " is reachable from other machines: give --token-file"));
-  }
+  // Before the engine starts: an open host without a token is refused in one line.
+  if (const Status exposed = server::check_exposure(a.host, *token); !exposed.is_ok())
+    return fail(exposed);
   auto evaluator = make_evaluator(*engine);
   if (!evaluator.is_ok()) return fail(evaluator.status());
   server::ServiceOptions service_options;

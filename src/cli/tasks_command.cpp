@@ -59,10 +59,7 @@ Result<std::vector<tasks::TaskInfo>> selected(const TasksArgs& a,
 }
 
 int fail(std::ostream& err, const char* what, const Status& s) {
-  err << "kevin tasks " << what << ": " << s.message() << "\n";
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument
-             ? kExitUsage
-             : kExitFailure;
+  return report_failure(err, std::string("tasks ") + what, s);
 }
 
 int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {

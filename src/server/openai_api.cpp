@@ -188,8 +188,7 @@ HttpReply OpenAiRoutes::error(unsigned status, const std::string& message) const
 
 SocketOpening OpenAiRoutes::open_socket() {
   return SocketReply{
-      dump_json(openai_error(404, "no WebSocket API here: POST " + std::string(kChatPath)).body),
-      true};
+      openai_error(404, "no WebSocket API here: POST " + std::string(kChatPath)).body, true};
 }
 
 HttpReply OpenAiRoutes::models() const {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/mutex.h"
-#include "server/server.h"
+#include "server/server_test_support.h"
 
 #if defined(KEVIN_HAVE_CURL)
 #include "policy/openai_client.h"
@@ -228,7 +228,9 @@ TEST_F(OpenAiRoutesTest, RoutesModelsHealthAndShutdown) {
   EXPECT_EQ(routes_.handle("GET", "/v1/chat/completions", "", {}).status, 405u);
   EXPECT_EQ(routes_.handle("GET", "/v1/embeddings", "", {}).status, 404u);
   EXPECT_EQ(body(routes_.error(401, "no"))["error"]["type"], "authentication_error");
-  EXPECT_TRUE(std::holds_alternative<SocketReply>(routes_.open_socket()));
+  const SocketOpening socket = routes_.open_socket();
+  ASSERT_TRUE(std::holds_alternative<SocketReply>(socket));
+  EXPECT_EQ(parse_json(std::get<SocketReply>(socket).text)->at("error")["type"], "not_found_error");
   routes_.begin_shutdown();
   EXPECT_EQ(chat(hello()).status, 503u);
   EXPECT_EQ(body(routes_.handle("GET", "/health", "", {}))["status"], "stopping");
@@ -241,16 +243,10 @@ class OpenAiServerTest : public OpenAiRoutesTest {
  protected:
   void SetUp() override {
     ServerOptions so;
-    so.port = 0;
     so.token = "s3cret";
-    auto s = Server::create(&routes_, so);
+    auto s = LoopbackServer::start(&routes_, so);
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(s).value();
-    thread_ = std::thread([this] { ran_ = server_->run(false); });
-  }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
   }
   std::unique_ptr<policy::OpenAIClient> client(const std::string& key) {
     ::setenv("KEVIN_OPENAI_API_TEST_KEY", key.c_str(), 1);
@@ -262,9 +258,7 @@ class OpenAiServerTest : public OpenAiRoutesTest {
     return std::make_unique<policy::OpenAIClient>(c);
   }
 
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
-  Status ran_;
+  std::unique_ptr<LoopbackServer> server_;
 };
 
 TEST_F(OpenAiServerTest, KevinsClientGetsTheAnswerWithTheToken) {

@@ -40,6 +40,13 @@ bool is_loopback_host(const std::string& host) {
   return !ec && address.is_loopback();
 }
 
+Status check_exposure(const std::string& host, const std::string& token) {
+  if (is_loopback_host(host) || !token.empty()) return Status::ok();
+  return invalid_argument("--host " + host +
+                          " is reachable from other machines: give --token-file with a bearer "
+                          "token");
+}
+
 // A live connection the server can close at shutdown.
 class Closable {
  public:
@@ -508,11 +515,7 @@ class Server::Impl {
 };
 
 Result<std::unique_ptr<Server>> Server::create(FrontEnd* front_end, ServerOptions options) {
-  if (!is_loopback_host(options.host) && options.token.empty()) {
-    return invalid_argument(
-        "--host " + options.host +
-        " is reachable from other machines: give --token-file with a bearer token");
-  }
+  KEVIN_RETURN_IF_ERROR(check_exposure(options.host, options.token));
   if (options.max_buffered_body_bytes > 0 &&
       options.max_buffered_body_bytes < options.max_body_bytes) {
     return invalid_argument(

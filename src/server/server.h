@@ -35,6 +35,10 @@ struct ServerOptions {
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback_host(const std::string& host);
+// A server other machines can reach must ask for a bearer token: kInvalidArgument for a host
+// that is not loopback with an empty `token`, ok otherwise. Server::create checks it; commands
+// check it before they start what they serve.
+Status check_exposure(const std::string& host, const std::string& token);
 
 class Server {
  public:

@@ -18,6 +18,7 @@
 #include "env/fake_evaluator.h"
 #include "server/routes.h"
 #include "server/server.h"
+#include "server/server_test_support.h"
 #include "sys/tempdir.h"
 
 namespace kevin::server {
@@ -87,16 +88,10 @@ class NetTest : public ::testing::Test {
     service_ = std::make_unique<EnvService>(&evaluator_, *tasks, o);
     gym_ = std::make_unique<KernelGymApi>(service_.get());
     routes_ = std::make_unique<EnvRoutes>(service_.get(), gym_.get());
-    so.port = 0;
     authorization_ = so.token.empty() ? "" : "Bearer " + so.token;
-    auto s = Server::create(routes_.get(), so);
+    auto s = LoopbackServer::start(routes_.get(), so);
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(s).value();
-    thread_ = std::thread([this] { ran_ = server_->run(false); });
-  }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
   }
 
   // A connected WebSocket client on /ws.
@@ -178,9 +173,7 @@ class NetTest : public ::testing::Test {
   std::unique_ptr<EnvService> service_;
   std::unique_ptr<KernelGymApi> gym_;
   std::unique_ptr<EnvRoutes> routes_;
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
-  Status ran_;
+  std::unique_ptr<LoopbackServer> server_;
   std::string authorization_;  // for the helpers' own requests
   net::io_context ioc_;
 };
@@ -457,8 +450,8 @@ TEST_F(NetTest, StoppingAnswersTheEvaluationInFlightThenCloses) {
   beast::error_code ec;
   ws->read(buffer, ec);
   EXPECT_TRUE(ec) << "the connection stayed open";
-  thread_.join();
-  EXPECT_TRUE(ran_.is_ok()) << ran_.to_string();
+  const Status ran = server_->finish();
+  EXPECT_TRUE(ran.is_ok()) << ran.to_string();
 }
 
 }  // namespace

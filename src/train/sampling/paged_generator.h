@@ -48,8 +48,8 @@ struct PagedGeneratorOptions {
   // Decode steps replayed as CUDA graphs, one per batch-size bucket (powers of two up to
   // max_batch), context bucket (powers of two from 1024 tokens) and sampling setting, all in
   // one memory pool, for sequences of up to graph_context tokens (longer ones decode without a
-  // graph). Only on CUDA; ignored elsewhere. The step runs with autocast off
-  // in the cache's dtype, so a caller's autocast scope does not stop the capture.
+  // graph). Only on CUDA; ignored elsewhere. The step runs with autocast off in the cache's
+  // dtype, so a caller's autocast scope does not stop the capture.
   bool cuda_graphs = true;
   int64_t graph_context = 32768;
   // The decode step's weights (decode_model.h): true, fused copies in the cache's dtype; false,
