@@ -198,6 +198,22 @@ class MemoryWatch {
 };
 
 // One timed call as the runner and the judge saw it.
+// The device gate as one step of an evaluation holds it: shared with other evaluations, or
+// alone (`alone`: the timing phase, or an evaluation retried with the device to itself). The
+// time spent waiting for it is added to *waited_ms: where an evaluation waits is reported.
+class GateHold {
+ public:
+  GateHold(DeviceGate* gate, bool alone, double* waited_ms)
+      : start_(Clock::now()), shared_(alone ? nullptr : gate), alone_(alone ? gate : nullptr) {
+    *waited_ms += ms_since(start_);
+  }
+
+ private:
+  Clock::time_point start_;
+  SharedDeviceLock shared_;
+  ExclusiveDeviceLock alone_;
+};
+
 struct TimedCall {
   double event_ms;  // the runner's measurement (the candidate can rewrite it)
   double judge_ms;  // the judge's wall clock: command sent to reply read
@@ -470,8 +486,7 @@ Status Evaluation::start(const fs::path& object) {
   }
   Runner::Reply ready;
   {
-    SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
-    ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
+    const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
     KEVIN_ASSIGN_OR_RETURN(ready, ask(setup, config_.init_timeout));
   }
   // No candidate code has run yet: whatever went wrong is the harness's (or the GPU's).
@@ -529,8 +544,7 @@ Result<double> Evaluation::calibrate() {
   // costs the judge's clock beyond the event window (fills, flush, uploads, copies,
   // messages). They share the GPU with other evaluations' correctness runs, which only ever
   // add time: the low quantile is the overhead the exclusive timing phase will see.
-  SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
-  ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
+  const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
   std::vector<double> overhead;
   for (int i = 0; i < config_.calibration_calls; ++i) {
     const size_t j = static_cast<size_t>(i) % ref_.num_timing_sets;
@@ -550,8 +564,7 @@ Result<double> Evaluation::calibrate() {
 }
 
 Result<std::optional<Decision>> Evaluation::load() {
-  SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
-  ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
+  const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
   Json cmd = {{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}};
   if (kernelbench()) {
     Json args = Json::array();
@@ -578,8 +591,7 @@ Result<std::optional<Decision>> Evaluation::load() {
 Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* stage,
                                                        OutputCopy* got) {
   const Json cmd = {{"cmd", "call"}, {"set", set}, {"next_poison", poison()}};
-  SharedDeviceLock shared(exclusive_ ? nullptr : config_.gate);
-  ExclusiveDeviceLock alone(exclusive_ ? config_.gate : nullptr);
+  const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask(cmd, config_.call_timeout));
   if (!reply.answered()) return std::optional<Decision>(lost(reply, config_.call_timeout, stage));
   if (!reply.body.value("ok", false)) return std::optional<Decision>(failed_call(reply.body));
@@ -720,7 +732,7 @@ Result<std::vector<TimedCall>> Evaluation::measure_times(std::optional<Decision>
   std::shuffle(order.begin(), order.end(), rng_);
   order.resize(calls);
 
-  ExclusiveDeviceLock alone(config_.gate);
+  const GateHold alone(config_.gate, true, &result_->phases.gate_wait_ms);
   const auto phase_end = sys::Deadline::after(config_.timing_phase_limit);
   for (int w = 0; w < config_.warmup_calls; ++w) {
     KEVIN_ASSIGN_OR_RETURN(auto call,
@@ -804,7 +816,7 @@ Result<std::optional<TimingStats>> Evaluation::retime_baseline(
   // The candidate's runner, and any GPU work it left behind, are gone before the baseline is
   // timed; the device is held alone (other runners on it are stopped by the hook's timer).
   stop_runner();
-  ExclusiveDeviceLock alone(config_.gate);
+  const GateHold alone(config_.gate, true, &result_->phases.gate_wait_ms);
   const double ceiling = ref_.baseline->median_ms * (1 + config_.baseline_drift);
   std::optional<TimingStats> fastest;
   for (int attempt = 0; attempt < config_.baseline_retimes; ++attempt) {
@@ -896,6 +908,13 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
   } else {
     feedback += ".";
   }
+  if (ref_.work && ref_.peaks) {
+    result_->speed_of_light =
+        speed_of_light(*ref_.work, *ref_.peaks, t.median_ms,
+                       baseline ? std::optional(baseline->median_ms) : std::nullopt);
+    if (result_->speed_of_light)
+      feedback += " " + judge_feedback::speed_of_light_sentence(*result_->speed_of_light);
+  }
   return Decision{VerdictKind::kCorrect, "", feedback};
 }
 
@@ -955,12 +974,14 @@ Json to_json(const EvalResult& r) {
              {{"prepare", r.phases.prepare_ms},
               {"load", r.phases.load_ms},
               {"check", r.phases.check_ms},
-              {"time", r.phases.time_ms}}},
+              {"time", r.phases.time_ms},
+              {"gate_wait", r.phases.gate_wait_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
   if (r.device_ordinal >= 0) j["device_ordinal"] = r.device_ordinal;
   if (r.speedup_ci) j["speedup_ci"] = Json::array({r.speedup_ci->first, r.speedup_ci->second});
   if (r.timing) j["timing"] = to_json(*r.timing);
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
+  if (r.speed_of_light) j["speed_of_light"] = to_json(*r.speed_of_light);
   if (!r.baseline_source.empty()) j["baseline_source"] = r.baseline_source;
   if (r.baseline_retimes_refused) j["baseline_retimes_refused"] = *r.baseline_retimes_refused;
   if (r.harness_overhead_ms) {
@@ -1017,6 +1038,11 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   if (j.contains("baseline")) {
     KEVIN_ASSIGN_OR_RETURN(r.baseline, timing_stats_from_json(j["baseline"]));
   }
+  if (j.contains("speed_of_light") && !j["speed_of_light"].is_null()) {
+    auto s = speed_of_light_from_json(j["speed_of_light"]);
+    if (!s.is_ok()) return s.status().with_context("field \"speed_of_light\"");
+    r.speed_of_light = *s;
+  }
   if (j.contains("clock_check")) {
     KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "harness_overhead_ms", &r.harness_overhead_ms));
     KEVIN_RETURN_IF_ERROR(opt(j["clock_check"], "unaccounted_ms", &r.unaccounted_ms));
@@ -1028,6 +1054,7 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
     KEVIN_ASSIGN_OR_RETURN(r.phases.prepare_ms, json_get_or<double>(p, "prepare", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.load_ms, json_get_or<double>(p, "load", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.check_ms, json_get_or<double>(p, "check", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.gate_wait_ms, json_get_or<double>(p, "gate_wait", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.time_ms, json_get_or<double>(p, "time", 0.0));
   }
   if (j.contains("sandbox")) {

@@ -116,6 +116,9 @@ struct EvalResult {
   std::optional<double> max_abs_error, max_rel_error;
   std::optional<TimingStats> timing;  // candidate, when correct (judge-checked per call)
   std::optional<TimingStats> baseline;
+  // Correct kernels, where the reference data carries the task's work and the device's peaks:
+  // the roofline bound and what the kernel and the baseline achieve against it.
+  std::optional<SpeedOfLight> speed_of_light;
   std::string baseline_source;  // "cached" or "retimed" (once the candidate's runner was gone)
   // Set where every re-time came out slower than baseline_drift allows (how many were made):
   // the cached baseline was kept.
@@ -136,6 +139,9 @@ struct EvalResult {
   // calls with the judge's comparisons, timed calls. Unreached phases stay 0.
   struct Phases {
     double prepare_ms = 0, load_ms = 0, check_ms = 0, time_ms = 0;
+    // Of load, check and time: waiting for the device gate (shared behind another
+    // evaluation's timing, or alone behind everyone else's use of the device).
+    double gate_wait_ms = 0;
   } phases;
 
   bool correct() const { return verdict == VerdictKind::kCorrect; }

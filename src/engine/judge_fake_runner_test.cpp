@@ -649,6 +649,39 @@ TEST_F(JudgeWithFakeRunner, HonestCandidateIsCorrectAtOneMillisecondAgainstTheCa
   EXPECT_EQ(log_.finished, 1);
 }
 
+TEST_F(JudgeWithFakeRunner, CorrectCandidateIsToldItsSpeedOfLightWhenWorkAndPeaksAreKnown) {
+  // 4 MB to move at 4000 GB/s: a bound of 0.001 ms against the candidate's 1 ms and the
+  // baseline's 2 ms; eager PyTorch moves 3x the minimum.
+  ref_.work = TaskWork{1e6, {}, 4e6, 12e6, 3};
+  ref_.peaks = DevicePeaks{"test GPU", "none", 4000, {{"float32", 50}}, 0};
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  ASSERT_TRUE(r.speed_of_light.has_value());
+  EXPECT_EQ(r.speed_of_light->limit, "memory");
+  EXPECT_DOUBLE_EQ(r.speed_of_light->bound_ms, 0.001);
+  EXPECT_DOUBLE_EQ(r.speed_of_light->candidate->fraction, 0.001);
+  EXPECT_DOUBLE_EQ(r.speed_of_light->baseline->fraction, 0.0005);
+  EXPECT_TRUE(contains(r.feedback,
+                       "Speed of light on this device: the task must move at least 4 MB and do "
+                       "1 MFLOP, so no kernel can take less than 0.001 ms (memory-bound at 4000 "
+                       "GB/s); yours reaches 0.1% of that bound (4 GB/s, 0.001 TFLOP/s), the "
+                       "PyTorch reference 0.05% (its 3 operators move 3x the minimum)."))
+      << r.feedback;
+  const auto back = eval_result_from_json(to_json(r));
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  ASSERT_TRUE(back->speed_of_light.has_value());
+  EXPECT_EQ(to_json(*back->speed_of_light), to_json(*r.speed_of_light));
+}
+
+TEST_F(JudgeWithFakeRunner, NoSpeedOfLightWithoutTheDevicesPeaks) {
+  ref_.work = TaskWork{1e6, {}, 4e6, 4e6, 1};
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_FALSE(r.speed_of_light.has_value());
+  EXPECT_FALSE(contains(r.feedback, "Speed of light"));
+  EXPECT_FALSE(to_json(r).contains("speed_of_light"));
+}
+
 TEST_F(JudgeWithFakeRunner, DamagedInputHashCacheIsComputedAgainNeverThrownOn) {
   for (const char* damaged :
        {R"(["a", "b", "c"])", R"({"input_hashes": [1e300, 1, 2]})", R"({"input_hashes": [1, 2]})",
@@ -1331,6 +1364,22 @@ TEST_F(JudgeWithFakeRunner, WrongAnswerWhileSharingTheGpuIsNotJudgedAgain) {
   const EvalResult r = judged(at("call", 0, [](FakeExchange& x) { outputs_of(x)[0] += 1.0f; }));
   EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer);
   EXPECT_EQ(log_.starts.size(), 1u);
+}
+
+TEST_F(JudgeWithFakeRunner, WaitingForTheDeviceGateIsReportedApartFromTheWork) {
+  config_.gate = &gate_;
+  gate_.lock();  // another evaluation is timing: this one's shared steps wait for it
+  std::thread timing_elsewhere([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    gate_.unlock();
+  });
+  const EvalResult r = judged();
+  timing_elsewhere.join();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_GE(r.phases.gate_wait_ms, 250);
+  EXPECT_LE(r.phases.gate_wait_ms, r.phases.load_ms + r.phases.check_ms + r.phases.time_ms);
+  EXPECT_DOUBLE_EQ(to_json(r)["phases_ms"]["gate_wait"].get<double>(), r.phases.gate_wait_ms);
+  EXPECT_EQ(judged().phases.gate_wait_ms < 250, true) << "nobody else holds the gate now";
 }
 
 TEST_F(JudgeWithFakeRunner, TimeoutWithoutADeviceGateIsNotJudgedAgain) {

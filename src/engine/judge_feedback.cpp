@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 
 namespace kevin::engine::judge_feedback {
@@ -21,6 +22,47 @@ std::string fmt_f(double v, int decimals) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(decimals) << v;
   return o.str();
+}
+
+namespace {
+
+// v in `unit` with a decimal prefix and 3 significant digits ("33.6 MB", "1.1 TFLOP").
+std::string with_prefix(double v, const char* unit) {
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P"};
+  size_t i = 0;
+  while (v >= 1000 && i + 1 < std::size(kPrefixes)) {
+    v /= 1000;
+    ++i;
+  }
+  return fmt_g(v, 3) + " " + kPrefixes[i] + unit;
+}
+
+std::string percent(double fraction) { return fmt_g(100 * fraction, 2) + "%"; }
+
+}  // namespace
+
+std::string speed_of_light_sentence(const SpeedOfLight& s) {
+  std::string text =
+      "Speed of light on this device: the task must move at least " +
+      with_prefix(s.work.min_bytes, "B") + " and do " + with_prefix(s.work.flops, "FLOP") +
+      ", so no kernel can take less than " + fmt_g(s.bound_ms, 3) + " ms (" + s.limit +
+      "-bound at " +
+      (s.limit == "memory" ? fmt_g(s.peak_gbps, 4) + " GB/s"
+                           : fmt_g(s.work.flops / s.compute_ms / 1e9, 3) + " TFLOP/s") +
+      ")";
+  if (s.candidate) {
+    text += "; yours reaches " + percent(s.candidate->fraction) + " of that bound (" +
+            fmt_g(s.candidate->gbps, 3) + " GB/s, " + fmt_g(s.candidate->tflops, 3) + " TFLOP/s)";
+  }
+  if (s.baseline) {
+    text += ", the PyTorch reference " + percent(s.baseline->fraction);
+    // Moving several times the minimum is what fusing operators saves.
+    if (s.work.min_bytes > 0 && s.work.eager_bytes >= 1.5 * s.work.min_bytes) {
+      text += " (its " + std::to_string(s.work.eager_ops) + " operators move " +
+              fmt_g(s.work.eager_bytes / s.work.min_bytes, 2) + "x the minimum)";
+    }
+  }
+  return text + ".";
 }
 
 Decision rejected(const Rejection& r) {

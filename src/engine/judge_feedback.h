@@ -30,6 +30,11 @@ std::string fmt_g(double v, int digits);
 // v with `decimals` digits after the point ("1.50").
 std::string fmt_f(double v, int decimals);
 
+// One sentence on a correct kernel's speed of light: the least the task must move and compute,
+// the bound that sets on this device, and the fraction of it the kernel and (when timed) the
+// PyTorch reference reach; how much more eager PyTorch moves where that is worth saying.
+std::string speed_of_light_sentence(const SpeedOfLight& s);
+
 // A rejection by a rule (the static gates, the symbol gate, the KernelBench checker) before the
 // kernel ran: verdict `rejected`, reason the rule's name, the rule and its detail in the text.
 Decision rejected(const Rejection& r);

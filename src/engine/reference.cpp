@@ -183,6 +183,9 @@ Result<ReferenceSet> reference_from_meta(const fs::path& dir, const std::string&
     return invalid_argument("reference meta: num_timing_sets and timing_scalars disagree");
   }
   if (ref.outputs.empty()) return invalid_argument("reference meta: the task has no outputs");
+  if (meta.contains("work") && !meta["work"].is_null()) {
+    KEVIN_ASSIGN_OR_RETURN(ref.work, task_work_from_json(meta["work"]));
+  }
   if (meta.contains("baseline") && !meta["baseline"].is_null()) {
     KEVIN_ASSIGN_OR_RETURN(TimingStats b, timing_stats_from_json(meta["baseline"]));
     ref.baseline = b;
@@ -230,6 +233,7 @@ Json reference_meta_json(const ReferenceSet& ref) {
           {"timing_scalars", ref.timing_scalars},
           {"inputs", inputs},
           {"outputs", outputs},
+          {"work", ref.work ? to_json(*ref.work) : Json()},
           {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};
 }
 

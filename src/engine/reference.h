@@ -23,6 +23,7 @@
 
 #include "core/json.h"
 #include "core/tensor.h"
+#include "engine/roofline.h"
 
 namespace kevin::engine {
 
@@ -84,6 +85,12 @@ struct ReferenceSet {
   std::vector<std::vector<double>> timing_scalars;  // [timing set][scalar]
   std::filesystem::path dir;                        // holds the four data files and meta.json
   std::optional<TimingStats> baseline;              // eager PyTorch, same protocol as candidates
+  // The work one forward must do (meta.json "work"); none where the worker could not count it
+  // or the data predates the count.
+  std::optional<TaskWork> work;
+  // The device's peak rates (set by the provider, not stored in meta.json): with `work`, what
+  // the judge needs for speed of light. None: not measured (or the measurement failed).
+  std::optional<DevicePeaks> peaks;
   // The task file the set was made from (absolute; set by the provider, not stored in
   // meta.json): what a re-timing of the baseline needs. Empty for sets loaded directly.
   std::filesystem::path task_file;

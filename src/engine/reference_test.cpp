@@ -66,6 +66,7 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   ref.baseline = timing_stats({1.0, 2.0, 3.0});
   ref.baseline->measured_at = 1700000000;
   ref.init_inputs = Json::array({16, 2.5});
+  ref.work = TaskWork{64, {{"float32", 48}}, 48, 96, 2};
   write_files(ref);
   auto back = load_reference(dir->path());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
@@ -78,6 +79,9 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   EXPECT_EQ(back->lease, nullptr);
   EXPECT_EQ(back->scalar_kinds, ref.scalar_kinds);
   EXPECT_EQ(back->init_inputs, Json::array({16, 2.5}));
+  ASSERT_TRUE(back->work.has_value());
+  EXPECT_EQ(back->work->matmul_flops.at("float32"), 48);
+  EXPECT_EQ(back->work->eager_ops, 2);
   ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(10, '\0')).is_ok());
   const Status short_file = load_reference(dir->path()).status();
   EXPECT_EQ(short_file.code(), StatusCode::kInvalidArgument);

@@ -2,6 +2,8 @@
 // run folder on the shared shell (html_page.h); every string from the records is escaped.
 #include "report/html_report.h"
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -105,6 +107,30 @@ ChartSeries flat_series(const std::string& label, double y, int k_max) {
   return {label, {{1, y}, {static_cast<double>(k_max), y}}, true};
 }
 
+// Speed of light against turns: the best fraction of the roofline bound reached, with the eager
+// baseline's for scale. Empty for runs whose evaluations report no speed of light.
+std::string roofline_chart(const GroupMetrics& g) {
+  const Summary& s = g.overall;
+  const std::optional<double> eager = g.counts.baseline_roofline();
+  if (s.roofline.best <= 0 && !eager) return "";
+  Chart chart{"Speed of light vs turns",
+              "turns",
+              "fraction of the roofline bound",
+              YScale::kFraction,
+              {{"best@k", {}, false}, {"avg@k", {}, true}}};
+  double top = eager.value_or(0);
+  for (const SerialPoint& p : s.serial) {
+    chart.series[0].points.push_back({static_cast<double>(p.turns), p.roofline.best});
+    chart.series[1].points.push_back({static_cast<double>(p.turns), p.roofline.avg});
+    top = std::max(top, p.roofline.best);
+  }
+  if (eager) chart.series.push_back(flat_series("eager PyTorch", *eager, g.turns));
+  // Past the bound (a kernel faster than the measured peaks allow: lower precision, say) the
+  // axis must reach beyond 100 %.
+  if (top > 1) chart.y_scale = YScale::kLinear;
+  return render_svg_chart(chart);
+}
+
 std::string charts_section(const GroupMetrics& g) {
   const Summary& s = g.overall;
   Chart speed_turns{"Speedup vs turns",
@@ -144,7 +170,7 @@ std::string charts_section(const GroupMetrics& g) {
          "trajectories drawn at random from each task's; avg@k does not depend on k.</p>\n<div "
          "class=\"charts\">\n" +
          render_svg_chart(speed_turns) + render_svg_chart(correct_turns) +
-         render_svg_chart(speed_k) + render_svg_chart(correct_k) + "</div>\n";
+         render_svg_chart(speed_k) + render_svg_chart(correct_k) + roofline_chart(g) + "</div>\n";
 }
 
 std::string tasks_section(const GroupMetrics& g, const fs::path& run_dir,

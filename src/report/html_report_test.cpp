@@ -62,6 +62,17 @@ TEST_F(HtmlReport, SelfContainedPageWithChartsAndTables) {
   }
 }
 
+TEST_F(HtmlReport, RunsWithSpeedOfLightGetItsChartBesideTheEagerBaseline) {
+  const std::string html =
+      report_at(run_ / "sol.html", compute_metrics(rows_of(testing::speed_of_light_records())));
+  EXPECT_EQ(occurrences(html, "<svg"), 5u);
+  for (const char* expected :
+       {"Speed of light vs turns", "fraction of the roofline bound", "eager PyTorch"}) {
+    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(report_at(run_ / "none.html", two_tasks()).find("Speed of light"), std::string::npos);
+}
+
 TEST_F(HtmlReport, EscapesEveryRecordString) {
   std::vector<Json> records =
       trajectory_records("<script>alert(1)</script>", "<b>x</b>", 0, {{"correct", 1.0}});

@@ -21,7 +21,8 @@ namespace {
 struct Kernel {
   int turn = 0;
   bool correct = false;
-  double speedup = 0;  // 0 when not correct or not measured
+  double speedup = 0;   // 0 when not correct or not measured
+  double roofline = 0;  // fraction of the roofline bound, likewise
 };
 
 struct Trajectory {
@@ -43,7 +44,8 @@ struct Group {
 // What a trajectory achieved within some turn limit.
 struct Outcome {
   bool correct = false;
-  double speedup = 0;  // fastest correct kernel, 0 when none
+  double speedup = 0;   // fastest correct kernel, 0 when none
+  double roofline = 0;  // highest fraction of the roofline bound of a correct kernel
 };
 
 // [sample][t − 1]: the outcome of each sample trajectory using its turns < t.
@@ -60,6 +62,10 @@ void count_row(const TurnRow& row, Counts& c) {
   }
   c.cached_evals += row.cached_eval ? 1 : 0;
   c.truncated += row.truncated ? 1 : 0;
+  if (row.baseline_roofline_fraction) {
+    c.baseline_roofline_sum += *row.baseline_roofline_fraction;
+    ++c.baseline_roofline_turns;
+  }
 }
 
 void add_counts(const Counts& from, Counts& to) {
@@ -70,6 +76,8 @@ void add_counts(const Counts& from, Counts& to) {
   to.eval_ms += from.eval_ms;
   to.cached_evals += from.cached_evals;
   to.truncated += from.truncated;
+  to.baseline_roofline_sum += from.baseline_roofline_sum;
+  to.baseline_roofline_turns += from.baseline_roofline_turns;
 }
 
 std::vector<Group> group_rows(const std::vector<TurnRow>& rows) {
@@ -82,8 +90,8 @@ std::vector<Group> group_rows(const std::vector<TurnRow>& rows) {
     TaskRecords& task = group->tasks[row.task];
     Trajectory& trajectory = task.trajectories[row.trajectory];
     trajectory.parent = row.parent;
-    trajectory.own.push_back(
-        {row.turn, row.correct, row.correct ? row.speedup.value_or(0.0) : 0.0});
+    trajectory.own.push_back({row.turn, row.correct, row.correct ? row.speedup.value_or(0.0) : 0.0,
+                              row.correct ? row.roofline_fraction.value_or(0.0) : 0.0});
     count_row(row, task.counts);
   }
   for (Group& group : groups) {
@@ -149,6 +157,7 @@ std::vector<Outcome> outcomes_by_turn_limit(const std::vector<Kernel>& history, 
       if (!history[next].correct) continue;
       running.correct = true;
       running.speedup = std::max(running.speedup, history[next].speedup);
+      running.roofline = std::max(running.roofline, history[next].roofline);
     }
     out.push_back(running);
   }
@@ -181,6 +190,12 @@ std::vector<double> correctness(const std::vector<Outcome>& outcomes) {
 std::vector<double> speedups(const std::vector<Outcome>& outcomes) {
   std::vector<double> v;
   for (const Outcome& o : outcomes) v.push_back(o.speedup);
+  return v;
+}
+
+std::vector<double> rooflines(const std::vector<Outcome>& outcomes) {
+  std::vector<double> v;
+  for (const Outcome& o : outcomes) v.push_back(o.roofline);
   return v;
 }
 
@@ -217,6 +232,7 @@ Summary summarise_task(const OutcomeTable& table, int turns) {
   const std::vector<Outcome> final_outcomes = at_turn_limit(table, turns);
   s.correct = best_avg(correctness(final_outcomes));
   s.speedup = best_avg(speedups(final_outcomes));
+  s.roofline = best_avg(rooflines(final_outcomes));
   for (size_t i = 0; i < kFastThresholds.size(); ++i)
     s.fast[i] = best_avg(fast(final_outcomes, kFastThresholds[i]));
   const int n = static_cast<int>(table.size());
@@ -225,7 +241,8 @@ Summary summarise_task(const OutcomeTable& table, int turns) {
   for (int k : pass_ks(n)) s.pass_at_k.push_back({k, pass_at_k(n, c, k)});
   for (int t = 1; t <= turns; ++t) {
     const std::vector<Outcome> column = at_turn_limit(table, t);
-    s.serial.push_back({t, best_avg(correctness(column)), best_avg(speedups(column))});
+    s.serial.push_back({t, best_avg(correctness(column)), best_avg(speedups(column)),
+                        best_avg(rooflines(column))});
   }
   s.parallel = parallel_curve(final_outcomes, n);
   return s;
@@ -260,6 +277,7 @@ Summary summarise_group(const std::vector<TaskMetrics>& tasks,
   const auto task_count = static_cast<double>(tasks.size());
   s.correct = mean_over_tasks(tasks, [](const Summary& x) { return x.correct; });
   s.speedup = mean_over_tasks(tasks, [](const Summary& x) { return x.speedup; });
+  s.roofline = mean_over_tasks(tasks, [](const Summary& x) { return x.roofline; });
   for (size_t i = 0; i < kFastThresholds.size(); ++i) {
     s.fast[i] = mean_over_tasks(tasks, [i](const Summary& x) { return x.fast[i]; });
   }
@@ -267,7 +285,8 @@ Summary summarise_group(const std::vector<TaskMetrics>& tasks,
     const auto index = static_cast<size_t>(t - 1);
     s.serial.push_back(
         {t, mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].correct; }),
-         mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].speedup; })});
+         mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].speedup; }),
+         mean_over_tasks(tasks, [index](const Summary& x) { return x.serial[index].roofline; })});
   }
   int n_max = 0;
   for (const TaskMetrics& t : tasks) n_max = std::max(n_max, t.trajectories);
@@ -343,13 +362,15 @@ Json summary_json(const Summary& s) {
   for (const SerialPoint& p : s.serial) {
     serial.push_back({{"turns", p.turns},
                       {"correct", best_avg_json(p.correct)},
-                      {"speedup", best_avg_json(p.speedup)}});
+                      {"speedup", best_avg_json(p.speedup)},
+                      {"roofline", best_avg_json(p.roofline)}});
   }
   Json parallel = Json::array();
   for (const ParallelPoint& p : s.parallel)
     parallel.push_back({{"k", p.k}, {"correct", p.correct}, {"speedup", p.speedup}});
   return {{"correct", best_avg_json(s.correct)},
           {"speedup", best_avg_json(s.speedup)},
+          {"roofline", best_avg_json(s.roofline)},
           {"fast", fast_json},
           {"pass_at_k", pass},
           {"serial", serial},
@@ -360,9 +381,14 @@ Json counts_json(const Counts& c) {
   Json verdicts = Json::object();
   for (size_t v = 0; v < kVerdictKinds; ++v)
     verdicts[verdict_name(static_cast<VerdictKind>(v))] = c.verdicts[v];
-  return {{"turns", c.turns},           {"verdicts", verdicts}, {"generation_ms", c.generation_ms},
-          {"compile_ms", c.compile_ms}, {"eval_ms", c.eval_ms}, {"cached_evals", c.cached_evals},
-          {"truncated", c.truncated}};
+  return {{"turns", c.turns},
+          {"verdicts", verdicts},
+          {"generation_ms", c.generation_ms},
+          {"compile_ms", c.compile_ms},
+          {"eval_ms", c.eval_ms},
+          {"cached_evals", c.cached_evals},
+          {"truncated", c.truncated},
+          {"baseline_roofline", c.baseline_roofline() ? Json(*c.baseline_roofline()) : Json()}};
 }
 
 Json group_json(const GroupMetrics& g) {
@@ -388,6 +414,11 @@ Json group_json(const GroupMetrics& g) {
 }
 
 }  // namespace
+
+std::optional<double> Counts::baseline_roofline() const {
+  if (baseline_roofline_turns == 0) return std::nullopt;
+  return baseline_roofline_sum / static_cast<double>(baseline_roofline_turns);
+}
 
 double pass_at_k(int n, int c, int k) {
   if (n <= 0 || c <= 0) return 0.0;

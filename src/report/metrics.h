@@ -37,6 +37,7 @@ struct SerialPoint {
   int turns = 0;
   BestAvg correct;
   BestAvg speedup;
+  BestAvg roofline;
 };
 
 // Parallel scaling: expected best@k over uniformly random k-subsets of the trajectories.
@@ -54,6 +55,8 @@ struct PassAtK {
 struct Summary {
   BestAvg correct;  // fraction of trajectories with a correct kernel
   BestAvg speedup;  // fastest correct kernel, 0 when none
+  // Highest fraction of the roofline bound a correct kernel reached, 0 when none or unmeasured.
+  BestAvg roofline;
   std::array<BestAvg, kFastThresholds.size()> fast;  // fast_p for each of kFastThresholds
   std::vector<PassAtK> pass_at_k;                    // k = 1, 2, 4, ... below n, then n
   std::vector<SerialPoint> serial;                   // turns = 1 .. the allocation's turn count
@@ -68,6 +71,11 @@ struct Counts {
   double eval_ms = 0;
   int64_t cached_evals = 0;
   int64_t truncated = 0;  // responses cut at the token limit
+  // The eager baseline's fraction of the roofline bound, summed over the correct turns that
+  // report one, and how many did: their mean is the baseline's figure.
+  double baseline_roofline_sum = 0;
+  int64_t baseline_roofline_turns = 0;
+  std::optional<double> baseline_roofline() const;
 };
 
 struct TaskMetrics {

@@ -186,6 +186,25 @@ TEST(Metrics, SerialCurve) {
   EXPECT_NEAR(a[1].speedup.avg, 3.2 / 3, kEps);
 }
 
+TEST(Metrics, SpeedOfLightIsTheBestFractionOfTheRooflineOverTurns) {
+  const GroupMetrics g = only_group(compute_metrics(rows_of(testing::speed_of_light_records())));
+  const Summary& s = g.tasks[0].summary;
+  EXPECT_NEAR(s.roofline.best, 0.5, kEps);
+  EXPECT_NEAR(s.roofline.avg, 0.4, kEps) << "(0.5 + 0.3) / 2: the wrong answer's 0.9 is ignored";
+  ASSERT_EQ(s.serial.size(), 2u);
+  EXPECT_NEAR(s.serial[0].roofline.best, 0.2, kEps);
+  EXPECT_NEAR(s.serial[0].roofline.avg, 0.1, kEps);
+  EXPECT_NEAR(s.serial[1].roofline.avg, 0.4, kEps);
+  ASSERT_TRUE(g.counts.baseline_roofline().has_value());
+  EXPECT_NEAR(*g.counts.baseline_roofline(), 0.4 / 3, kEps) << "correct turns only";
+  const Json j = to_json(compute_metrics(rows_of(testing::speed_of_light_records())));
+  EXPECT_NEAR(j["groups"][0]["overall"]["roofline"]["best"].get<double>(), 0.5, kEps);
+  EXPECT_NEAR(j["groups"][0]["counts"]["baseline_roofline"].get<double>(), 0.4 / 3, kEps);
+  const GroupMetrics none = only_group(compute_metrics(rows_of(testing::two_task_records())));
+  EXPECT_EQ(none.overall.roofline.best, 0);
+  EXPECT_FALSE(none.counts.baseline_roofline().has_value());
+}
+
 TEST(Metrics, ParallelCurve) {
   const GroupMetrics g = only_group(compute_metrics(rows_of(testing::two_task_records())));
   const std::vector<ParallelPoint>& p = g.overall.parallel;

@@ -48,8 +48,16 @@ Status read_outcome(const Json& record, TurnRow& row) {
                                       " but verdict is " + verdict);
   }
   KEVIN_ASSIGN_OR_RETURN(const std::optional<double> speedup, optional_amount(record, "speedup"));
-  // A speedup is only meaningful for a correct kernel; anything else is ignored.
-  if (row.correct) row.speedup = speedup;
+  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> roofline,
+                         optional_amount(record, "roofline_fraction"));
+  KEVIN_ASSIGN_OR_RETURN(const std::optional<double> baseline_roofline,
+                         optional_amount(record, "baseline_roofline_fraction"));
+  // Measurements are only meaningful for a correct kernel; anything else is ignored.
+  if (row.correct) {
+    row.speedup = speedup;
+    row.roofline_fraction = roofline;
+    row.baseline_roofline_fraction = baseline_roofline;
+  }
   return Status::ok();
 }
 

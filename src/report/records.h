@@ -30,6 +30,9 @@ struct TurnRow {
   VerdictKind verdict = VerdictKind::kParseError;
   bool correct = false;
   std::optional<double> speedup;  // finite, >= 0; kept only for correct kernels
+  // Fractions of the roofline bound (speed of light, docs/eval.md) the kernel and the eager
+  // baseline reached; finite, >= 0; kept only for correct kernels.
+  std::optional<double> roofline_fraction, baseline_roofline_fraction;
   double generation_ms = 0;
   double compile_ms = 0;
   double eval_ms = 0;
@@ -41,7 +44,8 @@ struct TurnRow {
 // Converts one record to a row (line is left 0). Required: task, allocation (non-empty
 // strings), trajectory, turn (integers in [0, kMaxTrajectory] / [0, kMaxTurn]), verdict (a
 // verdict name), correct (bool, true exactly when verdict is "correct"). Optional (missing or
-// null → default): parent (integer, not the trajectory itself), speedup (finite number >= 0),
+// null → default): parent (integer, not the trajectory itself), speedup, roofline_fraction and
+// baseline_roofline_fraction (finite numbers >= 0),
 // generation_ms, compile_ms, eval_ms (finite numbers >= 0), finish_reason (string), cached_eval
 // (bool). Any violation gives kInvalidArgument naming the field.
 Result<TurnRow> turn_row_from_json(const Json& record);

@@ -67,6 +67,21 @@ inline std::vector<Json> trajectory_records(const std::string& task, const std::
   return out;
 }
 
+// Allocation "1x2", task lvl/sol: trajectory 0 = correct reaching 0.2 then 0.5 of the roofline
+// bound (eager: 0.1 both times); trajectory 1 = a wrong answer carrying fractions (ignored),
+// then correct at 0.3 (eager: 0.2).
+inline std::vector<Json> speed_of_light_records() {
+  const auto with = [](Json r, double fraction, double eager) {
+    r["roofline_fraction"] = fraction;
+    r["baseline_roofline_fraction"] = eager;
+    return r;
+  };
+  return {with(turn_record("lvl/sol", "1x2", 0, 0, {"correct", 1.5}), 0.2, 0.1),
+          with(turn_record("lvl/sol", "1x2", 0, 1, {"correct", 2.0}), 0.5, 0.1),
+          with(turn_record("lvl/sol", "1x2", 1, 0, {"wrong_answer"}), 0.9, 0.9),
+          with(turn_record("lvl/sol", "1x2", 1, 1, {"correct", 1.1}), 0.3, 0.2)};
+}
+
 inline void append(std::vector<Json>& to, const std::vector<Json>& more) {
   to.insert(to.end(), more.begin(), more.end());
 }

@@ -62,6 +62,11 @@ Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Pr
     j["compile_ms"] = t.eval->compile_ms;
     j["eval_ms"] = t.eval->total_ms;
     j["cache_hit"] = t.eval->cache_hit;
+    if (const auto& sol = t.eval->speed_of_light) {
+      // Fractions of the roofline bound: what `kevin report` plots against turns.
+      j["roofline_fraction"] = sol->candidate ? Json(sol->candidate->fraction) : Json();
+      j["baseline_roofline_fraction"] = sol->baseline ? Json(sol->baseline->fraction) : Json();
+    }
   }
   return j;
 }

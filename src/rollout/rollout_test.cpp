@@ -369,6 +369,24 @@ TEST_F(RolloutTest, HarnessFailuresStopTheRunAndAreReported) {
   EXPECT_EQ(*store_->turn_count(), 0u);
 }
 
+TEST(TurnRecord, CarriesTheRooflineFractionsOfAJudgedTurn) {
+  env::TurnOutcome t;
+  t.verdict = VerdictKind::kCorrect;
+  t.eval.emplace();
+  t.eval->verdict = VerdictKind::kCorrect;
+  t.eval->speed_of_light = engine::speed_of_light(
+      engine::TaskWork{0, {}, 4e6, 4e6, 1},
+      engine::DevicePeaks{"gpu", "", 4000, {{"float32", 1}}, 0}, 0.004, 0.008);
+  const Json j = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, policy::Prompt{},
+                             policy::Generation{}, policy::ParsedResponse{}, t);
+  EXPECT_DOUBLE_EQ(j["roofline_fraction"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["baseline_roofline_fraction"].get<double>(), 0.125);
+  t.eval->speed_of_light.reset();
+  const Json without = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, policy::Prompt{},
+                                   policy::Generation{}, policy::ParsedResponse{}, t);
+  EXPECT_FALSE(without.contains("roofline_fraction"));
+}
+
 TEST(Allocation, ParsesAndSplitsBudgets) {
   auto a = parse_allocation("16x8");
   ASSERT_TRUE(a.is_ok());

@@ -68,6 +68,17 @@ std::optional<engine::TimingStats> fresh_baseline(const fs::path& file, std::chr
   return *b;
 }
 
+// The peak rates cached in `file`, if it holds valid ones.
+std::optional<engine::DevicePeaks> cached_peaks(const fs::path& file) {
+  auto text = read_file(file);
+  if (!text.is_ok()) return std::nullopt;
+  auto j = parse_json(*text);
+  if (!j.is_ok()) return std::nullopt;
+  auto p = engine::device_peaks_from_json(*j);
+  if (!p.is_ok()) return std::nullopt;
+  return *p;
+}
+
 // How progress messages name a task file: its folder and stem ("level1/028_gelu").
 std::string task_label(const fs::path& task) {
   return (task.parent_path().filename() / task.stem()).string();
@@ -136,6 +147,7 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
   KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, seed_set(k));
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats baseline, cached_baseline(k, ref));
   ref.baseline = baseline;
+  ref.peaks = device_peaks(k, ref);
   ref.task_file = fs::absolute(task);
   return ref;
 }
@@ -210,6 +222,40 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
     KEVIN_LOG(warn) << "baseline not cached: " << s.message();
   }
   return b;
+}
+
+std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
+    const TaskKey& k, const engine::ReferenceSet& ref) {
+  const fs::path file = options_.cache_dir / "peaks" /
+                        (Sha256()
+                             .update_field(ref.backend)
+                             .update_field(ref.device_name)
+                             .update_field(ref.torch_version)
+                             .hex_digest() +
+                         ".json");
+  if (auto p = cached_peaks(file)) return p;
+  // Measured like a baseline: with the device to itself. Gate before mutex.
+  const ExclusiveDeviceLock exclusive(gate(k.device));
+  MutexLock lock(mu_);
+  if (auto p = cached_peaks(file)) return p;  // measured while we waited
+  if (peaks_failed_.count(file.string()) != 0 || !check_cancel("peak rates").is_ok())
+    return std::nullopt;
+  auto w = worker();
+  if (!w.is_ok()) return std::nullopt;
+  KEVIN_LOG(info) << "measuring the peak bandwidth and FLOP rates of " << ref.device_name
+                  << " (once per device model)";
+  const engine::StoppedRunners stopped(k.device);
+  auto p = (*w)->peaks(k.backend, k.device);
+  if (!p.is_ok()) {
+    KEVIN_LOG(warn) << "no speed of light for " << ref.device_name << ": " << p.status().message();
+    peaks_failed_.insert(file.string());
+    return std::nullopt;
+  }
+  p->measured_at = unix_now();
+  if (Status s = write_file_atomic(file, dump_json(engine::to_json(*p))); !s.is_ok()) {
+    KEVIN_LOG(warn) << "peak rates not cached: " << s.message();
+  }
+  return *p;
 }
 
 Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& task,

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/device_gate.h"
@@ -47,19 +48,22 @@ struct ProviderOptions {
 
 // A seed set (K correctness seeds and max_calls timing seeds from the OS random source, never
 // stored) is prepared once per (task content, backend, device, K, timing parameters); a
-// baseline is cached per (task content hash, device name, torch version, protocol).
+// baseline is cached per (task content hash, device name, torch version, protocol); the
+// device's peak rates (speed of light) per (backend, device name, torch version), for good.
 class ReferenceProvider {
  public:
   explicit ReferenceProvider(ProviderOptions options);
 
   // Reference data for `task` on `backend` ("cuda"/"cpu") and CUDA device `device`, with
   // its baseline (timed now under the exclusive gate when the cached one is missing or older
-  // than baseline_ttl). The set carries a lease: its files stay in place while any copy of
-  // it lives, even if a newer set replaces it. Lock order: gate, then the provider's mutex,
-  // so callers must not hold `device`'s gate (shared or exclusive) when calling this.
-  // While data is prepared, a LongWait names it ("preparing reference data for
-  // level1/028_gelu"); how long the preparation took is kept in the key's folder
-  // (prepare_seconds) for the next one to quote. Errors: kNotFound (task file),
+  // than baseline_ttl) and the device's peak rates (measured the same way the first time this
+  // device model and torch version are seen; a failed measurement is logged, not retried by
+  // this provider, and leaves `peaks` empty: speed of light is a report, never a verdict). The set
+  // carries a lease: its files stay in place while any copy of it lives, even if a newer set
+  // replaces it. Lock order: gate, then the provider's mutex, so callers must not hold `device`'s
+  // gate (shared or exclusive) when calling this. While data is prepared, a LongWait names it
+  // ("preparing reference data for level1/028_gelu"); how long the preparation took is kept in the
+  // key's folder (prepare_seconds) for the next one to quote. Errors: kNotFound (task file),
   // kInvalidArgument (the task is broken), kDeadlineExceeded (the task ran past the worker's
   // limit), kFailedPrecondition (no interpreter with torch), kCancelled (options.cancel).
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend,
@@ -91,6 +95,9 @@ class ReferenceProvider {
   // The cached baseline for `ref`'s device and torch version while younger than
   // baseline_ttl, else one timed now (under the exclusive gate) and cached.
   Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
+  // The device's cached peak rates, else measured now under the exclusive gate and cached.
+  std::optional<engine::DevicePeaks> device_peaks(const TaskKey& k,
+                                                  const engine::ReferenceSet& ref);
   // Times with the worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
   // the caller holds the device's gate exclusively); mu_ held by the caller. `cancel` as in
   // TaskRequest.
@@ -104,6 +111,8 @@ class ReferenceProvider {
   ReferenceStore store_;
   mutable Mutex mu_;  // the worker, one request at a time
   std::optional<ReferenceWorker> worker_ GUARDED_BY(mu_);
+  // Peak-rate cache files whose measurement failed here: not tried again by this provider.
+  std::set<std::string> peaks_failed_ GUARDED_BY(mu_);
 };
 
 }  // namespace kevin::tasks

@@ -84,6 +84,18 @@ TEST_F(Provider, GetReturnsALeasedProtocol2SetWithATimedBaselineAndReusesBoth) {
   EXPECT_NEAR(static_cast<double>(first->baseline->measured_at), static_cast<double>(unix_now()),
               60);
   EXPECT_EQ(baseline_files().size(), 1u);
+  // Speed of light: the work counted while preparing (37 x 131 sums: one FLOP and three
+  // float32 values moved per element) and the CPU's peak rates, measured once and cached.
+  ASSERT_TRUE(first->work.has_value());
+  EXPECT_EQ(first->work->flops, 37 * 131);
+  EXPECT_EQ(first->work->min_bytes, 3 * 37 * 131 * 4);
+  ASSERT_TRUE(first->peaks.has_value());
+  EXPECT_EQ(first->peaks->device_name, "cpu");
+  EXPECT_GT(first->peaks->bandwidth_gbps, 0);
+  EXPECT_GT(first->peaks->tflops_for("float32"), 0);
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp_.path() / "cache" / "peaks"),
+                          fs::directory_iterator()),
+            1);
 
   auto second = p.get(fixture_task("vector_add.py"), "cpu", 0);
   ASSERT_TRUE(second.is_ok());
@@ -96,6 +108,8 @@ TEST_F(Provider, GetReturnsALeasedProtocol2SetWithATimedBaselineAndReusesBoth) {
   ASSERT_TRUE(warm.is_ok());
   EXPECT_EQ(warm->dir, first->dir);
   EXPECT_EQ(warm->baseline->measured_at, first->baseline->measured_at);
+  ASSERT_TRUE(warm->peaks.has_value());
+  EXPECT_EQ(warm->peaks->measured_at, first->peaks->measured_at) << "peaks are measured once";
   EXPECT_EQ(later.python(), "") << "a warm cache starts no worker";
 }
 
@@ -197,8 +211,8 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
   EXPECT_TRUE(ref->baseline.has_value());
   {
     MutexLock lock(mu);
-    EXPECT_EQ(asked, (std::vector<int>{0, 0}))
-        << "one shared hold (data), one exclusive (baseline)";
+    EXPECT_EQ(asked, (std::vector<int>{0, 0, 0}))
+        << "one shared hold (data), one exclusive (baseline), one exclusive (peak rates)";
   }
   auto free_again = std::async(std::launch::async, [&] {
     gate.lock();

@@ -216,4 +216,18 @@ Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) 
   return engine::timing_stats_from_json(reply["baseline"]);
 }
 
+Result<engine::DevicePeaks> ReferenceWorker::peaks(const std::string& backend, int device) {
+  const Json request = {{"op", "peaks"}, {"backend", backend}, {"device", device}};
+  auto reply = exchange(request, sys::Deadline::after(options_.peaks_timeout));
+  if (!reply.is_ok()) {
+    if (reply.status().code() != StatusCode::kDeadlineExceeded) return reply.status();
+    return deadline_exceeded("measuring the peak rates of " + device_name(backend, device) +
+                             " took over " + std::to_string(options_.peaks_timeout.count()) +
+                             " s; the reference worker was stopped");
+  }
+  if (!reply->value("ok", false))
+    return internal_error("reference worker: peaks: " + reply->value("error", "unknown error"));
+  return engine::device_peaks_from_json(*reply);
+}
+
 }  // namespace kevin::tasks

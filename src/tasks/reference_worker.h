@@ -30,6 +30,7 @@ struct WorkerOptions {
   std::chrono::seconds check_timeout{600};
   std::chrono::seconds prepare_timeout{600};
   std::chrono::seconds baseline_timeout{600};
+  std::chrono::seconds peaks_timeout{300};
 };
 
 // The timing sets of a seed set fill about this many bytes (inputs and expected outputs), but
@@ -94,6 +95,12 @@ class ReferenceWorker {
   // measured_at is left 0 (the caller stamps what it keeps). Errors as prepare, with
   // options.baseline_timeout.
   Result<engine::TimingStats> baseline(const BaselineRequest& request);
+
+  // The peak rates of `backend`'s device `device` (roofline.h: a copy's bandwidth, matrix
+  // products per dtype), measured now; the caller keeps the device to itself meanwhile.
+  // measured_at is left 0. Errors: kDeadlineExceeded past options.peaks_timeout, kInternal
+  // for a failed measurement or a malformed reply.
+  Result<engine::DevicePeaks> peaks(const std::string& backend, int device);
 
   // The task's ABI argument list at `backend`'s sizes (no data written): the worker's reply
   // with "inputs", "scalar_names", "scalars", "outputs", "family", "has_cpu_sizes".

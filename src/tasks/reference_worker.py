@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # reference_worker.py — kevin's trusted reference worker, the one Python program of the
 # system. It loads KernelBench-format task files with PyTorch and, per request, writes the
-# correctness and timing sets with their expected outputs, or times the eager baseline
-# (reference protocol 2; layout in src/engine/reference.h). JSON requests on stdin, one JSON
-# reply per line on stdout.
+# correctness and timing sets with their expected outputs and the work the task must do, times
+# the eager baseline, or measures the device's peak rates (reference protocol 3; layout in
+# src/engine/reference.h). JSON requests on stdin, one JSON reply per line on stdout.
 import contextlib
 import hashlib
 import importlib.util
@@ -34,6 +34,7 @@ except Exception as exc:  # noqa: BLE001 — any import failure means this inter
     )
     sys.stdout.flush()
     sys.exit(EXIT_NO_TORCH)
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402 — needs torch first
 
 
 class TaskError(Exception):
@@ -438,6 +439,214 @@ def time_baseline(module, dev, req):
     return timing_stats(ms)
 
 
+# ---- The work a task must do (docs/eval.md, "Speed of light") ----
+# Counted on one forward of the reference under a dispatch mode that sees every ATen operator
+# eager PyTorch runs. FLOPs: 2 per multiply-add for matrix products, convolutions and
+# attention; 1 per element of the largest tensor any other computing operator reads or writes;
+# 0 for views, copies and allocation. Bytes: `min_bytes` is what any implementation must move
+# (each forward input, parameter and buffer read once, each output written once);
+# `eager_bytes` is what eager PyTorch's operators read and write, one by one.
+
+VIEW_OPS = {
+    "view", "_unsafe_view", "_reshape_alias", "reshape", "t", "transpose", "permute",
+    "expand", "squeeze", "unsqueeze", "as_strided", "slice", "select", "split",
+    "split_with_sizes", "chunk", "unbind", "narrow", "detach", "alias", "lift_fresh",
+    "view_as_real", "view_as_complex", "unfold", "diagonal", "movedim", "empty",
+    "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_",
+    "_local_scalar_dense", "is_same_size",
+}  # fmt: skip
+MOVE_OPS = {
+    "clone", "copy_", "_to_copy", "contiguous", "cat", "stack", "flip", "roll", "repeat",
+    "index_select", "gather", "index", "constant_pad_nd", "zeros", "zeros_like", "ones",
+    "ones_like", "full", "full_like", "fill_", "zero_", "new_zeros", "new_ones", "new_full",
+    "lift_fresh_copy", "arange", "copy", "expand_copy", "permute_copy", "transpose_copy",
+    "view_copy", "slice_copy", "select_copy", "masked_select", "tril", "triu", "scatter",
+    "index_put_", "index_put", "reflection_pad2d", "replication_pad2d", "_unsafe_index",
+}  # fmt: skip
+ATTENTION_OPS = {
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+}  # fmt: skip
+
+
+def tensors_in(values):
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from tensors_in(v)
+
+
+def tensor_bytes(t):
+    return t.numel() * t.element_size()
+
+
+def inner(t, dim=-1):
+    return int(t.shape[dim]) if t.dim() else 1
+
+
+def conv_flops(args, out):
+    x, w = args[0], args[1]
+    transposed = bool(args[6]) if len(args) > 6 and isinstance(args[6], bool) else False
+    per_output = w[0].numel()  # [C_out, C_in/groups, k...]: C_in/groups x kernel per output
+    if transposed:  # weight [C_in, C_out/groups, k...]: each input element feeds that many
+        return 2 * x.numel() * w[0].numel()
+    return 2 * out.numel() * per_output
+
+
+def attention_flops(args, out):
+    q, k, v = args[0], args[1], args[2]  # [B, H, L, E], [B, H, S, E], [B, H, S, Ev]
+    rows = q.numel() // max(inner(q), 1)
+    return 2 * rows * inner(k, -2) * (inner(q) + inner(v))
+
+
+# name -> (FLOPs of one call, index of the operand whose dtype names the rate).
+MATMUL_FLOPS = {
+    "mm": (lambda a, o: 2 * o.numel() * inner(a[0]), 0),
+    "bmm": (lambda a, o: 2 * o.numel() * inner(a[0]), 0),
+    "addmm": (lambda a, o: 2 * o.numel() * inner(a[1]), 1),
+    "_addmm_activation": (lambda a, o: 2 * o.numel() * inner(a[1]), 1),
+    "baddbmm": (lambda a, o: 2 * o.numel() * inner(a[1]), 1),
+    "addbmm": (lambda a, o: 2 * o.numel() * inner(a[1]) * inner(a[1], 0), 1),
+    "mv": (lambda a, o: 2 * a[0].numel(), 0),
+    "addmv": (lambda a, o: 2 * a[1].numel(), 1),
+    "dot": (lambda a, o: 2 * a[0].numel(), 0),
+    "vdot": (lambda a, o: 2 * a[0].numel(), 0),
+    "convolution": (conv_flops, 0),
+    "_convolution": (conv_flops, 0),
+    "cudnn_convolution": (conv_flops, 0),
+    "mkldnn_convolution": (conv_flops, 0),
+    "cudnn_convolution_transpose": (lambda a, o: 2 * a[0].numel() * a[1][0].numel(), 0),
+}
+MATMUL_FLOPS.update({name: (attention_flops, 0) for name in ATTENTION_OPS})
+
+
+class WorkCounter(TorchDispatchMode):
+    """Counts FLOPs and bytes of the operators run under it (the conventions above)."""
+
+    def __init__(self):
+        super().__init__()
+        self.flops, self.eager_bytes, self.ops = 0, 0, 0
+        self.matmul_flops = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if name in VIEW_OPS:
+            return out
+        ins, outs = list(tensors_in(args)), list(tensors_in([out]))
+        self.ops += 1
+        self.eager_bytes += sum(tensor_bytes(t) for t in ins + outs)
+        if name in MOVE_OPS or not outs:
+            return out
+        if name in MATMUL_FLOPS and ins:
+            count, operand = MATMUL_FLOPS[name]
+            flops = int(count(args, outs[0]))
+            dtype = dtype_name(tensors_operand(args, operand).dtype)
+            self.matmul_flops[dtype] = self.matmul_flops.get(dtype, 0) + flops
+        else:
+            flops = max(t.numel() for t in ins + outs)
+        self.flops += flops
+        return out
+
+
+def tensors_operand(args, index):
+    return args[index] if isinstance(args[index], torch.Tensor) else next(tensors_in(args))
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def count_work(module, seed, dev):
+    """The work of one forward at seed `seed` (shapes do not change with the seed), or None
+    with the reason when the forward cannot run under the counting mode."""
+    model, args = build(module, seed, dev)
+    tensors = abi_arguments(model, args)[1]
+    counter = WorkCounter()
+    try:
+        with torch.no_grad(), counter:
+            outs = as_outputs(model(*args))
+    except Exception as exc:  # noqa: BLE001 — an unusual forward only loses this report
+        return None, f"{type(exc).__name__}: {exc}"
+    return {
+        "flops": counter.flops,
+        "matmul_flops": counter.matmul_flops,
+        "min_bytes": sum(tensor_bytes(t) for t in tensors + outs),
+        "eager_bytes": counter.eager_bytes,
+        "eager_ops": counter.ops,
+    }, None
+
+
+# ---- The device's peak rates, measured once per device model by kevin ----
+PEAK_REPEATS = 10
+
+
+def best_ms(dev, fn, repeats=PEAK_REPEATS):
+    """The fastest of `repeats` calls of fn after one warm-up (a peak is the best the device
+    did; slower calls are interference)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize(dev)
+            times.append(start.elapsed_time(end))
+        else:
+            t0 = time.thread_time()
+            fn()
+            times.append((time.thread_time() - t0) * 1000.0)
+    return max(min(times), 1e-6)
+
+
+def copy_gbps(dev, nbytes):
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=dev).uniform_()
+    dst = torch.empty_like(src)
+    return 2 * tensor_bytes(src) / best_ms(dev, lambda: dst.copy_(src)) / 1e6
+
+
+def matmul_tflops(dev, n, dtype, tf32=False):
+    a = torch.randn(n, n, device=dev).to(dtype)
+    b = torch.randn(n, n, device=dev).to(dtype)
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        return 2 * n**3 / best_ms(dev, lambda: torch.mm(a, b)) / 1e9
+    finally:
+        configure(dev)
+
+
+def peaks(req):
+    """The device's peak memory bandwidth (a device-to-device copy: bytes read plus written)
+    and matrix-product rates per dtype (fp32 without TF32, as the reference computes; TF32,
+    bf16 and fp16 on CUDA), each the best of PEAK_REPEATS calls. The CPU backend measures one
+    thread, as candidates run there."""
+    backend = req.get("backend", "cpu")
+    dev = device_for(backend, int(req.get("device", 0)))
+    configure(dev)
+    cuda = dev.type == "cuda"
+    n, nbytes = (8192, 1 << 30) if cuda else (256, 64 << 20)
+    with on_device(dev):
+        tflops = {"float32": matmul_tflops(dev, n, torch.float32)}
+        if cuda:
+            tflops["tf32"] = matmul_tflops(dev, n, torch.float32, tf32=True)
+            tflops["bfloat16"] = matmul_tflops(dev, n, torch.bfloat16)
+            tflops["float16"] = matmul_tflops(dev, n, torch.float16)
+        gbps = copy_gbps(dev, nbytes)
+    return {
+        "ok": True,
+        "device_name": device_name(dev),
+        "torch_version": torch.__version__,
+        "bandwidth_gbps": gbps,
+        "tflops": tflops,
+        "method": {"copy_bytes": nbytes, "matmul_n": n, "repeats": PEAK_REPEATS},
+    }
+
+
 def prepare(req):
     """Writes the K correctness sets (inputs.bin, expected.bin) and T timing sets
     (timing_inputs.bin, timing_expected.bin) into req["out"], then meta.json last, so a
@@ -464,6 +673,7 @@ def prepare(req):
         len(timing_seeds),
     )
     timing_scalars = write_sets(module, timing_seeds[:count], dev, files[2:4], abi)
+    work, work_error = count_work(module, seeds[0], dev)
     specs, out_specs, scalar_names = abi.first
     meta = {
         "protocol": PROTOCOL,
@@ -481,7 +691,10 @@ def prepare(req):
         "scalar_kinds": abi.scalar_kinds,
         "forward_args": abi.forward_args,
         "init_inputs": init_inputs_json(module, seeds[0]),
+        "work": work,
     }
+    if work_error:
+        meta["work_error"] = work_error
     with open(os.path.join(out_dir, "meta.json.tmp"), "w") as f:
         json.dump(meta, f)
     os.replace(os.path.join(out_dir, "meta.json.tmp"), os.path.join(out_dir, "meta.json"))
@@ -683,7 +896,13 @@ def start_watchdog():
     threading.Thread(target=watch, name="kevin-watchdog", daemon=True).start()
 
 
-OPS = {"prepare": prepare, "baseline": baseline, "describe": describe, "check": check}
+OPS = {
+    "prepare": prepare,
+    "baseline": baseline,
+    "describe": describe,
+    "check": check,
+    "peaks": peaks,
+}
 
 
 def main():

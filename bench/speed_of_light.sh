@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# speed_of_light.sh — speed of light on the GPU (docs/eval.md): builds kevin without the trainer,
+# evaluates the first LINES level-1 CUDA examples in a fresh cache (which prepares their
+# reference data, counting each task's work, and measures the device's peaks once), then
+# bench/speed_of_light.py's table and independent checks. Logs and JSON under $OUT.
+# Usage on the device: [STEPS="build eval"] [LINES=6] bash bench/speed_of_light.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
+STEPS="${STEPS:-build eval}"
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
+step() { echo "== $* ($(date +%T))"; }
+if wants build; then
+  step "build"
+  STEPS=build BUILD_TARGETS="kevin kevin-runner kevin-sandbox kevin-runner-support" \
+    bash bench/h200_judge.sh > "$OUT/build_session.log" 2>&1
+  tail -3 "$OUT/build_session.log"
+fi
+if wants eval; then
+  step "eval"
+  head -n "${LINES:-6}" examples/demo-cuda.jsonl > examples/sol-batch.jsonl
+  cache=$(mktemp -d /tmp/kevin-sol-XXXXXX)
+  build/bin/kevin eval --batch examples/sol-batch.jsonl --backend cuda --json --jobs 8 \
+    --cache-dir "$cache" > "$OUT/results.jsonl" 2> "$OUT/eval.log"
+  echo "kevin eval: exit $?"; tail -3 "$OUT/eval.log"
+  rm -f examples/sol-batch.jsonl
+  cp "$cache"/peaks/*.json "$OUT/" 2>/dev/null
+  step "checks"
+  python3 bench/speed_of_light.py "$OUT/results.jsonl" tasks "$OUT/speed_of_light.json"
+fi
+step "done"
