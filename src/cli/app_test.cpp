@@ -49,6 +49,28 @@ TEST(Cli, HelpShowsEveryOptionsDefault) {
   }
 }
 
+TEST(Cli, EveryCommandThatJudgesOffersTheSameEngineFlags) {
+  std::vector<const char*> commands = {"eval", "run"};
+#if defined(KEVIN_HAVE_SERVER)
+  commands.push_back("serve");
+#endif
+#if defined(KEVIN_HAVE_QUEUE)
+  commands.push_back("worker");
+#endif
+  for (const char* command : commands) {
+    Outcome r = run({command, "--help"});
+    EXPECT_EQ(r.code, kExitOk) << command;
+    for (const char* flag :
+         {"--backend TEXT:{auto,cuda,cpu}=auto", "--devices TEXT=all", "--jobs INT:NONNEGATIVE=0",
+          "--seeds INT:INT in [1 - 64]=5", "--tolerance TEXT=default",
+          "--timeout FLOAT:POSITIVE=20", "--timed-calls INT:INT in [1 - 10000]=100",
+          "--timing-ci FLOAT:FLOAT in [0 - 0.5]=0", "--format TEXT:{kevin,kernelbench,auto}",
+          "--python TEXT", "--cache-dir TEXT", "--no-sandbox", "--allow-degenerate-tasks"}) {
+      EXPECT_NE(r.out.find(flag), std::string::npos) << command << " lacks " << flag;
+    }
+  }
+}
+
 TEST(Cli, EveryCommandsHelpEndsWithExamplesOfItself) {
   std::vector<std::string> commands = {"eval", "run", "tasks", "report", "generate"};
 #if defined(KEVIN_HAVE_TRAIN)

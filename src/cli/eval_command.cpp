@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/app.h"
+#include "cli/engine_flags.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "core/file.h"
@@ -27,15 +28,10 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalArgs {
-  std::string task, candidate, batch, backend = "auto", tolerance = "default", format = "auto";
-  std::string python, cache;
-  std::string devices = "all";
-  std::string queue, queue_model;                  // judge on remote workers instead
-  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
-  int seeds = 5, jobs = 0, max_timed_calls = 100;
-  double call_timeout_s = 20, timing_budget_ms = 2000, timing_ci = 0;
-  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false,
-       no_sandbox = false, allow_degenerate = false;
+  std::string task, candidate, batch;
+  EngineFlags engine;
+  QueueFlags queue;  // judge on remote workers instead
+  bool json = false, table = false, fresh_seeds = false, fresh_baseline = false, full_size = false;
   bool fail_unless_correct = false;
 };
 
@@ -44,7 +40,7 @@ constexpr int kExitNotCorrect = 3;
 
 // The backend `--backend auto` means on this machine.
 engine::Backend local_backend(const EvalArgs& a) {
-  if (a.backend != "auto") return *engine::backend_from_name(a.backend);
+  if (a.engine.backend != "auto") return *engine::backend_from_name(a.engine.backend);
   return sys::cuda_device_count() > 0 ? engine::Backend::kCuda : engine::Backend::kCpu;
 }
 
@@ -58,11 +54,11 @@ bool uses_cuda(std::string_view source) {
 
 // A CUDA source given to the CPU backend, said plainly instead of as g++'s errors.
 Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate, std::string_view source) {
-  if (!a.queue.empty() || candidate.extension() != ".cu" ||
+  if (!a.queue.queue.empty() || candidate.extension() != ".cu" ||
       local_backend(a) != engine::Backend::kCpu || !uses_cuda(source)) {
     return Status::ok();
   }
-  if (a.backend == "auto") {
+  if (a.engine.backend == "auto") {
     return failed_precondition(
         candidate.string() +
         " is a CUDA candidate and this machine has no GPU CUDA can use: "
@@ -73,34 +69,25 @@ Status check_candidate_kind(const EvalArgs& a, const fs::path& candidate, std::s
                           " is a CUDA candidate; --backend cpu takes C++ (.cpp) candidates");
 }
 
-// The engine for this command's flags.
-Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) {
-  env::EngineOptions o;
-  o.backend = local_backend(a);
-  KEVIN_ASSIGN_OR_RETURN(o.devices, parse_devices(a.devices));
-  o.cache_dir = cache_dir(a.cache);
-  o.share_dir = share_dir();
-  o.runner_path = runner_path();
-  o.python = a.python;
-  o.seeds = a.seeds;
-  o.fresh_seeds = a.fresh_seeds;
-  if (a.fresh_baseline) o.baseline_ttl = std::chrono::seconds(0);
-  o.tolerance = a.tolerance;
-  o.sandbox = !a.no_sandbox;
-  o.allow_degenerate_tasks = a.allow_degenerate;
-  o.call_timeout_s = a.call_timeout_s;
-  o.timing_budget_ms = a.timing_budget_ms;
-  o.max_timed_calls = a.max_timed_calls;
-  o.timing_ci = a.timing_ci;
-  o.jobs = a.jobs;
-  o.format = a.format;
-  if (a.format == "auto" && !a.candidate.empty()) {
+// The engine settings of this command's flags, with the eval-only ones (fresh data).
+Json eval_settings(const EvalArgs& a) {
+  Json settings = a.engine.settings();
+  settings["fresh_seeds"] = a.fresh_seeds;
+  settings["fresh_baseline"] = a.fresh_baseline;
+  if (a.engine.format == "auto" && !a.candidate.empty()) {
     // One candidate: its format is known now, and kevin's ABI needs no PyTorch toolchain.
     if (auto text = read_file(a.candidate, size_t{64} << 20); text.is_ok()) {
-      o.format = engine::format_name(engine::detect_format(*text));
+      settings["format"] = engine::format_name(engine::detect_format(*text));
     }
   }
-  return env::EngineEvaluator::create(o);
+  return settings;
+}
+
+// The local engine for this command's flags.
+Result<std::unique_ptr<env::EngineEvaluator>> make_evaluator(const EvalArgs& a) {
+  KEVIN_ASSIGN_OR_RETURN(const Json resolved, resolve_engine_json(eval_settings(a)));
+  KEVIN_ASSIGN_OR_RETURN(const env::EngineOptions options, engine_options(resolved));
+  return env::EngineEvaluator::create(options);
 }
 
 std::string ms(const std::optional<double>& v, int precision = 4) {
@@ -222,22 +209,13 @@ class RemoteJudge final : public PairJudge {
 };
 
 Result<std::unique_ptr<PairJudge>> make_judge(const EvalArgs& a) {
-  if (a.queue.empty()) {
+  if (a.queue.queue.empty()) {
     KEVIN_ASSIGN_OR_RETURN(auto local, make_evaluator(a));
     return std::unique_ptr<PairJudge>(
-        std::make_unique<LocalJudge>(std::move(local), a.seeds, a.full_size));
+        std::make_unique<LocalJudge>(std::move(local), a.engine.seeds, a.full_size));
   }
   // The judging settings travel with every job (workers judging otherwise refuse it).
-  KEVIN_ASSIGN_OR_RETURN(Json engine,
-                         resolve_engine_json({{"backend", a.backend},
-                                              {"queue", a.queue},
-                                              {"queue_model", a.queue_model},
-                                              {"queue_worker_wait_s", a.queue_worker_wait_s},
-                                              {"seeds", a.seeds},
-                                              {"tolerance", a.tolerance},
-                                              {"call_timeout_s", a.call_timeout_s},
-                                              {"allow_degenerate_tasks", a.allow_degenerate},
-                                              {"format", a.format}}));
+  KEVIN_ASSIGN_OR_RETURN(Json engine, resolve_engine_json(a.queue.with_queue(eval_settings(a))));
   KEVIN_ASSIGN_OR_RETURN(auto remote, cli::make_evaluator(engine));
   return std::unique_ptr<PairJudge>(std::make_unique<RemoteJudge>(std::move(remote)));
 }
@@ -386,7 +364,8 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
     }
     emit(p);
   };
-  for_each_index(pairs.size(), a.jobs > 0 ? static_cast<size_t>(a.jobs) : hardware_threads(), work);
+  for_each_index(pairs.size(),
+                 a.engine.jobs > 0 ? static_cast<size_t>(a.engine.jobs) : hardware_threads(), work);
   if (a.table) print_table(out, pairs, results, errors);
   const bool any_error =
       std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
@@ -420,25 +399,12 @@ void add_eval_command(CLI::App& app, Action& action) {
   task->needs(cand);
   cand->needs(task);
   batch->excludes(task)->excludes(cand);
-  sub->add_option("--format", args->format,
-                  "candidate format: kevin (C ABI), kernelbench (ModelNew + load_inline), auto (by "
-                  "the file's text)")
-      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
-  sub->add_option("--backend", args->backend, "cuda, cpu or auto (cuda when a GPU is present)")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  add_device_options(sub, &args->devices);
-  sub->add_option("--seeds", args->seeds, "number of secret input sets checked (K)")
-      ->check(CLI::Range(1, 64));
-  sub->add_option("--tolerance", args->tolerance,
-                  "default, kevin (1e-2, the paper's) or ATOL,RTOL");
+  args->engine.format = "auto";
+  add_engine_flags(sub, &args->engine,
+                   "candidate format: kevin (C ABI), kernelbench (ModelNew + load_inline), auto "
+                   "(by the file's text)");
   sub->add_flag("--json", args->json, "print one JSON object");
   sub->add_flag("--table", args->table, "batch: print a table instead of JSON lines");
-  sub->add_option("--jobs", args->jobs, "batch: concurrent evaluations (default: CPU cores)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--python", args->python,
-                  "Python interpreter with PyTorch for the reference worker (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", args->cache,
-                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
   sub->add_flag("--fresh-seeds", args->fresh_seeds,
                 "draw a new secret seed set instead of reusing the cached one");
   sub->add_flag("--full-size", args->full_size,
@@ -447,24 +413,10 @@ void add_eval_command(CLI::App& app, Action& action) {
   sub->add_flag("--fresh-baseline", args->fresh_baseline,
                 "time the PyTorch baseline again instead of using the cached one (cached for 6 h "
                 "per task and GPU model)");
-  sub->add_flag("--no-sandbox", args->no_sandbox,
-                "compile and run candidates without namespaces, seccomp, rlimits or the compiler "
-                "sandbox (debugging only)");
-  sub->add_flag("--allow-degenerate-tasks", args->allow_degenerate,
-                "evaluate even when an all-zero, constant or input-copy output passes the task's "
-                "reference data");
-  sub->add_option("--timeout", args->call_timeout_s, "seconds one correctness call may take")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--timed-calls", args->max_timed_calls, "most timed calls per candidate")
-      ->check(CLI::Range(1, 10000));
-  sub->add_option("--timing-ci", args->timing_ci,
-                  "stop timing a candidate once its median's 95% interval is within +- this "
-                  "fraction (0.02: +-2%; 0: every call the budget affords)")
-      ->check(CLI::Range(0.0, 0.5));
   sub->add_flag(
       "--fail-unless-correct", args->fail_unless_correct,
       "exit 3 when a candidate was judged but not correct (batch: unless every pair is correct)");
-  add_queue_options(sub, &args->queue, &args->queue_model, &args->queue_worker_wait_s);
+  add_queue_options(sub, &args->queue);
   sub->callback([args, sub, &action] {
     action = [args, sub](std::ostream& out, std::ostream& err) {
       if (args->batch.empty() && args->task.empty()) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/app.h"
+#include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
@@ -49,14 +50,9 @@ struct RunArgs {
   std::string returns = "sum", advantages = "group";
   double speedup_cap = 0;
   std::string score_speedup = "median";
-  // engine
-  std::string backend = "auto", tolerance = "default", python, cache, format = "kevin";
-  std::string devices = "all";
-  int seeds = 5, jobs = 0;
-  double call_timeout_s = 20, timing_ci = 0;
-  bool no_sandbox = false, full_size = false;
-  std::string queue, queue_model;                  // evaluate on workers behind this Redis queue
-  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
+  EngineFlags engine;
+  QueueFlags queue;  // evaluate on workers behind this Redis queue
+  bool full_size = false;
 };
 
 // A usage problem (exit 2) or a failure of the job (exit 1), with its message.
@@ -134,7 +130,7 @@ Result<rollout::RolloutConfig> rollout_config(const RunArgs& a) {
 }
 
 Result<Json> policy_json(const RunArgs& a) {
-  if (!a.policy.empty()) return policy_spec_json(a.policy, a.backend, a.open_think);
+  if (!a.policy.empty()) return policy_spec_json(a.policy, a.engine.backend, a.open_think);
   if (a.llm.empty())
     return invalid_argument(
         "give --llm URL (and --model NAME), or --policy scripted:FILE or local:DIR");
@@ -150,20 +146,7 @@ Result<Json> policy_json(const RunArgs& a) {
 }
 
 Result<Json> engine_json(const RunArgs& a) {
-  return resolve_engine_json({{"backend", a.backend},
-                              {"devices", a.devices},
-                              {"seeds", a.seeds},
-                              {"tolerance", a.tolerance},
-                              {"jobs", a.jobs},
-                              {"python", a.python},
-                              {"cache_dir", a.cache},
-                              {"sandbox", !a.no_sandbox},
-                              {"call_timeout_s", a.call_timeout_s},
-                              {"timing_ci", a.timing_ci},
-                              {"queue", a.queue},
-                              {"queue_model", a.queue_model},
-                              {"queue_worker_wait_s", a.queue_worker_wait_s},
-                              {"format", a.format}});
+  return resolve_engine_json(a.queue.with_queue(a.engine.settings()));
 }
 
 std::string default_run_dir() {
@@ -409,34 +392,13 @@ void add_run_command(CLI::App& app, Action& action) {
                   "the speedup scored: median (the ratio of medians) or lower (the low end of "
                   "its 95% interval: no reward for a lucky measurement)")
       ->check(CLI::IsMember({"median", "lower"}));
-  sub->add_option("--timing-ci", a->timing_ci,
-                  "stop timing a candidate once its median's 95% interval is within +- this "
-                  "fraction (0: every call the budget affords)")
-      ->check(CLI::Range(0.0, 0.5));
-  sub->add_option("--format", a->format,
-                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
-                  "KernelBench's prompt style), "
-                  "auto (kevin's prompts, either format judged)")
-      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  add_device_options(sub, &a->devices);
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
-      ->check(CLI::Range(1, 64));
-  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL");
-  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", a->cache,
-                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_flag("--no-sandbox", a->no_sandbox,
-                "run candidates without the sandbox (debugging only)");
+  add_engine_flags(sub, &a->engine,
+                   "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
+                   "KernelBench's prompt style), auto (kevin's prompts, either format judged)");
   sub->add_flag("--full-size", a->full_size,
                 "on the CPU backend, run tasks without reduced CPU sizes (KernelBench files) at "
                 "full size even when large");
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
-      ->check(CLI::PositiveNumber);
-  add_queue_options(sub, &a->queue, &a->queue_model, &a->queue_worker_wait_s);
+  add_queue_options(sub, &a->queue);
   sub->add_option("--out", a->out, "run directory (default runs/<date-time>)");
   sub->add_option("--resume", a->resume,
                   "continue the run in this directory (its config.json decides everything)");

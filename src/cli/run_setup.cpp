@@ -135,22 +135,6 @@ void add_device_options(CLI::App* command, std::string* devices) {
       ->excludes(list);
 }
 
-void add_queue_options(CLI::App* command, std::string* queue, std::string* model,
-                       double* worker_wait_s) {
-  command->add_option("--queue", *queue,
-                      "evaluate on `kevin worker`s behind this Redis queue: "
-                      "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]; --backend auto follows the live "
-                      "workers (cpu when all are on the CPU)");
-  command->add_option(
-      "--queue-model", *model,
-      "with --queue: only workers of this GPU model, e.g. \"NVIDIA H200\" (default: any)");
-  command
-      ->add_option("--queue-worker-wait", *worker_wait_s,
-                   "with --queue: seconds a job waits for a live worker that takes it, then "
-                   "fails naming the live workers (default: 60)")
-      ->check(CLI::PositiveNumber);
-}
-
 namespace {
 
 // The "devices" setting as a list of ordinals ({} = all).
@@ -231,7 +215,10 @@ Result<Json> resolve_engine_json(const Json& given) {
             {"cache_dir", ""},
             {"sandbox", true},
             {"call_timeout_s", 20.0},
+            {"max_timed_calls", 100},
             {"timing_ci", 0.0},
+            {"fresh_seeds", false},
+            {"fresh_baseline", false},
             {"allow_degenerate_tasks", false},
             {"queue", ""},
             {"queue_model", ""},
@@ -387,14 +374,12 @@ Result<std::string> judging_of(const Json& e) {
 #endif
 }
 
-Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
-                                                       const std::atomic<bool>* cancel) {
-  if (e.value("fake", false))
-    return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
-  if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
+Result<env::EngineOptions> engine_options(const Json& e, const std::atomic<bool>* cancel) {
   env::EngineOptions o;
   KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(e, "backend"));
-  o.backend = *engine::backend_from_name(backend);
+  const auto parsed = engine::backend_from_name(backend);
+  if (!parsed) return invalid_argument("engine backend must be cuda or cpu once resolved");
+  o.backend = *parsed;
   KEVIN_ASSIGN_OR_RETURN(o.devices, devices_of(e.value("devices", Json("all"))));
   KEVIN_ASSIGN_OR_RETURN(o.seeds, json_get<int>(e, "seeds"));
   KEVIN_ASSIGN_OR_RETURN(o.tolerance, json_get<std::string>(e, "tolerance"));
@@ -405,14 +390,29 @@ Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
   KEVIN_ASSIGN_OR_RETURN(o.allow_degenerate_tasks,
                          json_get_or<bool>(e, "allow_degenerate_tasks", false));
   KEVIN_ASSIGN_OR_RETURN(o.call_timeout_s, json_get<double>(e, "call_timeout_s"));
+  KEVIN_ASSIGN_OR_RETURN(o.max_timed_calls, json_get_or<int>(e, "max_timed_calls", 100));
+  if (o.max_timed_calls < 1)
+    return invalid_argument("engine setting \"max_timed_calls\" must be >= 1");
   KEVIN_ASSIGN_OR_RETURN(o.timing_ci, json_get_or<double>(e, "timing_ci", 0.0));
   if (!(o.timing_ci >= 0 && o.timing_ci < 1))
     return invalid_argument("engine setting \"timing_ci\" must be in [0, 1)");
   KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
+  KEVIN_ASSIGN_OR_RETURN(o.fresh_seeds, json_get_or<bool>(e, "fresh_seeds", false));
+  KEVIN_ASSIGN_OR_RETURN(const bool fresh_baseline, json_get_or<bool>(e, "fresh_baseline", false));
+  if (fresh_baseline) o.baseline_ttl = std::chrono::seconds(0);
   o.cache_dir = cache;
   o.share_dir = share_dir();
   o.runner_path = runner_path();
   o.cancel = cancel;
+  return o;
+}
+
+Result<std::unique_ptr<env::Evaluator>> make_evaluator(const Json& e,
+                                                       const std::atomic<bool>* cancel) {
+  if (e.value("fake", false))
+    return std::unique_ptr<env::Evaluator>(std::make_unique<env::FakeEvaluator>("cpu", "CPU"));
+  if (!e.value("queue", "").empty()) return make_remote_evaluator(e);
+  KEVIN_ASSIGN_OR_RETURN(const env::EngineOptions o, engine_options(e, cancel));
   KEVIN_ASSIGN_OR_RETURN(auto evaluator, env::EngineEvaluator::create(o));
   return std::unique_ptr<env::Evaluator>(std::move(evaluator));
 }

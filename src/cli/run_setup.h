@@ -48,13 +48,6 @@ void add_device_options(CLI::App* command, std::string* devices);
 // default of --queue-worker-wait and of the engine setting "queue_worker_wait_s").
 inline constexpr double kQueueWorkerWaitS = 60;
 
-// Registers --queue URL (evaluate on `kevin worker`s behind a Redis queue instead of this
-// machine's engine), --queue-model NAME (only workers of that GPU model) and
-// --queue-worker-wait SECONDS (how long a job waits for a live worker that takes it) on
-// `command`.
-void add_queue_options(CLI::App* command, std::string* queue, std::string* model,
-                       double* worker_wait_s);
-
 // The engine settings with every default filled in ("backend": "auto" becomes cuda when a
 // device is visible, else cpu; "cache_dir" the default cache). Unknown keys are
 // kInvalidArgument. "devices" is "all", an ordinal, or a list of ordinals ("device", one
@@ -64,6 +57,12 @@ void add_queue_options(CLI::App* command, std::string* queue, std::string* model
 // (queue::choose_backend; Redis is asked, and the choice logged): its errors are the URL's
 // (kInvalidArgument) and Redis's (kUnavailable). "queue_worker_wait_s" must be positive.
 Result<Json> resolve_engine_json(const Json& given);
+
+// The local engine's options for resolved settings (resolve_engine_json's output, without a
+// queue); `cancel` as EngineOptions::cancel. Errors: kInvalidArgument naming a mistyped or
+// out-of-range setting.
+Result<env::EngineOptions> engine_options(const Json& resolved,
+                                          const std::atomic<bool>* cancel = nullptr);
 
 // The evaluator the settings describe (resolved ones). `cancel` (optional, borrowed) stops the
 // local engine's reference preparation once it reads true (env::EngineOptions::cancel).

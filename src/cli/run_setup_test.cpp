@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/engine_flags.h"
 #include "fake_http_server.h"
 #if defined(KEVIN_HAVE_QUEUE)
 #include "queue/job.h"
@@ -96,6 +97,51 @@ TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
     EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << c.given.dump();
     EXPECT_NE(e.status().message().find(c.why), std::string::npos) << e.status().to_string();
   }
+}
+
+TEST(EngineFlags, EverySettingReachesTheEnginesOptions) {
+  EngineFlags f;
+  f.backend = "cpu";
+  f.devices = "0";
+  f.seeds = 7;
+  f.tolerance = "kevin";
+  f.jobs = 3;
+  f.call_timeout_s = 9;
+  f.max_timed_calls = 40;
+  f.timing_ci = 0.03;
+  f.no_sandbox = true;
+  f.allow_degenerate = true;
+  f.format = "auto";
+  auto resolved = resolve_engine_json(f.settings());
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().to_string();
+  auto o = engine_options(*resolved);
+  ASSERT_TRUE(o.is_ok()) << o.status().to_string();
+  EXPECT_EQ(o->backend, engine::Backend::kCpu);
+  EXPECT_EQ(o->devices, std::vector<int>{0});
+  EXPECT_EQ(o->seeds, 7);
+  EXPECT_EQ(o->tolerance, "kevin");
+  EXPECT_EQ(o->jobs, 3);
+  EXPECT_DOUBLE_EQ(o->call_timeout_s, 9);
+  EXPECT_EQ(o->max_timed_calls, 40);
+  EXPECT_DOUBLE_EQ(o->timing_ci, 0.03);
+  EXPECT_FALSE(o->sandbox);
+  EXPECT_TRUE(o->allow_degenerate_tasks);
+  EXPECT_EQ(o->format, "auto");
+  EXPECT_FALSE(o->fresh_seeds);
+  EXPECT_EQ(o->baseline_ttl, std::chrono::seconds(6 * 3600));
+  Json fresh = *resolved;
+  fresh["fresh_seeds"] = true;
+  fresh["fresh_baseline"] = true;
+  auto fresh_options = engine_options(fresh);
+  ASSERT_TRUE(fresh_options.is_ok());
+  EXPECT_TRUE(fresh_options->fresh_seeds);
+  EXPECT_EQ(fresh_options->baseline_ttl, std::chrono::seconds(0));
+  Json bad = *resolved;
+  bad["max_timed_calls"] = 0;
+  EXPECT_EQ(engine_options(bad).status().code(), StatusCode::kInvalidArgument);
+  QueueFlags q;
+  q.queue = "redis://h";
+  EXPECT_EQ(q.with_queue(f.settings())["queue"], "redis://h");
 }
 
 TEST(EngineJson, AQueueChoosesTheBackendByItsModelAndRefusesMismatches) {

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli/app.h"
+#include "cli/engine_flags.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "server/routes.h"
@@ -16,14 +17,13 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ServeArgs {
-  std::string host = "127.0.0.1", token_file, backend = "auto", devices = "all", format = "kevin",
-              tasks_dir, split;
+  std::string host = "127.0.0.1", token_file, tasks_dir, split;
   std::vector<std::string> tasks;
-  int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, jobs = 0, seeds = 5, io_threads = 2;
-  std::string python, cache, tolerance = "default", queue, queue_model;
-  double queue_worker_wait_s = kQueueWorkerWaitS;  // --queue-worker-wait
-  double call_timeout_s = 20, speedup_cap = 0, max_body_mb = 64, max_buffered_body_mb = 0;
-  bool no_sandbox = false, accept_reference_code = false;
+  int port = 8000, max_sessions = 64, max_turns = 8, turns = 4, io_threads = 2;
+  EngineFlags engine;
+  QueueFlags queue;
+  double speedup_cap = 0, max_body_mb = 64, max_buffered_body_mb = 0;
+  bool accept_reference_code = false;
 };
 
 int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
@@ -34,19 +34,7 @@ int serve(const ServeArgs& a, std::ostream& out, std::ostream& err) {
       a.tasks.empty() ? std::vector<std::string>{tasks_dir(a.tasks_dir).string()} : a.tasks;
   auto selected = select_tasks(specs, a.tasks_dir, a.split);
   if (!selected.is_ok()) return fail(selected.status());
-  auto engine = resolve_engine_json({{"backend", a.backend},
-                                     {"devices", a.devices},
-                                     {"seeds", a.seeds},
-                                     {"tolerance", a.tolerance},
-                                     {"jobs", a.jobs},
-                                     {"python", a.python},
-                                     {"cache_dir", a.cache},
-                                     {"sandbox", !a.no_sandbox},
-                                     {"call_timeout_s", a.call_timeout_s},
-                                     {"queue", a.queue},
-                                     {"queue_model", a.queue_model},
-                                     {"queue_worker_wait_s", a.queue_worker_wait_s},
-                                     {"format", a.format}});
+  auto engine = resolve_engine_json(a.queue.with_queue(a.engine.settings()));
   if (!engine.is_ok()) return fail(engine.status());
   // Before the engine starts: an open host without a token is refused in one line.
   if (const Status exposed = server::check_exposure(a.host, *token); !exposed.is_ok())
@@ -114,28 +102,9 @@ void add_serve_command(CLI::App& app, Action& action) {
   sub->add_option("--speedup-cap", a->speedup_cap, "cap speedups in rewards (0: off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--format", a->format,
-                  "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
-                  "KernelBench's prompt style), "
-                  "auto (kevin's prompts, either format judged)")
-      ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}));
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
-      ->capture_default_str();
-  add_device_options(sub, &a->devices);
-  sub->add_option("--jobs", a->jobs, "concurrent evaluations (default: CPU cores)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")
-      ->capture_default_str();
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
-  sub->add_option("--cache-dir", a->cache,
-                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
+  add_engine_flags(sub, &a->engine,
+                   "answers: kevin (C ABI; default), kernelbench (ModelNew + load_inline, "
+                   "KernelBench's prompt style), auto (kevin's prompts, either format judged)");
   sub->add_option("--io-threads", a->io_threads, "network threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -152,9 +121,7 @@ void add_serve_command(CLI::App& app, Action& action) {
                 "reference worker, so only "
                 "where every client is trusted (default: refused; clients name served tasks with "
                 "problem_id)");
-  sub->add_flag("--no-sandbox", a->no_sandbox,
-                "run candidates without the sandbox (debugging only)");
-  add_queue_options(sub, &a->queue, &a->queue_model, &a->queue_worker_wait_s);
+  add_queue_options(sub, &a->queue);
   sub->footer(
       "Examples:\n"
       "  kevin serve --backend cpu --tasks level1          # loopback, port 8000\n"

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/app.h"
+#include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "cli/paths.h"
 #include "cli/run_setup.h"
@@ -23,11 +24,11 @@ namespace fs = std::filesystem;
 namespace {
 
 struct WorkerArgs {
-  std::string queue, backend = "auto", devices = "all", name, python, cache, tolerance = "default",
-                     format = "auto";
-  int jobs = 0, seeds = 5, max_deliveries = 3;
-  double lease_s = 120, call_timeout_s = 20;
-  bool no_sandbox = false, fake_engine = false, allow_degenerate = false;
+  std::string queue, name;
+  EngineFlags engine;
+  int max_deliveries = 3;
+  double lease_s = 120;
+  bool fake_engine = false;
 };
 
 std::string default_name() {
@@ -44,18 +45,7 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   };
   auto address = queue::parse_redis_url(a.queue);
   if (!address.is_ok()) return fail(address.status());
-  const Json given = a.fake_engine ? Json{{"fake", true}}
-                                   : Json{{"backend", a.backend},
-                                          {"devices", a.devices},
-                                          {"seeds", a.seeds},
-                                          {"tolerance", a.tolerance},
-                                          {"jobs", a.jobs},
-                                          {"python", a.python},
-                                          {"cache_dir", a.cache},
-                                          {"sandbox", !a.no_sandbox},
-                                          {"call_timeout_s", a.call_timeout_s},
-                                          {"allow_degenerate_tasks", a.allow_degenerate},
-                                          {"format", a.format}};
+  const Json given = a.fake_engine ? Json{{"fake", true}} : a.engine.settings();
   auto engine = resolve_engine_json(given);
   if (!engine.is_ok()) return fail(engine.status());
   auto evaluator = make_evaluator(*engine);
@@ -64,7 +54,7 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   o.address = *address;
   o.name = a.name.empty() ? default_name() : a.name;
   o.model = queue::model_key((*evaluator)->device_name());
-  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(hardware_threads());
+  o.jobs = a.engine.jobs > 0 ? a.engine.jobs : static_cast<int>(hardware_threads());
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(a.lease_s * 1000));
   o.max_deliveries = a.max_deliveries;
   if (auto* local = dynamic_cast<env::EngineEvaluator*>(evaluator->get()))
@@ -72,7 +62,7 @@ int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   auto judging = judging_of(*engine);
   if (!judging.is_ok()) return fail(judging.status());
   o.judging = *judging;
-  o.task_dir = fs::path(a.fake_engine ? cache_dir(a.cache).string()
+  o.task_dir = fs::path(a.fake_engine ? cache_dir(a.engine.cache).string()
                                       : (*engine)["cache_dir"].get<std::string>()) /
                "queued-tasks";
   out << "kevin worker " << o.name << ": " << (*evaluator)->backend() << " on "
@@ -155,12 +145,6 @@ void add_worker_command(CLI::App& app, Action& action) {
       "worker",
       "judge evaluation jobs from a Redis queue on this machine's engine (docs/distributed.md)");
   sub->add_option("--queue", a->queue, "redis://[:PASSWORD@]HOST[:PORT][/PREFIX]")->required();
-  sub->add_option("--backend", a->backend, "cuda, cpu or auto")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
-      ->capture_default_str();
-  add_device_options(sub, &a->devices);
-  sub->add_option("--jobs", a->jobs, "jobs evaluated at once (default: CPU cores)")
-      ->check(CLI::NonNegativeNumber);
   sub->add_option("--name", a->name, "consumer name, unique per worker (default HOST/PID)");
   sub->add_option("--lease", a->lease_s,
                   "seconds a job may sit idle before another worker takes it")
@@ -169,29 +153,11 @@ void add_worker_command(CLI::App& app, Action& action) {
   sub->add_option("--max-deliveries", a->max_deliveries, "deliveries before a job is dead-lettered")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  sub->add_option("--seeds", a->seeds, "secret input sets per evaluation (K)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  sub->add_option("--tolerance", a->tolerance, "default, kevin or ATOL,RTOL")
-      ->capture_default_str();
-  sub->add_option("--timeout", a->call_timeout_s, "seconds one correctness call may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--python", a->python, "Python interpreter with PyTorch (or KEVIN_PYTHON)");
-  sub->add_option("--format", a->format,
-                  "job formats judged (each job in its producer's): auto = kevin's ABI, and "
-                  "KernelBench answers when "
-                  "this Python has PyTorch's extension headers; kernelbench = both, the headers "
-                  "required; kevin = the "
-                  "ABI only")
-      ->check(CLI::IsMember({"auto", "kevin", "kernelbench"}))
-      ->capture_default_str();
-  sub->add_option("--cache-dir", a->cache,
-                  "cache folder (default KEVIN_CACHE_DIR or ~/.cache/kevin)");
-  sub->add_flag("--allow-degenerate-tasks", a->allow_degenerate,
-                "judge tasks a trivial output passes (producers must ask the same)");
-  sub->add_flag("--no-sandbox", a->no_sandbox,
-                "run candidates without the sandbox (debugging only)");
+  a->engine.format = "auto";
+  add_engine_flags(sub, &a->engine,
+                   "job formats judged (each job in its producer's): auto = kevin's ABI, and "
+                   "KernelBench answers when this Python has PyTorch's extension headers; "
+                   "kernelbench = both, the headers required; kevin = the ABI only");
   // Tests only: verdicts scripted by `// fake:` lines (env/fake_evaluator.h), no engine.
   sub->add_flag("--fake-engine", a->fake_engine, "")->group("");
   sub->footer(
