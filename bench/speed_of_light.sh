@@ -3,11 +3,11 @@
 # evaluates the first LINES level-1 CUDA examples in a fresh cache (which prepares their
 # reference data, counting each task's work, and measures the device's peaks once), then
 # bench/speed_of_light.py's table and independent checks. Logs and JSON under $OUT.
-# Usage on the device: [STEPS="build eval"] [LINES=6] bash bench/speed_of_light.sh
+# Usage on the device: [STEPS="build eval checks"] [LINES=6] [NCU=0|1] bash bench/speed_of_light.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
-STEPS="${STEPS:-build eval}"
+STEPS="${STEPS:-build eval checks}"
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo "== $* ($(date +%T))"; }
 if wants build; then
@@ -25,7 +25,10 @@ if wants eval; then
   echo "kevin eval: exit $?"; tail -3 "$OUT/eval.log"
   rm -f examples/sol-batch.jsonl
   cp "$cache"/peaks/*.json "$OUT/" 2>/dev/null
+  cp "$OUT/results.jsonl" /tmp/kevin-sol-results.jsonl  # for a later `checks` on this machine
+fi
+if wants checks; then
   step "checks"
-  python3 bench/speed_of_light.py "$OUT/results.jsonl" tasks "$OUT/speed_of_light.json"
+  python3 bench/speed_of_light.py /tmp/kevin-sol-results.jsonl tasks "$OUT/speed_of_light.json"
 fi
 step "done"
