@@ -14,11 +14,23 @@
 
 namespace kevin::cli {
 
+int exit_code_of(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kUnimplemented:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
 int report_failure(std::ostream& err, std::string_view command, const Status& status) {
   err << "kevin " << command << ": " << status.message() << "\n";
-  const bool usage =
-      status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound;
-  return usage ? kExitUsage : kExitFailure;
+  return exit_code_of(status);
 }
 
 void add_unavailable_command(CLI::App& app, Action& action, const char* name,

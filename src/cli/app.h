@@ -36,8 +36,11 @@ void add_worker_command(CLI::App& app, Action& action);
 void add_tasks_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
 
-// Writes "kevin <command>: <message>" to `err` and returns the exit code: kExitUsage where the
-// caller got something wrong (kInvalidArgument, kNotFound), kExitFailure otherwise.
+// The exit code every command gives a status: kExitOk for OK; kExitUsage where the caller got
+// something wrong (kInvalidArgument, kNotFound, kAlreadyExists — a run folder in use —,
+// kUnimplemented — a setting this build lacks); kExitFailure otherwise.
+int exit_code_of(const Status& status);
+// Writes "kevin <command>: <message>" to `err` and returns exit_code_of(status).
 int report_failure(std::ostream& err, std::string_view command, const Status& status);
 
 // Registers a subcommand whose job has not landed yet: it accepts any arguments and fails

@@ -96,6 +96,21 @@ TEST(Cli, EveryCommandsHelpEndsWithExamplesOfItself) {
   }
 }
 
+TEST(Cli, EveryCommandGivesAStatusTheSameExitCode) {
+  EXPECT_EQ(exit_code_of(Status::ok()), kExitOk);
+  for (const Status& usage : {invalid_argument("x"), not_found("x"), already_exists("x"),
+                              Status(StatusCode::kUnimplemented, "x")}) {
+    EXPECT_EQ(exit_code_of(usage), kExitUsage) << usage.to_string();
+  }
+  for (const Status& failure :
+       {failed_precondition("x"), unavailable("x"), internal_error("x"), deadline_exceeded("x")}) {
+    EXPECT_EQ(exit_code_of(failure), kExitFailure) << failure.to_string();
+  }
+  std::ostringstream err;
+  EXPECT_EQ(report_failure(err, "worker", not_found("no such queue")), kExitUsage);
+  EXPECT_EQ(err.str(), "kevin worker: no such queue\n");
+}
+
 TEST(Cli, VersionPrintsName) {
   Outcome r = run({"--version"});
   EXPECT_EQ(r.code, kExitOk);

@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 
-
 namespace kevin::cli {
 
 Json EngineFlags::settings() const {
@@ -57,7 +56,8 @@ void add_engine_flags(CLI::App* command, EngineFlags* f, const std::string& form
   command->add_option("--seeds", f->seeds, "secret input sets checked per evaluation (K)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  command->add_option("--tolerance", f->tolerance, "default, kevin (1e-2, the paper's) or ATOL,RTOL")
+  command
+      ->add_option("--tolerance", f->tolerance, "default, kevin (1e-2, the paper's) or ATOL,RTOL")
       ->capture_default_str();
   command->add_option("--timeout", f->call_timeout_s, "seconds one correctness call may take")
       ->check(CLI::PositiveNumber)

@@ -226,10 +226,8 @@ int eval_single(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ost
     err << "kevin eval: " << source.status().message() << "\n";
     return kExitUsage;
   }
-  if (Status kind = check_candidate_kind(a, a.candidate, *source); !kind.is_ok()) {
-    err << "kevin eval: " << kind.message() << "\n";
-    return kind.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-  }
+  if (Status kind = check_candidate_kind(a, a.candidate, *source); !kind.is_ok())
+    return report_failure(err, "eval", kind);
   if (Status admitted = judge.admit(a.task); !admitted.is_ok()) {
     err << "kevin eval: " << admitted.message() << "\n";
     return kExitUsage;

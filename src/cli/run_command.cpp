@@ -196,11 +196,7 @@ Result<fs::path> create_run(const RunArgs& a) {
   return dir;
 }
 
-Failure as_failure(const Status& s) {
-  const bool use = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
-                   s.code() == StatusCode::kAlreadyExists;
-  return {use ? kExitUsage : kExitFailure, s.message()};
-}
+Failure as_failure(const Status& s) { return {exit_code_of(s), s.message()}; }
 
 // Tasks the end-of-run summary names one by one; beyond them the report has the rest.
 constexpr size_t kSummaryTasks = 20;

@@ -64,12 +64,7 @@ Status resolve_tasks(const Json& j, train::TrainerOptions& o) {
 }
 
 // Usage problems (a bad config) exit 2; failures of the job exit 1.
-int report(std::ostream& err, const Status& s) {
-  err << "kevin train: " << s.message() << "\n";
-  const bool use = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
-                   s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kUnimplemented;
-  return use ? kExitUsage : kExitFailure;
-}
+int report(std::ostream& err, const Status& s) { return report_failure(err, "train", s); }
 
 // The config file resolved: trainer options (tasks included) and the engine's settings.
 struct ResolvedConfig {

@@ -39,10 +39,7 @@ std::string default_name() {
 
 int work(const WorkerArgs& a, std::ostream& out, std::ostream& err) {
   const std::atomic<bool>* stop = watch_interrupts("kevin worker", "finishing the jobs in hand");
-  auto fail = [&](const Status& s) {
-    err << "kevin worker: " << s.message() << "\n";
-    return s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-  };
+  auto fail = [&](const Status& s) { return report_failure(err, "worker", s); };
   auto address = queue::parse_redis_url(a.queue);
   if (!address.is_ok()) return fail(address.status());
   const Json given = a.fake_engine ? Json{{"fake", true}} : a.engine.settings();

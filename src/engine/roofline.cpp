@@ -49,8 +49,11 @@ Result<std::optional<Achieved>> achieved_from_json(const Json& j, const char* ke
 }  // namespace
 
 Json to_json(const TaskWork& w) {
-  return {{"flops", w.flops},         {"matmul_flops", w.matmul_flops}, {"min_bytes", w.min_bytes},
-          {"eager_bytes", w.eager_bytes}, {"eager_ops", w.eager_ops}};
+  return {{"flops", w.flops},
+          {"matmul_flops", w.matmul_flops},
+          {"min_bytes", w.min_bytes},
+          {"eager_bytes", w.eager_bytes},
+          {"eager_ops", w.eager_ops}};
 }
 
 Result<TaskWork> task_work_from_json(const Json& j) {
@@ -72,8 +75,10 @@ double DevicePeaks::tflops_for(const std::string& dtype) const {
 }
 
 Json to_json(const DevicePeaks& p) {
-  return {{"device_name", p.device_name},       {"torch_version", p.torch_version},
-          {"bandwidth_gbps", p.bandwidth_gbps}, {"tflops", p.tflops},
+  return {{"device_name", p.device_name},
+          {"torch_version", p.torch_version},
+          {"bandwidth_gbps", p.bandwidth_gbps},
+          {"tflops", p.tflops},
           {"measured_at", p.measured_at}};
 }
 
@@ -114,7 +119,7 @@ std::optional<SpeedOfLight> speed_of_light(const TaskWork& work, const DevicePea
 }
 
 Json to_json(const SpeedOfLight& s) {
-  Json j = {{"work", to_json(s.work)},     {"peak_gbps", s.peak_gbps}, {"memory_ms", s.memory_ms},
+  Json j = {{"work", to_json(s.work)},    {"peak_gbps", s.peak_gbps}, {"memory_ms", s.memory_ms},
             {"compute_ms", s.compute_ms}, {"bound_ms", s.bound_ms},   {"limit", s.limit}};
   if (s.candidate) j["candidate"] = to_json(*s.candidate);
   if (s.baseline) j["baseline"] = to_json(*s.baseline);

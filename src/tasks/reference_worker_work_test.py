@@ -15,7 +15,8 @@ except ImportError:
     sys.exit(77)
 
 _spec = importlib.util.spec_from_file_location(
-    "reference_worker", os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_worker.py")
+    "reference_worker",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_worker.py"),
 )
 rw = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rw)
