@@ -4,6 +4,7 @@
 // fixture manifests and the KernelBench checker are tested against the list (hack_rules_test).
 #pragma once
 
+#include <array>
 #include <span>
 #include <string_view>
 
@@ -79,6 +80,103 @@ inline constexpr const char* kNoCustomKernel = "no_custom_kernel";
 inline constexpr const char* kExtensionCount = "extension_count";
 inline constexpr const char* kTimerTampering = "timer_tampering";
 inline constexpr const char* kOffStreamWork = "off_stream_work";
+
+// The rows behind hack_rules(): a new rule is a constant above and a row here, in stage order.
+inline constexpr std::array kHackRules = {
+    HackRule{kSourceEmpty, RuleStage::kSource, "an empty answer"},
+    HackRule{kSourceNotUtf8, RuleStage::kSource, "text that is not UTF-8, or holds NUL bytes"},
+    HackRule{kSourceTooLarge, RuleStage::kSource,
+             "a source over 1 MiB, or preprocessed output over 128 MiB (KernelBench answers: over "
+             "the checker's size)"},
+    HackRule{kMissingEntryPoint, RuleStage::kSource, "no kevin_forward entry point in kevin's ABI"},
+    HackRule{kIncludeNotAllowed, RuleStage::kSource,
+             "a header outside the backend's list (or a path, or a header named in a macro)"},
+    HackRule{kCompilerFlagOverride, RuleStage::kSource,
+             "pragmas and attributes that change code generation (optimize, target, fp_contract, "
+             "fenv_access...)"},
+    HackRule{kBannedConstruct, RuleStage::kSource,
+             "inline assembly, section or constructor attributes, weak or aliased symbols, _Pragma "
+             "tricks, extra sections in the object"},
+    HackRule{kSourceTooComplex, RuleStage::kAnswerCheck,
+             "a KernelBench answer nested too deeply to check"},
+    HackRule{kSyntaxError, RuleStage::kAnswerCheck,
+             "a KernelBench answer that is not valid Python"},
+    HackRule{kMissingModelNew, RuleStage::kAnswerCheck,
+             "a KernelBench answer without a ModelNew class"},
+    HackRule{kIoNotAllowed, RuleStage::kAnswerCheck,
+             "files, sockets or process I/O from an answer"},
+    HackRule{kStreamInjection, RuleStage::kAnswerCheck,
+             "work on a stream the harness does not time (streams from a pool, external or set as "
+             "current)"},
+    HackRule{kThreads, RuleStage::kAnswerCheck, "threads or processes started by an answer"},
+    HackRule{kGlobalState, RuleStage::kAnswerCheck,
+             "changing process-wide PyTorch state (torch.set_*, seeds, torch.backends, the global "
+             "context)"},
+    HackRule{kTorchInternals, RuleStage::kAnswerCheck,
+             "PyTorch's private names, its JIT, dispatch and profiler internals, and the runner's "
+             "operator log"},
+    HackRule{kInheritsReference, RuleStage::kAnswerCheck,
+             "ModelNew deriving from the reference Model"},
+    HackRule{kCallsReference, RuleStage::kAnswerCheck,
+             "calling the reference Model or its forward"},
+    HackRule{kTimingPatch, RuleStage::kAnswerCheck, "patching timers, events or synchronisation"},
+    HackRule{kLazyEvaluation, RuleStage::kAnswerCheck,
+             "outputs computed lazily (tensor subclasses, deferred work)"},
+    HackRule{kTryExceptFallback, RuleStage::kAnswerCheck, "a fallback to PyTorch on an exception"},
+    HackRule{kPrecisionDowngrade, RuleStage::kAnswerCheck,
+             "lower precision than the task's (half precision, TF32, autocast)"},
+    HackRule{kTorchCompile, RuleStage::kAnswerCheck,
+             "torch.compile or other compilers doing the work"},
+    HackRule{kDynamicCode, RuleStage::kAnswerCheck, "exec, eval or sources computed at run time"},
+    HackRule{kBuildOptionNotAllowed, RuleStage::kAnswerCheck,
+             "load_inline options outside the allowed set (flags, include paths, libraries)"},
+    HackRule{kBuildArgumentsNotStatic, RuleStage::kAnswerCheck,
+             "load_inline arguments the checker cannot read as literals"},
+    HackRule{
+        kMonkeypatch, RuleStage::kAnswerCheck,
+        "assigning to attributes of torch, math, typing, Model, ModelNew or module-level objects"},
+    HackRule{kStateAcrossCalls, RuleStage::kAnswerCheck,
+             "state kept from one forward call to the next (counters, caches)"},
+    HackRule{kOutputBufferReuse, RuleStage::kAnswerCheck,
+             "returning a stored tensor rather than a fresh output"},
+    HackRule{kPartialFusion, RuleStage::kAnswerCheck,
+             "only part of the operation in the custom kernel, the rest in PyTorch"},
+    HackRule{kNoCustomKernel, RuleStage::kAnswerCheck,
+             "no extension built, one the forward never calls, or one built on every call"},
+    HackRule{kExtensionCount, RuleStage::kBuild,
+             "more load_inline extensions than the build allows"},
+    HackRule{kCodeOutsideText, RuleStage::kObject, "executable code in a section other than .text"},
+    HackRule{kWritableCode, RuleStage::kObject,
+             "a section both writable and executable, or text relocations"},
+    HackRule{kExecutableStack, RuleStage::kObject, "an object asking for an executable stack"},
+    HackRule{kExportNotAllowed, RuleStage::kObject,
+             "symbols exported beyond the entry point and the toolchain's own"},
+    HackRule{kImportNotAllowed, RuleStage::kObject,
+             "an imported function off the allowlist (processes, files, signals, dlopen, raw "
+             "system calls); Python imports off the KernelBench list"},
+    HackRule{kIndirectFunction, RuleStage::kObject,
+             "GNU indirect functions (ifuncs), resolved by code that runs at load"},
+    HackRule{kLibraryNotAllowed, RuleStage::kObject,
+             "linking or calling a math library (cuBLAS, cuDNN, BLAS) that would do the work"},
+    HackRule{kLoadTimeCode, RuleStage::kObject,
+             "code that runs when the object is loaded (constructors, init arrays) beyond the "
+             "toolchain's registration"},
+    HackRule{kThreadLocalStorage, RuleStage::kObject,
+             "thread-local storage (the runner resets static storage between calls; TLS would "
+             "escape that)"},
+    HackRule{kStaticStorageTooLarge, RuleStage::kObject,
+             "static or __device__ storage beyond the limit (a place to cache outputs)"},
+    HackRule{kPytorchCompute, RuleStage::kRun,
+             "PyTorch operators computing the answer instead of the answer's kernel (statically, "
+             "and in every call at run time)"},
+    HackRule{kIntrospection, RuleStage::kRun,
+             "reaching the runner's frames, globals, garbage collector or interpreter hooks"},
+    HackRule{kTimerTampering, RuleStage::kTiming,
+             "a reported time longer than the judge waited for the call"},
+    HackRule{kOffStreamWork, RuleStage::kTiming,
+             "time the judge saw beyond the harness overhead and the reported window: work outside "
+             "the timed stream or window"},
+};
 }  // namespace rules
 
 }  // namespace kevin::engine

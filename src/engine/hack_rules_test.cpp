@@ -62,7 +62,7 @@ TEST(HackRules, TheSandboxDocsTableIsTheList) {
     documented.erase(rule.name);
   }
   for (const auto& [name, stage] : documented)
-    ADD_FAILURE() << "docs/sandbox.md documents " << name << ", which hack_rules.cpp lacks";
+    ADD_FAILURE() << "docs/sandbox.md documents " << name << ", which hack_rules.h lacks";
 }
 
 TEST(HackRules, TheKernelBenchDocsNameOnlyListedRules) {

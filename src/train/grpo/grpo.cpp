@@ -4,10 +4,26 @@
 namespace kevin::train {
 
 std::optional<LengthNorm> length_norm_from_name(std::string_view name) {
-  if (name == "constant") return LengthNorm::kConstant;
-  if (name == "sequence") return LengthNorm::kPerSequence;
-  if (name == "token") return LengthNorm::kTokenMean;
+  for (const LengthNormName& n : kLengthNormNames) {
+    if (name == n.name) return n.norm;
+  }
   return std::nullopt;
+}
+
+const char* length_norm_name(LengthNorm norm) {
+  for (const LengthNormName& n : kLengthNormNames) {
+    if (norm == n.norm) return n.name;
+  }
+  return "unknown";
+}
+
+std::string length_norm_names() {
+  std::string out;
+  for (size_t i = 0; i < kLengthNormNames.size(); ++i) {
+    if (i > 0) out += i + 1 == kLengthNormNames.size() ? " or " : ", ";
+    out += kLengthNormNames[i].name;
+  }
+  return out;
 }
 
 GrpoLoss grpo_loss(const GrpoInputs& in, const GrpoConfig& config, const BatchShape& batch) {

@@ -6,7 +6,9 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kevin::train {
@@ -16,8 +18,22 @@ enum class LengthNorm {
   kPerSequence,  // Σ_i (Σ_t l_i,t / |o_i|) / sequences      — the original GRPO
   kTokenMean,    // Σ l / (tokens in the whole batch)        — DAPO
 };
-std::optional<LengthNorm> length_norm_from_name(
-    std::string_view name);  // "constant" / "sequence" / "token"
+// Each normalisation's name in configs and logs: a new one is an enum value above, a row here
+// and its normaliser in grpo_loss.
+struct LengthNormName {
+  LengthNorm norm;
+  const char* name;
+};
+inline constexpr std::array kLengthNormNames = {
+    LengthNormName{LengthNorm::kConstant, "constant"},
+    LengthNormName{LengthNorm::kPerSequence, "sequence"},
+    LengthNormName{LengthNorm::kTokenMean, "token"}};
+// The normalisation named `name` (kLengthNormNames), or none.
+std::optional<LengthNorm> length_norm_from_name(std::string_view name);
+// `norm`'s name in kLengthNormNames.
+const char* length_norm_name(LengthNorm norm);
+// "constant, sequence or token": the names for error messages.
+std::string length_norm_names();
 
 struct GrpoConfig {
   double clip_low = 0.2;

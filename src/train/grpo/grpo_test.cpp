@@ -90,6 +90,9 @@ TEST(Grpo, NormNames) {
   EXPECT_EQ(length_norm_from_name("sequence"), LengthNorm::kPerSequence);
   EXPECT_EQ(length_norm_from_name("token"), LengthNorm::kTokenMean);
   EXPECT_FALSE(length_norm_from_name("mean").has_value());
+  for (const LengthNormName& n : kLengthNormNames)  // every row reads back as itself
+    EXPECT_EQ(length_norm_from_name(length_norm_name(n.norm)), n.norm) << n.name;
+  EXPECT_EQ(length_norm_names(), "constant, sequence or token");
 }
 
 }  // namespace

@@ -112,11 +112,11 @@ Status parse_grpo(const Json& j, TrainerOptions& o) {
   KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,
                          get_or<double>(j, "grpo", "clip_high", u.grpo.clip_high));
   KEVIN_ASSIGN_OR_RETURN(u.grpo.kl_beta, get_or<double>(j, "grpo", "kl_beta", u.grpo.kl_beta));
-  KEVIN_ASSIGN_OR_RETURN(std::string norm,
-                         get_or<std::string>(j, "grpo", "length_norm", "constant"));
+  KEVIN_ASSIGN_OR_RETURN(std::string norm, get_or<std::string>(j, "grpo", "length_norm",
+                                                               length_norm_name(u.grpo.norm)));
   const auto parsed = length_norm_from_name(norm);
   if (!parsed)
-    return invalid_argument("grpo.length_norm: expected constant, sequence or token, got \"" +
+    return invalid_argument("grpo.length_norm: expected " + length_norm_names() + ", got \"" +
                             norm + "\"");
   u.grpo.norm = *parsed;
   KEVIN_ASSIGN_OR_RETURN(u.optimizer_steps,
@@ -304,9 +304,6 @@ Json to_json(const TrainerOptions& o) {
   for (const auto& change : o.max_tokens_schedule)
     schedule.push_back({{"step", change.step}, {"max_tokens", change.max_tokens}});
   rollout["max_tokens_schedule"] = schedule;
-  const char* norm = o.update.grpo.norm == LengthNorm::kConstant      ? "constant"
-                     : o.update.grpo.norm == LengthNorm::kPerSequence ? "sequence"
-                                                                      : "token";
   return {
       {"model", o.model_dir.string()},
       {"out", o.out_dir.string()},
@@ -321,7 +318,7 @@ Json to_json(const TrainerOptions& o) {
        {{"clip_low", o.update.grpo.clip_low},
         {"clip_high", o.update.grpo.clip_high},
         {"kl_beta", o.update.grpo.kl_beta},
-        {"length_norm", norm},
+        {"length_norm", length_norm_name(o.update.grpo.norm)},
         {"steps_per_batch", o.update.optimizer_steps},
         {"step_samples", o.step_samples == StepSamples::kSplit ? "split" : "whole_batch"},
         {"micro_batch", o.update.micro_batch},
