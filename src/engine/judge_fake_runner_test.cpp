@@ -673,6 +673,20 @@ TEST_F(JudgeWithFakeRunner, CorrectCandidateIsToldItsSpeedOfLightWhenWorkAndPeak
   EXPECT_EQ(to_json(*back->speed_of_light), to_json(*r.speed_of_light));
 }
 
+TEST_F(JudgeWithFakeRunner, AKernelPastTheMeasuredPeaksIsToldSo) {
+  ref_.work = TaskWork{1e12, {{"float32", 1e12}}, 4e6, 4e6, 1};  // 20 ms at 50 TFLOP/s
+  ref_.peaks = DevicePeaks{"test GPU", "none", 4000, {{"float32", 50}}, 0};
+  const EvalResult r = judged();  // 1 ms
+  ASSERT_TRUE(r.speed_of_light.has_value()) << r.feedback;
+  EXPECT_EQ(r.speed_of_light->limit, "compute");
+  EXPECT_DOUBLE_EQ(r.speed_of_light->candidate->fraction, 20);
+  EXPECT_TRUE(contains(r.feedback,
+                       "(compute-bound at 50 TFLOP/s); yours reaches 2000% of that "
+                       "bound (4 GB/s, 1000 TFLOP/s, past the float32 peaks measured "
+                       "here)"))
+      << r.feedback;
+}
+
 TEST_F(JudgeWithFakeRunner, NoSpeedOfLightWithoutTheDevicesPeaks) {
   ref_.work = TaskWork{1e6, {}, 4e6, 4e6, 1};
   const EvalResult r = judged();

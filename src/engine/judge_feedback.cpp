@@ -26,6 +26,9 @@ std::string fmt_f(double v, int decimals) {
 
 namespace {
 
+// 3 significant digits without an exponent: "0.0123", "41.5", "2504".
+std::string readable(double v) { return v >= 100 ? fmt_f(v, 0) : fmt_g(v, 3); }
+
 // v in `unit` with a decimal prefix and 3 significant digits ("33.6 MB", "1.1 TFLOP").
 std::string with_prefix(double v, const char* unit) {
   static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P"};
@@ -34,10 +37,12 @@ std::string with_prefix(double v, const char* unit) {
     v /= 1000;
     ++i;
   }
-  return fmt_g(v, 3) + " " + kPrefixes[i] + unit;
+  return readable(v) + " " + kPrefixes[i] + unit;
 }
 
-std::string percent(double fraction) { return fmt_g(100 * fraction, 2) + "%"; }
+std::string percent(double fraction) {
+  return (fraction >= 0.01 ? fmt_f(100 * fraction, 0) : fmt_g(100 * fraction, 2)) + "%";
+}
 
 }  // namespace
 
@@ -47,12 +52,16 @@ std::string speed_of_light_sentence(const SpeedOfLight& s) {
       with_prefix(s.work.min_bytes, "B") + " and do " + with_prefix(s.work.flops, "FLOP") +
       ", so no kernel can take less than " + fmt_g(s.bound_ms, 3) + " ms (" + s.limit +
       "-bound at " +
-      (s.limit == "memory" ? fmt_g(s.peak_gbps, 4) + " GB/s"
-                           : fmt_g(s.work.flops / s.compute_ms / 1e9, 3) + " TFLOP/s") +
+      (s.limit == "memory" ? readable(s.peak_gbps) + " GB/s"
+                           : readable(s.work.flops / s.compute_ms / 1e9) + " TFLOP/s") +
       ")";
   if (s.candidate) {
     text += "; yours reaches " + percent(s.candidate->fraction) + " of that bound (" +
-            fmt_g(s.candidate->gbps, 3) + " GB/s, " + fmt_g(s.candidate->tflops, 3) + " TFLOP/s)";
+            readable(s.candidate->gbps) + " GB/s, " + readable(s.candidate->tflops) + " TFLOP/s";
+    // The peaks are what PyTorch's copy and float32 cuBLAS reach: lower-precision tensor cores
+    // (TF32, bf16) go past them, within a loose tolerance.
+    if (s.candidate->fraction > 1) text += ", past the float32 peaks measured here";
+    text += ")";
   }
   if (s.baseline) {
     text += ", the PyTorch reference " + percent(s.baseline->fraction);
