@@ -136,6 +136,12 @@ void print_human(std::ostream& out, const std::string& task, const engine::EvalR
         << r.baseline->calls << " timed calls, " << baseline_origin(r) << ")\n";
   }
   if (r.speedup) out << "speedup      " << ms(r.speedup, 3) << "x\n";
+  if (const auto& sol = r.speed_of_light) {
+    out << "roofline     " << ms(sol->bound_ms) << " ms bound (" << sol->limit << "-bound)";
+    if (sol->candidate) out << ", kernel at " << ms(100 * sol->candidate->fraction, 3) << "%";
+    if (sol->baseline) out << ", baseline at " << ms(100 * sol->baseline->fraction, 3) << "%";
+    out << "\n";
+  }
   out << "sandbox      " << (r.sandbox_enforced.empty() ? std::string("none") : [&] {
     std::string s;
     for (const auto& e : r.sandbox_enforced) s += (s.empty() ? "" : ", ") + e;

@@ -50,6 +50,16 @@ TEST_F(EvalCli, JsonHasTheDocumentedFields) {
   EXPECT_TRUE(j["correct"].get<bool>());
   EXPECT_GT(j["speedup"].get<double>(), 0);
   EXPECT_GT(j["timing"]["calls"].get<int>(), 0);
+  // Speed of light: the work counted for the task, the CPU's peaks measured in this cache.
+  ASSERT_TRUE(j.contains("speed_of_light")) << run.output;
+  const Json& sol = j["speed_of_light"];
+  EXPECT_GT(sol["work"]["min_bytes"].get<double>(), 0);
+  EXPECT_GT(sol["bound_ms"].get<double>(), 0);
+  EXPECT_GT(sol["candidate"]["fraction"].get<double>(), 0);
+  EXPECT_GT(sol["baseline"]["fraction"].get<double>(), 0);
+  EXPECT_NE(j["feedback"].get<std::string>().find("Speed of light on this device"),
+            std::string::npos);
+  EXPECT_GE(j["phases_ms"]["gate_wait"].get<double>(), 0);
 }
 
 // A KernelBench answer's host unit reads PyTorch's headers precompiled once per cache folder;
@@ -162,6 +172,7 @@ TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
   ASSERT_EQ(first.code, 0) << first.output;
   EXPECT_NE(first.output.find("timed calls, measured just now)"), std::string::npos)
       << first.output;
+  EXPECT_NE(first.output.find("roofline     "), std::string::npos) << first.output;
   // Age the cached baseline by ten minutes.
   int aged = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(cache) / "baseline")) {
