@@ -12,6 +12,7 @@ Json EngineFlags::settings() const {
           {"seeds", seeds},
           {"tolerance", tolerance},
           {"jobs", jobs},
+          {"reference_workers", reference_workers},
           {"python", python},
           {"cache_dir", cache},
           {"sandbox", !no_sandbox},
@@ -52,6 +53,12 @@ void add_engine_flags(CLI::App* command, EngineFlags* f, const std::string& form
   add_device_options(command, &f->devices);
   command->add_option("--jobs", f->jobs, "evaluations at once (default 0: one per CPU core)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--reference-workers", f->reference_workers,
+                   "Python reference workers at once: different tasks' reference data are "
+                   "prepared in parallel")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   command->add_option("--seeds", f->seeds, "secret input sets checked per evaluation (K)")
       ->check(CLI::Range(1, 64))

@@ -211,6 +211,7 @@ Result<Json> resolve_engine_json(const Json& given) {
             {"seeds", 5},
             {"tolerance", "default"},
             {"jobs", 0},
+            {"reference_workers", 4},
             {"python", ""},
             {"cache_dir", ""},
             {"sandbox", true},
@@ -384,6 +385,9 @@ Result<env::EngineOptions> engine_options(const Json& e, const std::atomic<bool>
   KEVIN_ASSIGN_OR_RETURN(o.seeds, json_get<int>(e, "seeds"));
   KEVIN_ASSIGN_OR_RETURN(o.tolerance, json_get<std::string>(e, "tolerance"));
   KEVIN_ASSIGN_OR_RETURN(o.jobs, json_get<int>(e, "jobs"));
+  KEVIN_ASSIGN_OR_RETURN(o.reference_workers, json_get_or<int>(e, "reference_workers", 4));
+  if (o.reference_workers < 1 || o.reference_workers > 64)
+    return invalid_argument("engine setting \"reference_workers\" must be in [1, 64]");
   KEVIN_ASSIGN_OR_RETURN(o.python, json_get<std::string>(e, "python"));
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   KEVIN_ASSIGN_OR_RETURN(o.sandbox, json_get<bool>(e, "sandbox"));

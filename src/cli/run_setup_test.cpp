@@ -106,6 +106,7 @@ TEST(EngineFlags, EverySettingReachesTheEnginesOptions) {
   f.seeds = 7;
   f.tolerance = "kevin";
   f.jobs = 3;
+  f.reference_workers = 2;
   f.call_timeout_s = 9;
   f.max_timed_calls = 40;
   f.timing_ci = 0.03;
@@ -121,6 +122,7 @@ TEST(EngineFlags, EverySettingReachesTheEnginesOptions) {
   EXPECT_EQ(o->seeds, 7);
   EXPECT_EQ(o->tolerance, "kevin");
   EXPECT_EQ(o->jobs, 3);
+  EXPECT_EQ(o->reference_workers, 2);
   EXPECT_DOUBLE_EQ(o->call_timeout_s, 9);
   EXPECT_EQ(o->max_timed_calls, 40);
   EXPECT_DOUBLE_EQ(o->timing_ci, 0.03);

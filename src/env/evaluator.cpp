@@ -68,6 +68,7 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   p.worker.script = options.share_dir / "reference_worker.py";
   if (!options.python.empty()) p.worker.python_override = options.python;
   p.num_sets = options.seeds;
+  p.workers = options.reference_workers;
   p.seed_ttl = options.fresh_seeds ? std::chrono::seconds(0) : std::chrono::seconds(3600);
   p.timing_budget_ms = options.timing_budget_ms;
   p.max_calls = options.max_timed_calls;

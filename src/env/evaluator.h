@@ -87,6 +87,8 @@ struct EngineOptions {
   // fraction (engine::EvalConfig::timing_ci). 0: every affordable call runs.
   double timing_ci = 0;
   int jobs = 0;  // concurrent evaluations over all GPUs; 0 = CPU cores
+  // Python reference workers at once: different tasks' data are prepared in parallel.
+  int reference_workers = 4;
   // Candidate formats judged (docs/kernelbench.md): "kevin" (the C ABI only), "kernelbench"
   // (ModelNew answers only), "auto" (each source by its text: engine::detect_format). Anything
   // but "kevin" probes the Python with PyTorch for its extension toolchain when created.

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
+#include <utility>
 
 #include "core/file.h"
 #include "core/log.h"
@@ -94,32 +96,77 @@ struct ReferenceProvider::TaskKey {
   std::string set_key;    // names the seed-set folder
 };
 
+// One worker slot held for one request; the slot is free again when the lease ends.
+class ReferenceProvider::WorkerLease {
+ public:
+  WorkerLease(ReferenceProvider* owner, size_t slot) : owner_(owner), slot_(slot) {}
+  WorkerLease(WorkerLease&& o) noexcept : owner_(std::exchange(o.owner_, nullptr)), slot_(o.slot_) {}
+  WorkerLease& operator=(WorkerLease&&) = delete;
+  WorkerLease(const WorkerLease&) = delete;
+  WorkerLease& operator=(const WorkerLease&) = delete;
+  ~WorkerLease() {
+    if (owner_ != nullptr) owner_->release_worker(slot_);
+  }
+  ReferenceWorker* operator->() const { return &*owner_->slots_[slot_]; }
+
+ private:
+  ReferenceProvider* owner_;
+  size_t slot_;
+};
+
 ReferenceProvider::ReferenceProvider(ProviderOptions options)
     : options_(std::move(options)),
-      store_(options_.cache_dir / "reference", options_.max_reference_bytes) {}
+      store_(options_.cache_dir / "reference", options_.max_reference_bytes),
+      slots_(static_cast<size_t>(std::max(1, options_.workers))),
+      busy_(slots_.size(), false) {}
 
-Result<ReferenceWorker*> ReferenceProvider::worker() {
-  if (worker_ && !worker_->alive()) worker_.reset();
-  if (!worker_) {
-    KEVIN_ASSIGN_OR_RETURN(ReferenceWorker w, ReferenceWorker::start(options_.worker));
-    worker_.emplace(std::move(w));
+Result<ReferenceProvider::WorkerLease> ReferenceProvider::lease_worker() {
+  size_t slot = 0;
+  {
+    MutexLock lock(mu_);
+    for (;;) {
+      const auto idle = std::find(busy_.begin(), busy_.end(), false);
+      if (idle != busy_.end()) {
+        slot = static_cast<size_t>(idle - busy_.begin());
+        *idle = true;
+        break;
+      }
+      worker_freed_.wait(mu_);
+    }
   }
-  return &*worker_;
+  WorkerLease lease(this, slot);  // from here the slot is ours, and returned on every path
+  std::optional<ReferenceWorker>& w = slots_[slot];
+  if (w && !w->alive()) w.reset();
+  if (!w) {
+    // Started outside mu_: an interpreter importing torch takes seconds, and the other
+    // slots serve meanwhile.
+    KEVIN_ASSIGN_OR_RETURN(ReferenceWorker started, ReferenceWorker::start(options_.worker));
+    w.emplace(std::move(started));
+    MutexLock lock(mu_);
+    python_ = w->python();
+  }
+  return lease;
 }
+
+void ReferenceProvider::release_worker(size_t slot) {
+  MutexLock lock(mu_);
+  busy_[slot] = false;
+  worker_freed_.notify_one();
+}
+
 
 DeviceGate* ReferenceProvider::gate(int device) const {
   return options_.timing_gate ? options_.timing_gate(device) : nullptr;
 }
 
 Result<Json> ReferenceProvider::describe(const fs::path& task, const std::string& backend) {
-  MutexLock lock(mu_);
-  KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
+  KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
   return w->describe(task, backend);
 }
 
 std::string ReferenceProvider::python() const {
   MutexLock lock(mu_);
-  return worker_ ? worker_->python() : "";
+  return python_;
 }
 
 Result<ReferenceProvider::TaskKey> ReferenceProvider::task_key(const fs::path& task,
@@ -162,10 +209,9 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   if (auto cached = store_.current(k.set_key, options_.seed_ttl))
     return std::move(*cached);  // made while we waited
 
-  MutexLock lock(mu_);
-  // Checked after every wait: preparations queued behind this lock do not start after Ctrl-C.
+  KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
+  // Checked after every wait: preparations queued for a worker do not start after Ctrl-C.
   KEVIN_RETURN_IF_ERROR(check_cancel("reference data for " + k.task.filename().string()));
-  KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
   KEVIN_ASSIGN_OR_RETURN(Staging staging, store_.stage(k.set_key));
   PrepareRequest req;
@@ -211,13 +257,12 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
                              .hex_digest() +
                          ".json");
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
-  // The baseline is timed like a candidate: with the device to itself. Gate before mutex.
+  // The baseline is timed like a candidate: with the device to itself. Gate before worker.
   const ExclusiveDeviceLock exclusive(gate(k.device));
-  MutexLock lock(mu_);
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
   KEVIN_RETURN_IF_ERROR(check_cancel("the baseline of " + k.task.filename().string()));
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b,
-                         time_baseline_locked(k.task, k.backend, k.device, options_.cancel));
+                         time_baseline(k.task, k.backend, k.device, options_.cancel));
   if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
     KEVIN_LOG(warn) << "baseline not cached: " << s.message();
   }
@@ -234,13 +279,15 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
                              .hex_digest() +
                          ".json");
   if (auto p = cached_peaks(file)) return p;
-  // Measured like a baseline: with the device to itself. Gate before mutex.
+  // Measured like a baseline: with the device to itself. Gate before worker.
   const ExclusiveDeviceLock exclusive(gate(k.device));
-  MutexLock lock(mu_);
   if (auto p = cached_peaks(file)) return p;  // measured while we waited
-  if (peaks_failed_.count(file.string()) != 0 || !check_cancel("peak rates").is_ok())
-    return std::nullopt;
-  auto w = worker();
+  {
+    MutexLock lock(mu_);
+    if (peaks_failed_.count(file.string()) != 0) return std::nullopt;
+  }
+  if (!check_cancel("peak rates").is_ok()) return std::nullopt;
+  auto w = lease_worker();
   if (!w.is_ok()) return std::nullopt;
   KEVIN_LOG(info) << "measuring the peak bandwidth and FLOP rates of " << ref.device_name
                   << " (once per device model)";
@@ -248,6 +295,7 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
   auto p = (*w)->peaks(k.backend, k.device);
   if (!p.is_ok()) {
     KEVIN_LOG(warn) << "no speed of light for " << ref.device_name << ": " << p.status().message();
+    MutexLock lock(mu_);
     peaks_failed_.insert(file.string());
     return std::nullopt;
   }
@@ -262,13 +310,13 @@ Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& t
                                                                const std::string& backend,
                                                                int device) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
-  MutexLock lock(mu_);
-  return time_baseline_locked(task, backend, device, /*cancel=*/nullptr);
+  return time_baseline(task, backend, device, /*cancel=*/nullptr);
 }
 
-Result<engine::TimingStats> ReferenceProvider::time_baseline_locked(
-    const fs::path& task, const std::string& backend, int device, const std::atomic<bool>* cancel) {
-  KEVIN_ASSIGN_OR_RETURN(ReferenceWorker * w, worker());
+Result<engine::TimingStats> ReferenceProvider::time_baseline(const fs::path& task,
+                                                             const std::string& backend, int device,
+                                                             const std::atomic<bool>* cancel) {
+  KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
   BaselineRequest req;
   req.cancel = cancel;
   req.task = task;

@@ -1,7 +1,8 @@
 // reference_provider.h — reference data on demand, cached on disk: secret seed sets in
 // immutable leased directories (reference_store.h), reused until the seed TTL, and eager
 // baselines timed under the device's exclusive gate, cached until the baseline TTL.
-// Thread-safe; the Python worker is started lazily and restarted after a failed request.
+// Thread-safe; up to ProviderOptions::workers Python workers serve requests at once (each
+// started lazily and restarted after a failed request), so different tasks prepare in parallel.
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/device_gate.h"
 #include "core/mutex.h"
@@ -24,6 +26,9 @@ namespace kevin::tasks {
 struct ProviderOptions {
   std::filesystem::path cache_dir;  // uses <cache_dir>/reference and /baseline
   WorkerOptions worker;
+  // Python workers serving requests at once: preparations of different tasks run in parallel
+  // (each worker holds its own interpreter and, on CUDA, its own context). At least 1.
+  int workers = 4;
   int num_sets = 5;                             // K
   std::chrono::seconds seed_ttl{3600};          // 0: a fresh seed set every time
   std::chrono::seconds baseline_ttl{6 * 3600};  // 0: the baseline is re-timed every time
@@ -60,7 +65,7 @@ class ReferenceProvider {
   // device model and torch version are seen; a failed measurement is logged, not retried by
   // this provider, and leaves `peaks` empty: speed of light is a report, never a verdict). The set
   // carries a lease: its files stay in place while any copy of it lives, even if a newer set
-  // replaces it. Lock order: gate, then the provider's mutex, so callers must not hold `device`'s
+  // replaces it. Lock order: gate, then a worker of the pool, so callers must not hold `device`'s
   // gate (shared or exclusive) when calling this. While data is prepared, a LongWait names it
   // ("preparing reference data for level1/028_gelu"); how long the preparation took is kept in the
   // key's folder (prepare_seconds) for the next one to quote. Errors: kNotFound (task file),
@@ -80,13 +85,16 @@ class ReferenceProvider {
   // the same worker process. Errors as get().
   Result<Json> describe(const std::filesystem::path& task, const std::string& backend);
 
-  // The interpreter in use, once the worker has started ("" before).
+  // The interpreter in use, once a worker has started ("" before).
   std::string python() const;
 
  private:
   struct TaskKey;
-  // The running worker, started (again) if needed; only usable while mu_ is held.
-  Result<ReferenceWorker*> worker() REQUIRES(mu_);
+  class WorkerLease;
+  // A worker of its own for one request, started (again) if needed: waits while all
+  // options_.workers are busy. Errors: a worker that cannot start (ReferenceWorker::start's).
+  Result<WorkerLease> lease_worker();
+  void release_worker(size_t slot);
   DeviceGate* gate(int device) const;
   Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend,
                            int device) const;
@@ -98,19 +106,22 @@ class ReferenceProvider {
   // The device's cached peak rates, else measured now under the exclusive gate and cached.
   std::optional<engine::DevicePeaks> device_peaks(const TaskKey& k,
                                                   const engine::ReferenceSet& ref);
-  // Times with the worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
-  // the caller holds the device's gate exclusively); mu_ held by the caller. `cancel` as in
-  // TaskRequest.
-  Result<engine::TimingStats> time_baseline_locked(const std::filesystem::path& task,
-                                                   const std::string& backend, int device,
-                                                   const std::atomic<bool>* cancel) REQUIRES(mu_);
+  // Times with a worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
+  // the caller holds the device's gate exclusively). `cancel` as in TaskRequest.
+  Result<engine::TimingStats> time_baseline(const std::filesystem::path& task,
+                                            const std::string& backend, int device,
+                                            const std::atomic<bool>* cancel);
   // kCancelled naming `what` once options_.cancel reads true, else OK.
   Status check_cancel(const std::string& what) const;
 
   ProviderOptions options_;
   ReferenceStore store_;
-  mutable Mutex mu_;  // the worker, one request at a time
-  std::optional<ReferenceWorker> worker_ GUARDED_BY(mu_);
+  mutable Mutex mu_;
+  CondVar worker_freed_;
+  // Slot i's worker belongs to whoever holds busy_[i] (a WorkerLease): it is used outside mu_.
+  std::vector<std::optional<ReferenceWorker>> slots_;
+  std::vector<bool> busy_ GUARDED_BY(mu_);
+  std::string python_ GUARDED_BY(mu_);
   // Peak-rate cache files whose measurement failed here: not tried again by this provider.
   std::set<std::string> peaks_failed_ GUARDED_BY(mu_);
 };

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
 #include <regex>
 #include <thread>
@@ -111,6 +112,61 @@ TEST_F(Provider, GetReturnsALeasedProtocol2SetWithATimedBaselineAndReusesBoth) {
   ASSERT_TRUE(warm->peaks.has_value());
   EXPECT_EQ(warm->peaks->measured_at, first->peaks->measured_at) << "peaks are measured once";
   EXPECT_EQ(later.python(), "") << "a warm cache starts no worker";
+}
+
+// Two tasks that each wait, while loading, for the other to have started loading: they can
+// only both load when two workers serve at once.
+void write_rendezvous_task(const fs::path& dir, const std::string& me, const std::string& other,
+                           int wait_s) {
+  std::ofstream(dir / (me + ".py"))
+      << "import os, time, torch\n"
+      << "HERE = os.path.dirname(os.path.abspath(__file__))\n"
+      << "open(os.path.join(HERE, '" << me << ".started'), 'w').close()\n"
+      << "deadline = time.time() + " << wait_s << "\n"
+      << "while not os.path.exists(os.path.join(HERE, '" << other << ".started')):\n"
+      << "    if time.time() > deadline:\n"
+      << "        raise RuntimeError('" << other << " never started loading')\n"
+      << "    time.sleep(0.05)\n"
+      << "class Model(torch.nn.Module):\n"
+      << "    def forward(self, x):\n"
+      << "        return x * 2\n"
+      << "def get_inputs():\n"
+      << "    return [torch.randn(8)]\n"
+      << "def get_init_inputs():\n"
+      << "    return []\n";
+}
+
+TEST_F(Provider, DifferentTasksPrepareInParallelOnTheirOwnWorkers) {
+  const fs::path tasks = tmp_.path() / "rendezvous";
+  fs::create_directories(tasks);
+  write_rendezvous_task(tasks, "a", "b", 60);
+  write_rendezvous_task(tasks, "b", "a", 60);
+  ProviderOptions o = options();
+  o.workers = 2;
+  ReferenceProvider p(o);
+  auto a = std::async(std::launch::async, [&] { return p.get(tasks / "a.py", "cpu", 0); });
+  auto b = std::async(std::launch::async, [&] { return p.get(tasks / "b.py", "cpu", 0); });
+  const auto ra = a.get(), rb = b.get();
+  EXPECT_TRUE(ra.is_ok()) << ra.status().to_string();
+  EXPECT_TRUE(rb.is_ok()) << rb.status().to_string();
+}
+
+TEST_F(Provider, OneWorkerServesOneRequestAtATime) {
+  const fs::path tasks = tmp_.path() / "rendezvous";
+  fs::create_directories(tasks);
+  write_rendezvous_task(tasks, "a", "b", 2);
+  write_rendezvous_task(tasks, "b", "a", 2);
+  ProviderOptions o = options();
+  o.workers = 1;
+  ReferenceProvider p(o);
+  auto a = std::async(std::launch::async, [&] { return p.get(tasks / "a.py", "cpu", 0); });
+  auto b = std::async(std::launch::async, [&] { return p.get(tasks / "b.py", "cpu", 0); });
+  const auto ra = a.get(), rb = b.get();
+  // Whichever loads first waits in vain for the other, which waits for the worker.
+  EXPECT_FALSE(ra.is_ok() && rb.is_ok());
+  const Status failed = ra.is_ok() ? rb.status() : ra.status();
+  EXPECT_NE(failed.message().find("never started loading"), std::string::npos)
+      << failed.to_string();
 }
 
 TEST_F(Provider, ARefreshNeverTouchesASetStillInUse) {
