@@ -20,9 +20,11 @@ if wants eval; then
   step "eval"
   head -n "${LINES:-6}" examples/demo-cuda.jsonl > examples/sol-batch.jsonl
   cache=$(mktemp -d /tmp/kevin-sol-XXXXXX)
+  t0=$(date +%s.%N)
   build/bin/kevin eval --batch examples/sol-batch.jsonl --backend cuda --json --jobs 8 \
     --cache-dir "$cache" > "$OUT/results.jsonl" 2> "$OUT/eval.log"
-  echo "kevin eval: exit $?"; tail -3 "$OUT/eval.log"
+  echo "kevin eval: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$t0" "$(date +%s.%N)") s with a fresh cache (reference data, peaks, baselines)"
+  grep -E "preparing|measuring the peak|timing the eager" "$OUT/eval.log" | head -20
   rm -f examples/sol-batch.jsonl
   cp "$cache"/peaks/*.json "$OUT/" 2>/dev/null
   cp "$OUT/results.jsonl" /tmp/kevin-sol-results.jsonl  # for a later `checks` on this machine
