@@ -62,11 +62,11 @@ TEST(Cli, EveryCommandThatJudgesOffersTheSameEngineFlags) {
     EXPECT_EQ(r.code, kExitOk) << command;
     for (const char* flag :
          {"--backend TEXT:{auto,cuda,cpu}=auto", "--devices TEXT=all", "--jobs INT:NONNEGATIVE=0",
-          "--reference-workers INT:INT in [1 - 64]=4",
-          "--seeds INT:INT in [1 - 64]=5", "--tolerance TEXT=default",
-          "--timeout FLOAT:POSITIVE=20", "--timed-calls INT:INT in [1 - 10000]=100",
-          "--timing-ci FLOAT:FLOAT in [0 - 0.5]=0", "--format TEXT:{kevin,kernelbench,auto}",
-          "--python TEXT", "--cache-dir TEXT", "--no-sandbox", "--allow-degenerate-tasks"}) {
+          "--reference-workers INT:INT in [1 - 64]=4", "--seeds INT:INT in [1 - 64]=5",
+          "--tolerance TEXT=default", "--timeout FLOAT:POSITIVE=20",
+          "--timed-calls INT:INT in [1 - 10000]=100", "--timing-ci FLOAT:FLOAT in [0 - 0.5]=0",
+          "--format TEXT:{kevin,kernelbench,auto}", "--python TEXT", "--cache-dir TEXT",
+          "--no-sandbox", "--allow-degenerate-tasks"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << command << " lacks " << flag;
     }
   }

@@ -100,7 +100,8 @@ struct ReferenceProvider::TaskKey {
 class ReferenceProvider::WorkerLease {
  public:
   WorkerLease(ReferenceProvider* owner, size_t slot) : owner_(owner), slot_(slot) {}
-  WorkerLease(WorkerLease&& o) noexcept : owner_(std::exchange(o.owner_, nullptr)), slot_(o.slot_) {}
+  WorkerLease(WorkerLease&& o) noexcept
+      : owner_(std::exchange(o.owner_, nullptr)), slot_(o.slot_) {}
   WorkerLease& operator=(WorkerLease&&) = delete;
   WorkerLease(const WorkerLease&) = delete;
   WorkerLease& operator=(const WorkerLease&) = delete;
@@ -153,7 +154,6 @@ void ReferenceProvider::release_worker(size_t slot) {
   busy_[slot] = false;
   worker_freed_.notify_one();
 }
-
 
 DeviceGate* ReferenceProvider::gate(int device) const {
   return options_.timing_gate ? options_.timing_gate(device) : nullptr;

@@ -136,35 +136,32 @@ void write_rendezvous_task(const fs::path& dir, const std::string& me, const std
       << "    return []\n";
 }
 
-TEST_F(Provider, DifferentTasksPrepareInParallelOnTheirOwnWorkers) {
-  const fs::path tasks = tmp_.path() / "rendezvous";
-  fs::create_directories(tasks);
-  write_rendezvous_task(tasks, "a", "b", 60);
-  write_rendezvous_task(tasks, "b", "a", 60);
-  ProviderOptions o = options();
-  o.workers = 2;
+// Two rendezvous tasks asked for at once from a provider with `workers` workers.
+std::pair<Result<engine::ReferenceSet>, Result<engine::ReferenceSet>> get_both(
+    const ProviderOptions& base, const fs::path& dir, int workers, int wait_s) {
+  fs::create_directories(dir);
+  write_rendezvous_task(dir, "a", "b", wait_s);
+  write_rendezvous_task(dir, "b", "a", wait_s);
+  ProviderOptions o = base;
+  o.workers = workers;
   ReferenceProvider p(o);
-  auto a = std::async(std::launch::async, [&] { return p.get(tasks / "a.py", "cpu", 0); });
-  auto b = std::async(std::launch::async, [&] { return p.get(tasks / "b.py", "cpu", 0); });
-  const auto ra = a.get(), rb = b.get();
-  EXPECT_TRUE(ra.is_ok()) << ra.status().to_string();
-  EXPECT_TRUE(rb.is_ok()) << rb.status().to_string();
+  auto a = std::async(std::launch::async, [&] { return p.get(dir / "a.py", "cpu", 0); });
+  auto b = std::async(std::launch::async, [&] { return p.get(dir / "b.py", "cpu", 0); });
+  auto ra = a.get();
+  return {std::move(ra), b.get()};
+}
+
+TEST_F(Provider, DifferentTasksPrepareInParallelOnTheirOwnWorkers) {
+  const auto [a, b] = get_both(options(), tmp_.path() / "rendezvous", 2, 60);
+  EXPECT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_TRUE(b.is_ok()) << b.status().to_string();
 }
 
 TEST_F(Provider, OneWorkerServesOneRequestAtATime) {
-  const fs::path tasks = tmp_.path() / "rendezvous";
-  fs::create_directories(tasks);
-  write_rendezvous_task(tasks, "a", "b", 2);
-  write_rendezvous_task(tasks, "b", "a", 2);
-  ProviderOptions o = options();
-  o.workers = 1;
-  ReferenceProvider p(o);
-  auto a = std::async(std::launch::async, [&] { return p.get(tasks / "a.py", "cpu", 0); });
-  auto b = std::async(std::launch::async, [&] { return p.get(tasks / "b.py", "cpu", 0); });
-  const auto ra = a.get(), rb = b.get();
+  const auto [a, b] = get_both(options(), tmp_.path() / "rendezvous", 1, 2);
   // Whichever loads first waits in vain for the other, which waits for the worker.
-  EXPECT_FALSE(ra.is_ok() && rb.is_ok());
-  const Status failed = ra.is_ok() ? rb.status() : ra.status();
+  EXPECT_FALSE(a.is_ok() && b.is_ok());
+  const Status failed = a.is_ok() ? b.status() : a.status();
   EXPECT_NE(failed.message().find("never started loading"), std::string::npos)
       << failed.to_string();
 }
