@@ -179,9 +179,15 @@ class LocalJudge final : public PairJudge {
     return check_cpu_call_size(ev_.get(), task, seeds_, full_size_);
   }
   Status prepare(const fs::path& task) override {
+    {
+      MutexLock lock(mu_);
+      if (refs_.count(task)) return refs_.at(task).status();
+    }
+    // Made outside the lock: other tasks prepare meanwhile (the provider serves them on
+    // workers of their own). A task asked for twice at once is made twice; the first is kept.
+    Result<engine::ReferenceSet> made = ev_->reference(task);
     MutexLock lock(mu_);
-    if (!refs_.count(task)) refs_.emplace(task, ev_->reference(task));
-    return refs_.at(task).status();
+    return refs_.emplace(task, std::move(made)).first->second.status();
   }
   Result<engine::EvalResult> judge(const fs::path& task, const std::string& source) override {
     KEVIN_RETURN_IF_ERROR(prepare(task));
@@ -320,14 +326,21 @@ int eval_batch(const EvalArgs& a, PairJudge& judge, std::ostream& out, std::ostr
   std::vector<std::string> errors(pairs.size());
   for (auto& p : pairs) errors[p.index] = p.error;
 
-  // Reference data first, one task at a time (one worker process, one device).
-  std::map<fs::path, Status> prepared;
+  // Reference data first: the distinct tasks at once, as many as the reference workers serve
+  // (each baseline still holds its device alone).
+  std::vector<fs::path> tasks;
   for (const auto& p : pairs) {
-    if (!p.error.empty() || prepared.count(p.task)) continue;
-    KEVIN_LOG(info) << "reference for " << p.task.stem().string();
-    const Status admitted = judge.admit(p.task);
-    prepared.emplace(p.task, admitted.is_ok() ? judge.prepare(p.task) : admitted);
+    if (p.error.empty() && std::find(tasks.begin(), tasks.end(), p.task) == tasks.end())
+      tasks.push_back(p.task);
   }
+  std::vector<Status> statuses(tasks.size());
+  for_each_index(tasks.size(), static_cast<size_t>(a.engine.reference_workers), [&](size_t i) {
+    KEVIN_LOG(info) << "reference for " << tasks[i].stem().string();
+    const Status admitted = judge.admit(tasks[i]);
+    statuses[i] = admitted.is_ok() ? judge.prepare(tasks[i]) : admitted;
+  });
+  std::map<fs::path, Status> prepared;
+  for (size_t i = 0; i < tasks.size(); ++i) prepared.emplace(tasks[i], statuses[i]);
 
   Mutex out_mu;
   size_t done = 0;  // under out_mu
