@@ -279,13 +279,17 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
                              .hex_digest() +
                          ".json");
   if (auto p = cached_peaks(file)) return p;
+  // Checked before the gate: a device whose measurement failed must not make every later
+  // request wait for the device alone.
+  const auto failed_before = [&] {
+    MutexLock lock(mu_);
+    return peaks_failed_.count(file.string()) != 0;
+  };
+  if (failed_before()) return std::nullopt;
   // Measured like a baseline: with the device to itself. Gate before worker.
   const ExclusiveDeviceLock exclusive(gate(k.device));
   if (auto p = cached_peaks(file)) return p;  // measured while we waited
-  {
-    MutexLock lock(mu_);
-    if (peaks_failed_.count(file.string()) != 0) return std::nullopt;
-  }
+  if (failed_before()) return std::nullopt;
   if (!check_cancel("peak rates").is_ok()) return std::nullopt;
   auto w = lease_worker();
   if (!w.is_ok()) return std::nullopt;
