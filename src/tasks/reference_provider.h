@@ -42,7 +42,7 @@ struct ProviderOptions {
   uint64_t max_reference_bytes = uint64_t{32} << 30;
   // The gate of CUDA device `device` (the CPU backend: lane 0) that timing holds alone;
   // borrowed, must outlive the provider; null or unset: no gate. Data preparation holds it
-  // shared (it uses the device), baseline timing exclusively.
+  // shared (it uses the device), baseline timing and the peak measurement exclusively.
   std::function<DeviceGate*(int device)> timing_gate;
   // Once it reads true (the run's Ctrl-C), get() starts no preparation and no baseline timing,
   // and one in progress is abandoned: the worker's process group is killed, nothing is cached,
@@ -94,6 +94,7 @@ class ReferenceProvider {
   // A worker of its own for one request, started (again) if needed: waits while all
   // options_.workers are busy. Errors: a worker that cannot start (ReferenceWorker::start's).
   Result<WorkerLease> lease_worker();
+  // Marks `slot` free and wakes one waiter; called by the slot's lease when it ends.
   void release_worker(size_t slot);
   DeviceGate* gate(int device) const;
   Result<TaskKey> task_key(const std::filesystem::path& task, const std::string& backend,
