@@ -15,17 +15,7 @@
 namespace kevin::engine {
 namespace {
 
-// Where one tensor lies in a set, as the setup command lays it out.
-struct Placed {
-  uint64_t offset = 0, bytes = 0;
-};
-
-std::vector<Placed> placed(const Json& list) {
-  std::vector<Placed> out;
-  for (const Json& t : list)
-    out.push_back({t.at("offset").get<uint64_t>(), t.at("bytes").get<uint64_t>()});
-  return out;
-}
+namespace proto = runner_protocol;
 
 class FakeRunner final : public Runner {
  public:
@@ -39,14 +29,15 @@ class FakeRunner final : public Runner {
         script_(std::move(script)),
         times_(times) {}
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu,
-                        std::span<const uint8_t> slot_set) override {
+  Result<Reply> request(const proto::Command& cmd, sys::Deadline deadline, bool spin,
+                        bool measure_cpu, std::span<const uint8_t> slot_set) override {
     const std::string step = fake_step(cmd, loaded_);
     const double deadline_ms =
         std::chrono::duration<double, std::milli>(deadline.at() - sys::Clock::now()).count();
     if (!slot_set.empty()) std::copy(slot_set.begin(), slot_set.end(), slot_.begin());
     const bool on_slot = step == "calibration" || step == "timed";
-    log_->requests.push_back({cmd, step, spin, measure_cpu, deadline_ms,
+    const Json frame = proto::encode(cmd);
+    log_->requests.push_back({frame, step, spin, measure_cpu, deadline_ms,
                               on_slot ? runner::host_hash(slot_.data(), slot_.size()) : 0,
                               slot_set.size()});
     if (ended_) {
@@ -55,11 +46,11 @@ class FakeRunner final : public Runner {
       gone.exit = *ended_;
       return gone;
     }
-    FakeExchange x = honest(cmd, step);
+    FakeExchange x = honest(cmd, frame, step);
     if (script_) script_(x);
-    next_poison_ = cmd.value("next_poison", uint32_t{0});
+    next_poison_ = frame.value("next_poison", uint32_t{0});
     if (step == "load") loaded_ = true;
-    return deliver(x, measure_cpu);
+    return deliver(cmd, x, measure_cpu);
   }
   const uint8_t* staging() const override { return staging_.data(); }
   pid_t pid() const override { return -1; }
@@ -74,36 +65,36 @@ class FakeRunner final : public Runner {
 
  private:
   // The answer kevin-runner gives for an honest candidate, its outputs already in staging.
-  FakeExchange honest(const Json& cmd, const std::string& step) {
+  FakeExchange honest(const proto::Command& cmd, const Json& frame, const std::string& step) {
     FakeExchange x;
-    x.cmd = &cmd;
+    x.cmd = &frame;
     x.step = step;
     x.index = answered_[step]++;
     x.runner = number_;
-    x.body = {{"ok", true}};
-    if (step == "setup") {
-      set_bytes_ = cmd.at("set_bytes").get<uint64_t>();
-      inputs_at_ = placed(cmd.at("inputs"));
-      outputs_at_ = placed(cmd.at("outputs"));
-      x.body.update({{"device", "fake"},
-                     {"input_hashes", input_hashes()},
-                     {"sandbox", {{"enforced", {"fake"}}}}});
-      return x;
-    }
-    if (step == "load") return x;
-    const bool from_slot = !cmd.contains("set");
-    call(from_slot ? slot_.data() : input_set(cmd.at("set").get<size_t>()), &x);
-    if (step == "call") {
-      x.body.update({{"rc", 0}, {"input_hashes", input_hashes()}});
-      x.judge_ms = times_.call_judge_ms;
-    } else {
-      const bool calibration = step == "calibration";
-      x.body.update(
-          {{"rc", 0}, {"event_ms", calibration ? times_.calibration_event_ms : times_.event_ms}});
-      x.judge_ms = calibration ? times_.calibration_judge_ms : times_.judge_ms;
-    }
+    x.body = proto::encode(honest_reply(cmd, &x));
     x.cpu_ms = x.judge_ms;
     return x;
+  }
+
+  proto::Reply honest_reply(const proto::Command& cmd, FakeExchange* x) {
+    if (const auto* setup = std::get_if<proto::Setup>(&cmd)) {
+      set_bytes_ = setup->set_bytes;
+      inputs_at_ = setup->inputs;
+      outputs_at_ = setup->outputs;
+      return proto::SetupReply{"fake", 0, input_hashes(), {"fake"}, {}};
+    }
+    if (const auto* c = std::get_if<proto::Call>(&cmd)) {
+      call(input_set(c->set), x);
+      x->judge_ms = times_.call_judge_ms;
+      return proto::CallReply{0, input_hashes()};
+    }
+    if (const auto* t = std::get_if<proto::TimeCall>(&cmd)) {
+      call(t->on_slot() ? slot_.data() : input_set(*t->set), x);
+      const bool calibration = x->step == "calibration";
+      x->judge_ms = calibration ? times_.calibration_judge_ms : times_.judge_ms;
+      return proto::TimeCallReply{0, calibration ? times_.calibration_event_ms : times_.event_ms};
+    }
+    return proto::LoadReply{};
   }
 
   const uint8_t* input_set(size_t k) const {
@@ -131,7 +122,7 @@ class FakeRunner final : public Runner {
 
   // The exchange as RunnerSession would report it: death, silence and out-of-protocol
   // replies end the runner; an answer's text is parsed as a frame.
-  Reply deliver(const FakeExchange& x, bool measure_cpu) {
+  Reply deliver(const proto::Command& cmd, const FakeExchange& x, bool measure_cpu) {
     printed_ += x.printed;
     Reply r;
     r.judge_ms = x.judge_ms;
@@ -154,7 +145,7 @@ class FakeRunner final : public Runner {
       r.malformed_why = body.status().message();
       return end(killed_by(SIGKILL));
     }
-    r.body = std::move(body).value();
+    r.body = proto::decode_reply(cmd, *body);
     if (measure_cpu) r.cpu_before_ns = cpu_ns_;
     cpu_known_ = x.cpu_ms.has_value();
     cpu_ns_ += static_cast<uint64_t>(x.cpu_ms.value_or(0) * 1e6);
@@ -168,7 +159,7 @@ class FakeRunner final : public Runner {
   FakeScript script_;
   FakeTimes times_;
   uint64_t set_bytes_ = 0;
-  std::vector<Placed> inputs_at_, outputs_at_;
+  std::vector<proto::TensorPlacement> inputs_at_, outputs_at_;
   std::map<std::string, int> answered_;
   bool loaded_ = false;
   uint32_t next_poison_ = 0;
@@ -193,11 +184,11 @@ sys::ExitInfo exited_with(int code) {
   return e;
 }
 
-std::string fake_step(const Json& cmd, bool loaded) {
-  const std::string command = cmd.value("cmd", "");
-  if (command != "time_call") return command;
+std::string fake_step(const proto::Command& cmd, bool loaded) {
+  const auto* timed = std::get_if<proto::TimeCall>(&cmd);
+  if (timed == nullptr) return std::string(proto::command_name(cmd));
   if (!loaded) return "calibration";
-  return cmd.contains("set") ? "warmup" : "timed";
+  return timed->on_slot() ? "timed" : "warmup";
 }
 
 std::vector<FakeRunnerLog::Request> FakeRunnerLog::of_step(std::string_view step) const {

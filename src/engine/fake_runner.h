@@ -32,11 +32,11 @@ struct FakeTimes {
 
 // The protocol step of a command: "setup", "calibration" (a time_call before the load),
 // "load", "call", "warmup" (a time_call on a correctness set) or "timed" (one on the slot).
-std::string fake_step(const Json& cmd, bool loaded);
+std::string fake_step(const runner_protocol::Command& cmd, bool loaded);
 
 // One command as a fake is about to answer it — honestly, until a script changes it.
 struct FakeExchange {
-  const Json* cmd = nullptr;  // the judge's command
+  const Json* cmd = nullptr;  // the judge's command as its frame (runner_protocol::encode)
   std::string step;           // its protocol step (fake_step)
   int index = 0;              // commands of that step this fake answered before this one
   int runner = 0;             // which fake of the factory answers (0: the first started)
@@ -64,7 +64,7 @@ sys::ExitInfo exited_with(int code);
 // What the fakes of one factory were asked, for a test's assertions.
 struct FakeRunnerLog {
   struct Request {
-    Json cmd;
+    Json cmd;          // as its frame (runner_protocol::encode)
     std::string step;  // fake_step
     bool spin = false, measure_cpu = false;
     double deadline_ms = 0;     // how far off the request's deadline was when it was made

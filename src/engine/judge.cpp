@@ -136,13 +136,12 @@ Result<ReferenceView> map_reference(const ReferenceSet& ref) {
   return v;
 }
 
-Json tensor_list(const std::vector<TensorSpec>& specs, const SetLayout& layout) {
-  Json list = Json::array();
+std::vector<runner_protocol::TensorPlacement> placements(const std::vector<TensorSpec>& specs,
+                                                         const SetLayout& layout) {
+  std::vector<runner_protocol::TensorPlacement> list;
   for (size_t i = 0; i < specs.size(); ++i) {
-    list.push_back({{"dtype", static_cast<int>(specs[i].dtype)},
-                    {"shape", specs[i].shape},
-                    {"offset", layout.offsets[i]},
-                    {"bytes", specs[i].bytes()}});
+    list.push_back({static_cast<int32_t>(specs[i].dtype), specs[i].shape, layout.offsets[i],
+                    specs[i].bytes()});
   }
   return list;
 }
@@ -307,12 +306,12 @@ class Evaluation {
   Decision judge_times(const std::vector<TimedCall>& calls,
                        std::optional<TimingStats> retimed_baseline);
   // An untimed exchange, within `limit`.
-  Result<Runner::Reply> ask(const Json& cmd, std::chrono::milliseconds limit);
+  Result<Runner::Reply> ask(const runner_protocol::Command& cmd, std::chrono::milliseconds limit);
   // A timed exchange on `set` (a timing set, or empty for a correctness set named in `cmd`):
   // the judge spins for the reply on the GPU and reads the runner's CPU time on the CPU
   // backend, where TimedCall::work_ms comes from.
-  Result<Runner::Reply> ask_timed(const Json& cmd, std::chrono::milliseconds limit,
-                                  std::span<const uint8_t> set);
+  Result<Runner::Reply> ask_timed(const runner_protocol::Command& cmd,
+                                  std::chrono::milliseconds limit, std::span<const uint8_t> set);
   // The judge's measure of the work in a timed exchange (TimedCall::work_ms). Call it after
   // the outputs have been copied out of the staging area.
   double work_ms(const Runner::Reply& reply);
@@ -323,7 +322,7 @@ class Evaluation {
   void watch_memory();
   // The decision for a call the runner answered with ok false: PyTorch computing (a
   // KernelBench answer's operator log) is `rejected`, anything else a runtime error.
-  Decision failed_call(const Json& body);
+  Decision failed_call(const runner_protocol::Failure& failure);
   // The decision for a runner that did not answer properly during `stage`.
   Decision lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage);
 
@@ -368,8 +367,8 @@ void Evaluation::watch_memory() {
       runner, *base + config_.device_memory_slack_bytes + answer_allocations);
 }
 
-Decision Evaluation::failed_call(const Json& body) {
-  const std::string error = body.value("error", "unknown failure");
+Decision Evaluation::failed_call(const runner_protocol::Failure& failure) {
+  const std::string error = failure.error.empty() ? "unknown failure" : failure.error;
   constexpr std::string_view kComputed = "pytorch_compute: ";
   if (kernelbench() && error.rfind(kComputed, 0) == 0)
     return rejected_when_run({rules::kPytorchCompute, error.substr(kComputed.size())});
@@ -400,11 +399,13 @@ Decision Evaluation::lost(const Runner::Reply& reply, std::chrono::milliseconds 
   return from_lost_runner(reply, printed(), limit, stage);
 }
 
-Result<Runner::Reply> Evaluation::ask(const Json& cmd, std::chrono::milliseconds limit) {
+Result<Runner::Reply> Evaluation::ask(const runner_protocol::Command& cmd,
+                                      std::chrono::milliseconds limit) {
   return session_->request(cmd, sys::Deadline::after(limit), false, false, {});
 }
 
-Result<Runner::Reply> Evaluation::ask_timed(const Json& cmd, std::chrono::milliseconds limit,
+Result<Runner::Reply> Evaluation::ask_timed(const runner_protocol::Command& cmd,
+                                            std::chrono::milliseconds limit,
                                             std::span<const uint8_t> set) {
   const bool gpu = config_.backend == Backend::kCuda;
   return session_->request(cmd, sys::Deadline::after(limit), gpu, !gpu, set);
@@ -469,20 +470,20 @@ Status Evaluation::start(const fs::path& object) {
     how.answer = answer_;
   }
   KEVIN_ASSIGN_OR_RETURN(session_, start_runner_(how));
-  Json setup = {{"cmd", "setup"},
-                {"backend", backend_name(config_.backend)},
-                {"sets", ref_.num_sets},
-                {"set_bytes", view_.in.set_bytes},
-                {"output_bytes", view_.out.set_bytes},
-                {"scalars", ref_.scalars},
-                {"inputs", tensor_list(ref_.input_tensors(), view_.in)},
-                {"outputs", tensor_list(ref_.outputs, view_.out)},
-                {"cpu_seconds", config_.cpu_seconds},
-                {"output_limit", config_.output_limit_bytes},
-                {"next_poison", poison()}};
+  runner_protocol::Setup setup;
+  setup.backend = backend_name(config_.backend);
+  setup.sets = ref_.num_sets;
+  setup.set_bytes = view_.in.set_bytes;
+  setup.output_bytes = view_.out.set_bytes;
+  setup.scalars = ref_.scalars;
+  setup.inputs = placements(ref_.input_tensors(), view_.in);
+  setup.outputs = placements(ref_.outputs, view_.out);
+  setup.cpu_seconds = config_.cpu_seconds;
+  setup.output_limit = config_.output_limit_bytes;
+  setup.next_poison = poison();
   if (kernelbench()) {
-    setup["op_log_library"] = config_.kernelbench->op_log_library.string();
-    setup["op_log_torch"] = config_.kernelbench->op_log_torch_version;
+    setup.op_log_library = config_.kernelbench->op_log_library.string();
+    setup.op_log_torch = config_.kernelbench->op_log_torch_version;
   }
   Runner::Reply ready;
   {
@@ -494,8 +495,8 @@ Status Evaluation::start(const fs::path& object) {
     return unavailable("the runner failed to start (" + ready.exit.describe() +
                        "): " + session_->captured_output(kPrintedBytes));
   }
-  if (!ready.body.value("ok", false)) {
-    const std::string why = ready.body.value("error", "unknown failure");
+  if (const auto* failure = std::get_if<runner_protocol::Failure>(&ready.body)) {
+    const std::string why = failure->error.empty() ? "unknown failure" : failure->error;
     if (pid_namespace && config_.backend == Backend::kCuda &&
         why.find("cuda") != std::string::npos && pid_namespace_works_->exchange(false)) {
       // Some GPU drivers refuse a process in a PID namespace of its own (seen as
@@ -504,20 +505,20 @@ Status Evaluation::start(const fs::path& object) {
                       << why << "); runners go without one";
       return unavailable("the GPU refused a runner in a PID namespace: " + why);
     }
-    if (ready.body.value("stage", "") == "sandbox") {
+    if (failure->stage == "sandbox") {
       return failed_precondition(
           "the sandbox could not be applied: " + why +
           " (run as root or where user namespaces are allowed, or pass --no-sandbox)");
     }
     return unavailable("runner setup failed: " + why);
   }
-  if (ready.body.value("input_hashes", std::vector<uint64_t>{}) != view_.input_hashes) {
+  const auto& done = std::get<runner_protocol::SetupReply>(ready.body);
+  if (done.input_hashes != view_.input_hashes) {
     return unavailable("the runner's copy of the input sets differs from the reference data");
   }
-  result_->device_name = ready.body.value("device", "");
-  const Json sandbox = ready.body.value("sandbox", Json::object());
-  result_->sandbox_enforced = sandbox.value("enforced", std::vector<std::string>{});
-  result_->sandbox_skipped = sandbox.value("skipped", std::vector<std::string>{});
+  result_->device_name = done.device;
+  result_->sandbox_enforced = done.enforced;
+  result_->sandbox_skipped = done.skipped;
   if (config_.sandbox && config_.pid_namespace && !pid_namespace) {
     result_->sandbox_skipped.push_back("pidns (the GPU driver does not work inside one here)");
   }
@@ -548,16 +549,16 @@ Result<double> Evaluation::calibrate() {
   std::vector<double> overhead;
   for (int i = 0; i < config_.calibration_calls; ++i) {
     const size_t j = static_cast<size_t>(i) % ref_.num_timing_sets;
-    const Json cmd = {
-        {"cmd", "time_call"}, {"slot_scalars", ref_.timing_scalars[j]}, {"next_poison", poison()}};
+    const runner_protocol::TimeCall cmd{std::nullopt, ref_.timing_scalars[j], poison()};
     KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, config_.call_timeout, view_.timing_set(j)));
     if (!reply.answered())
       return unavailable("the runner failed while calibrating: " + reply.exit.describe());
-    if (!reply.body.value("ok", false)) {
+    if (const auto* failure = std::get_if<runner_protocol::Failure>(&reply.body)) {
       return unavailable("the runner failed while calibrating: " +
-                         reply.body.value("error", "unknown failure"));
+                         (failure->error.empty() ? "unknown failure" : failure->error));
     }
-    overhead.push_back(work_ms(reply) - reply.body.value("event_ms", 0.0));
+    const auto& timed = std::get<runner_protocol::TimeCallReply>(reply.body);
+    overhead.push_back(work_ms(reply) - timed.event_ms.value_or(0.0));
   }
   std::sort(overhead.begin(), overhead.end());
   return overhead[overhead.size() / 5];
@@ -565,23 +566,22 @@ Result<double> Evaluation::calibrate() {
 
 Result<std::optional<Decision>> Evaluation::load() {
   const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
-  Json cmd = {{"cmd", "load"}, {"next_poison", poison()}, {"data_symbols", data_symbols_}};
+  runner_protocol::Load cmd;
+  cmd.next_poison = poison();
+  cmd.data_symbols = data_symbols_;
   if (kernelbench()) {
-    Json args = Json::array();
-    for (const auto& a : ref_.inputs)
-      args.push_back({{"name", a.tensor.name}, {"role", arg_role_name(a.role)}});
-    cmd.update({{"extensions", extensions_},
-                {"args", args},
-                {"forward_args", ref_.forward_args},
-                {"scalar_kinds", ref_.scalar_kinds},
-                {"init_inputs", ref_.init_inputs}});
+    for (const auto& a : ref_.inputs) cmd.args.push_back({a.tensor.name, arg_role_name(a.role)});
+    cmd.extensions = extensions_;
+    cmd.forward_args = ref_.forward_args;
+    cmd.scalar_kinds = ref_.scalar_kinds;
+    cmd.init_inputs = ref_.init_inputs;
   }
   KEVIN_ASSIGN_OR_RETURN(auto loaded, ask(cmd, config_.init_timeout));
   if (!loaded.answered())
     return std::optional<Decision>(lost(loaded, config_.init_timeout, "loading"));
-  if (!loaded.body.value("ok", false)) {
+  if (const auto* failure = std::get_if<runner_protocol::Failure>(&loaded.body)) {
     return std::optional<Decision>(
-        runtime_error(loaded.body.value("error", "loading failed"), printed()));
+        runtime_error(failure->error.empty() ? "loading failed" : failure->error, printed()));
   }
   if (config_.sandbox) result_->sandbox_enforced.push_back("seccomp allowlist");
   if (kernelbench()) result_->sandbox_enforced.push_back("interpreter audit hook");
@@ -590,18 +590,20 @@ Result<std::optional<Decision>> Evaluation::load() {
 
 Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* stage,
                                                        OutputCopy* got) {
-  const Json cmd = {{"cmd", "call"}, {"set", set}, {"next_poison", poison()}};
+  const runner_protocol::Call cmd{set, poison()};
   const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask(cmd, config_.call_timeout));
   if (!reply.answered()) return std::optional<Decision>(lost(reply, config_.call_timeout, stage));
-  if (!reply.body.value("ok", false)) return std::optional<Decision>(failed_call(reply.body));
-  const int rc = reply.body.value("rc", 0);
+  if (const auto* failure = std::get_if<runner_protocol::Failure>(&reply.body))
+    return std::optional<Decision>(failed_call(*failure));
+  const auto& called = std::get<runner_protocol::CallReply>(reply.body);
+  const int64_t rc = called.rc;
   if (rc != 0) {
     return std::optional<Decision>(runtime_error(
         "kevin_forward returned " + std::to_string(rc) + " (0 means success)", printed()));
   }
   call_judge_ms_.push_back(reply.judge_ms);
-  if (reply.body.value("input_hashes", std::vector<uint64_t>{}) != view_.input_hashes) {
+  if (called.input_hashes != view_.input_hashes) {
     return std::optional<Decision>(wrong_answer(
         "inputs modified",
         !kernelbench()
@@ -646,14 +648,15 @@ Result<std::optional<Decision>> Evaluation::check_correctness() {
 }
 
 Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline phase_end) {
-  Json cmd = {{"cmd", "time_call"}, {"next_poison", poison()}};
+  runner_protocol::TimeCall cmd;
+  cmd.next_poison = poison();
   // The timing set enters the runner's reach only inside this call's exchange (request).
   std::span<const uint8_t> set;
   if (warmup) {
-    cmd["set"] = j;
+    cmd.set = j;
   } else {
     set = view_.timing_set(j);
-    cmd["slot_scalars"] = ref_.timing_scalars[j];
+    cmd.slot_scalars = ref_.timing_scalars[j];
   }
   // What is left of the phase, but at least a millisecond: the limit the call gets and is told of.
   const auto limit =
@@ -662,20 +665,20 @@ Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline 
                                                   phase_end.at() - Clock::now())));
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask_timed(cmd, limit, set));
   if (!reply.answered()) return CallOutcome(lost(reply, limit, "timing"));
-  const Json& b = reply.body;
-  if (!b.value("ok", false)) return CallOutcome(failed_call(b));
-  if (b.value("rc", 0) != 0)
+  if (const auto* failure = std::get_if<runner_protocol::Failure>(&reply.body))
+    return CallOutcome(failed_call(*failure));
+  const auto& timed = std::get<runner_protocol::TimeCallReply>(reply.body);
+  if (timed.rc != 0)
     return CallOutcome(runtime_error("kevin_forward returned non-zero during timing", printed()));
-  const auto event = b.find("event_ms");
-  if (event == b.end() || !event->is_number() || !std::isfinite(event->get<double>()) ||
-      event->get<double>() < 0) {
+  const std::optional<double> event = timed.event_ms;
+  if (!event || !std::isfinite(*event) || *event < 0) {
     return CallOutcome(runtime_error(
         "the process running the kernel returned a malformed timing record", printed()));
   }
   // The output is copied out before anything else: it must exist when the reply does.
   OutputCopy got;
   if (!warmup) copy_parallel(session_->staging(), view_.out.set_bytes, &got);
-  const TimedCall call{event->get<double>(), reply.judge_ms, work_ms(reply)};
+  const TimedCall call{*event, reply.judge_ms, work_ms(reply)};
   // Every timed output is compared in full with the expected output of its set.
   if (!warmup) {
     if (auto bad = compare_set(got.data.get(), view_.timing_expected_set(j), "a timed run"))
@@ -699,11 +702,6 @@ Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>
   return calls;
 }
 
-// Whether the comparison with the cached baseline is close or shaky enough to re-time the
-// baseline once the candidate is gone, rather than trust a baseline measured earlier.
-// Re-timing costs a baseline run, so it is spent where the machine's state could change the
-// answer: a close comparison, or a spread-out one within 2x either way. Far from 1x, a spread
-// of 1.5x in the candidate's times cannot change which side is faster.
 // The speedup's 95 % interval from the two medians' intervals: the slowest baseline over the
 // slowest candidate and the fastest over the fastest (each bound holds with the others' at
 // 95 %, so the pair is conservative). A baseline cached without its interval counts as exact.
@@ -714,6 +712,11 @@ std::pair<double, double> speedup_interval(const TimingStats& baseline,
   return {base_lo / candidate.median_hi_ms, base_hi / std::max(candidate.median_lo_ms, 1e-9)};
 }
 
+// Whether the comparison with the cached baseline is close or shaky enough to re-time the
+// baseline once the candidate is gone, rather than trust a baseline measured earlier.
+// Re-timing costs a baseline run, so it is spent where the machine's state could change the
+// answer: a close comparison, or a spread-out one within 2x either way. Far from 1x, a spread
+// of 1.5x in the candidate's times cannot change which side is faster.
 bool noisy(const TimingStats& candidate, const std::optional<TimingStats>& baseline) {
   if (!baseline || candidate.median_ms <= 0) return false;
   const double speedup = baseline->median_ms / candidate.median_ms;

@@ -48,37 +48,6 @@ pid_t judge_of_runner(const fs::path& proc_entry) {
   return -1;
 }
 
-// Reply fields the judge reads, with the type each must have when present: a reply that
-// breaks one is malformed, so the judge's typed reads of it can never fail.
-bool fields_well_typed(const Json& body) {
-  const auto is = [&](const char* key, bool (Json::*check)() const noexcept) {
-    const auto it = body.find(key);
-    return it == body.end() || ((*it).*check)();
-  };
-  const auto list_of = [&](const Json& list, bool (Json::*check)() const noexcept) {
-    if (!list.is_array()) return false;
-    return std::all_of(list.begin(), list.end(), [&](const Json& v) { return (v.*check)(); });
-  };
-  if (!is("ok", &Json::is_boolean) || !is("ready", &Json::is_boolean) ||
-      !is("rc", &Json::is_number_integer) || !is("event_ms", &Json::is_number) ||
-      !is("error", &Json::is_string) || !is("stage", &Json::is_string) ||
-      !is("device", &Json::is_string) || !is("static_bytes", &Json::is_number_unsigned) ||
-      !is("workspace_bytes", &Json::is_number_unsigned)) {
-    return false;
-  }
-  if (const auto h = body.find("input_hashes");
-      h != body.end() && !list_of(*h, &Json::is_number_unsigned))
-    return false;
-  if (const auto sb = body.find("sandbox"); sb != body.end()) {
-    if (!sb->is_object()) return false;
-    for (const char* key : {"enforced", "skipped"}) {
-      if (const auto l = sb->find(key); l != sb->end() && !list_of(*l, &Json::is_string))
-        return false;
-    }
-  }
-  return true;
-}
-
 // The runners this process has started and not yet reaped, by device (StoppedRunners).
 class LiveRunners {
  public:
@@ -240,7 +209,8 @@ Result<Json> parse_runner_reply(std::string_view frame) {
   KEVIN_ASSIGN_OR_RETURN(Json body, parse_json(frame, JsonLimits{RunnerSession::kMaxReplyBytes,
                                                                  RunnerSession::kMaxReplyDepth}));
   if (!body.is_object()) return invalid_argument("a reply that is not a JSON object");
-  if (!fields_well_typed(body)) return invalid_argument("a reply with fields of the wrong type");
+  if (!runner_protocol::reply_well_typed(body))
+    return invalid_argument("a reply with fields of the wrong type");
   return body;
 }
 
@@ -275,12 +245,17 @@ std::optional<double> RunnerSession::cpu_ms_since(uint64_t before_ns, sys::Deadl
 Status RunnerSession::resume(sys::Deadline deadline) {
   if (!resume_owed_) return Status::ok();
   resume_owed_ = false;
-  return sys::write_frame(commands_.get(), R"({"cmd":"resume"})", deadline);
+  return sys::write_frame(commands_.get(),
+                          dump_json(runner_protocol::encode(runner_protocol::Resume{})), deadline);
 }
 
-Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadline deadline,
-                                                    bool spin, bool measure_cpu,
+Result<RunnerSession::Reply> RunnerSession::request(const runner_protocol::Command& cmd,
+                                                    sys::Deadline deadline, bool spin,
+                                                    bool measure_cpu,
                                                     std::span<const uint8_t> slot_set) {
+  if (!runner_protocol::is_answered(cmd))
+    return invalid_argument("'" + std::string(runner_protocol::command_name(cmd)) +
+                            "' is not a request");
   if (!slot_set.empty() && slot_set.size() != slot_.size())
     return invalid_argument("a timing set of " + std::to_string(slot_set.size()) +
                             " bytes for a slot of " + std::to_string(slot_.size()));
@@ -315,10 +290,10 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
     auto ready = sys::read_frame(replies_.get(), deadline, kMaxReplyBytes);
     if (!ready.is_ok()) return end_with(ready.status().code() == StatusCode::kDeadlineExceeded);
     auto doc = parse_runner_reply(*ready);
-    if (!doc.is_ok() || !doc->value("ready", false)) return refuse("a malformed readiness frame");
+    if (!doc.is_ok() || !runner_protocol::decode_ready(*doc).ready)
+      return refuse("a malformed readiness frame");
   }
-  const std::string text = dump_json(cmd);
-  const std::string op = cmd.value("cmd", "");
+  const std::string text = dump_json(runner_protocol::encode(cmd));
   // The runner has said it is ready and, measured by CPU time, is asleep: only now may the
   // set become visible to it, inside the exchange the judge's clocks charge.
   if (measure_cpu) reply.cpu_before_ns = cpu_time_asleep(deadline);
@@ -338,9 +313,10 @@ Result<RunnerSession::Reply> RunnerSession::request(const Json& cmd, sys::Deadli
   }
   auto body = parse_runner_reply(*frame);
   if (!body.is_ok()) return refuse(body.status().message());
-  reply.body = std::move(body).value();
-  ready_pending_ = (op == "call" || op == "time_call") && reply.body.value("ok", false);
-  resume_owed_ = measure_cpu && op == "time_call" && reply.body.value("ok", false);
+  reply.body = runner_protocol::decode_reply(cmd, *body);
+  const bool ok = !std::holds_alternative<runner_protocol::Failure>(reply.body);
+  ready_pending_ = runner_protocol::is_call(cmd) && ok;
+  resume_owed_ = measure_cpu && std::holds_alternative<runner_protocol::TimeCall>(cmd) && ok;
   return reply;
 }
 
@@ -354,7 +330,8 @@ std::string RunnerSession::captured_output(size_t max_bytes) const {
 void RunnerSession::finish() {
   if (!child_.running()) return;
   listing_ = Listing();
-  (void)sys::write_frame(commands_.get(), R"({"cmd":"exit"})",
+  (void)sys::write_frame(commands_.get(),
+                         dump_json(runner_protocol::encode(runner_protocol::Exit{})),
                          sys::Deadline::after(std::chrono::milliseconds(200)));
   commands_.reset();
   if (!child_.wait(sys::Deadline::after(std::chrono::seconds(2))).is_ok()) child_.kill_and_reap();

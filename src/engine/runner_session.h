@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "engine/runner/protocol.h"
 #include "sys/fd.h"
 #include "sys/process.h"
 #include "sys/tempdir.h"
@@ -34,8 +35,9 @@ struct Leftovers {
 Leftovers clean_up_after_dead_judges();
 
 // One frame from a runner (untrusted once the candidate is loaded) as a JSON object: at most
-// 1 MiB, nested at most 8 deep, every field the judge reads of the type it expects.
-// kInvalidArgument says what was wrong otherwise; nothing is built from a refused frame.
+// 1 MiB, nested at most 8 deep, every field the judge reads of the type the protocol gives it
+// (runner_protocol::reply_well_typed). kInvalidArgument says what was wrong otherwise;
+// nothing is built from a refused frame.
 Result<Json> parse_runner_reply(std::string_view frame);
 
 // What the judge needs of one runner process; RunnerSession is the real one, and tests
@@ -58,9 +60,9 @@ class Runner {
     std::string answer;
   };
   struct Reply {
-    // The runner's reply when none of the below: a JSON object whose every field the judge
-    // reads has the type it expects (parse_runner_reply), so typed reads of it cannot fail.
-    Json body;
+    // The runner's reply to the command when none of the below: a Failure, or the command's
+    // own reply type (runner_protocol::decode_reply of a frame parse_runner_reply accepted).
+    runner_protocol::Reply body;
     bool died = false;          // it exited or was killed before answering
     bool timed_out = false;     // it did not answer before the deadline (now killed)
     bool malformed = false;     // it answered with an oversized, over-nested or non-object reply
@@ -86,8 +88,10 @@ class Runner {
   // A runner that dies, stays silent or answers out of protocol is a Reply saying so (and is
   // killed). Errors: only the judge's own failures (the command could not be encoded, or
   // `slot_set` is not one slot's size).
-  virtual Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin,
-                                bool measure_cpu, std::span<const uint8_t> slot_set) = 0;
+  // `cmd` must be an answered command (runner_protocol::is_answered); resume and exit are
+  // the session's own business (cpu_ms_since, finish).
+  virtual Result<Reply> request(const runner_protocol::Command& cmd, sys::Deadline deadline,
+                                bool spin, bool measure_cpu, std::span<const uint8_t> slot_set) = 0;
   // The output set the runner copies a call's outputs to (staging_bytes, shared with it).
   virtual const uint8_t* staging() const = 0;
   // The runner's process (its GPU memory is watched from outside); -1 when there is none.
@@ -139,8 +143,8 @@ class RunnerSession final : public Runner {
   // pipes, a runner that cannot be spawned).
   static Result<RunnerSession> start(const Start& how);
 
-  Result<Reply> request(const Json& cmd, sys::Deadline deadline, bool spin, bool measure_cpu,
-                        std::span<const uint8_t> slot_set) override;
+  Result<Reply> request(const runner_protocol::Command& cmd, sys::Deadline deadline, bool spin,
+                        bool measure_cpu, std::span<const uint8_t> slot_set) override;
   const uint8_t* staging() const override { return staging_.data(); }
   pid_t pid() const override { return child_.pid(); }
   // The process the candidate runs in: the runner, or its child in its own PID namespace.

@@ -40,17 +40,21 @@ class ReadyGap : public ::testing::Test {
     auto started = RunnerSession::start(how);
     ASSERT_TRUE(started.is_ok()) << started.status().to_string();
     session_.emplace(std::move(started).value());
-    auto ready = session_->request(Json{{"cmd", "setup"}, {"slot_bytes", kSlotBytes}}, soon(),
-                                   false, false, {});
-    ASSERT_TRUE(ready.is_ok() && ready->answered() && ready->body.value("ok", false));
+    runner_protocol::Setup setup;
+    setup.set_bytes = kSlotBytes;
+    auto ready = session_->request(setup, soon(), false, false, {});
+    ASSERT_TRUE(ready.is_ok() && ready->answered() &&
+                std::holds_alternative<runner_protocol::SetupReply>(ready->body));
   }
 
   // A timed call on a set whose every byte is `value`.
   void timed_call(uint8_t value) {
     const std::vector<uint8_t> set(kSlotBytes, value);
-    auto reply = session_->request(Json{{"cmd", "time_call"}}, soon(), false, false, set);
+    auto reply = session_->request(runner_protocol::TimeCall{}, soon(), false, false, set);
     ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
-    ASSERT_TRUE(reply->answered() && reply->body.value("ok", false)) << reply->exit.describe();
+    ASSERT_TRUE(reply->answered() &&
+                std::holds_alternative<runner_protocol::TimeCallReply>(reply->body))
+        << reply->exit.describe();
   }
 
   sys::TempDir dir_;
@@ -69,7 +73,7 @@ TEST_F(ReadyGap, ATimingSetReachesTheRunnerOnlyAfterItsReadyFrame) {
 
 TEST_F(ReadyGap, ASetOfAnotherSizeIsTheJudgesError) {
   const std::vector<uint8_t> set(kSlotBytes - 1, 7);
-  auto reply = session_->request(Json{{"cmd", "time_call"}}, soon(), false, false, set);
+  auto reply = session_->request(runner_protocol::TimeCall{}, soon(), false, false, set);
   ASSERT_FALSE(reply.is_ok());
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(reply.status().message().find("15 bytes for a slot of 16"), std::string::npos)

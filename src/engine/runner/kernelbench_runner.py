@@ -1,6 +1,7 @@
 """kernelbench_runner.py — the runner of KernelBench answers (docs/kernelbench.md): exec'd by
-kevin-runner after its namespaces, it speaks the runner protocol on descriptors 3-7, confines
-itself with libkevin-runner-support.so and runs ModelNew on the judge's command. Usage (by
+kevin-runner after its namespaces, it speaks the runner protocol (defined in protocol.h, and
+held to kevin-runner's replies by runner_protocol_test) on descriptors 3-7, confines itself
+with libkevin-runner-support.so and runs ModelNew on the judge's command. Usage (by
 kevin-runner only): python -s -u kernelbench_runner.py libkevin-runner-support.so"""
 
 import contextlib

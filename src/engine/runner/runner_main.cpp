@@ -21,18 +21,22 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "core/json.h"
 #include "engine/abi/kevin_abi.h"
 #include "engine/harness_math.h"
 #include "engine/runner/device.h"
+#include "engine/runner/protocol.h"
 #include "engine/runner/sandbox.h"
 #include "engine/runner/static_guard.h"
 #include "sys/fd.h"
 
 namespace kevin::runner {
 namespace {
+namespace proto = runner_protocol;
 
 constexpr int kCommandFd = 3, kReplyFd = 4, kInputsFd = 5, kStagingFd = 6, kSlotFd = 7;
 // After a timed call the next command follows within microseconds: wait for it spinning,
@@ -54,15 +58,10 @@ struct TensorSlot {
   uint64_t offset, bytes;
 };
 
-Result<std::vector<TensorSlot>> parse_slots(const Json& list) {
+std::vector<TensorSlot> slots_of(const std::vector<proto::TensorPlacement>& placements) {
   std::vector<TensorSlot> slots;
-  if (!list.is_array()) return invalid_argument("tensor list expected");
-  for (const auto& t : list) {
-    TensorSlot s;
-    KEVIN_ASSIGN_OR_RETURN(s.dtype, json_get<int32_t>(t, "dtype"));
-    KEVIN_ASSIGN_OR_RETURN(s.shape, json_get<std::vector<int64_t>>(t, "shape"));
-    KEVIN_ASSIGN_OR_RETURN(s.offset, json_get<uint64_t>(t, "offset"));
-    KEVIN_ASSIGN_OR_RETURN(s.bytes, json_get<uint64_t>(t, "bytes"));
+  for (const auto& t : placements) {
+    TensorSlot s{t.dtype, t.shape, {}, {}, {}, t.offset, t.bytes};
     s.strides.assign(s.shape.size(), 1);
     for (size_t d = s.shape.size(); d-- > 1;) s.strides[d - 1] = s.strides[d] * s.shape[d];
     s.view_shape = s.shape;
@@ -90,16 +89,18 @@ class Runner {
   Runner(bool sandbox, SandboxReport report, Status startup)
       : sandbox_(sandbox), report_(std::move(report)), startup_(std::move(startup)) {}
 
-  Status setup(const Json& cmd, Json* reply);
-  Status load(const Json& cmd, Json* reply);
-  Status call(const Json& cmd, Json* reply);
-  Status time_call(const Json& cmd, Json* reply);
+  // Each command's work; a failure the candidate or the device caused is a Failure reply,
+  // an error Status is the harness's (sent as a Failure of stage "harness").
+  Status setup(const proto::Setup& cmd, proto::Reply* reply);
+  Status load(const proto::Load& cmd, proto::Reply* reply);
+  Status call(const proto::Call& cmd, proto::Reply* reply);
+  Status time_call(const proto::TimeCall& cmd, proto::Reply* reply);
   // After a call's reply is sent: puts back everything the candidate could have left behind
   // (its static storage and device-side globals, the stack below the serving loop, freed heap
   // pages, the floating-point environment) and poisons the outputs and workspace for the
-  // next call with the word `cmd` carried. Done outside the exchange the judge times, whose
-  // harness overhead is calibrated with calls that leave nothing to clean.
-  Status reset_after_call(const Json& cmd);
+  // next call with `next_poison`. Done outside the exchange the judge times, whose harness
+  // overhead is calibrated with calls that leave nothing to clean.
+  Status reset_after_call(uint32_t next_poison);
   // Whether to wait for the next command spinning after a timed call: on the GPU the judge
   // times the exchange with its wall clock, and a sleeping runner would add its wake-up; on
   // the CPU it counts this process's CPU time, which spinning would add to.
@@ -108,8 +109,8 @@ class Runner {
  private:
   // Loads the shared libraries a candidate object may need, before the root is emptied.
   Status load_candidate_libraries();
-  // Fills the outputs and the workspace with poison derived from `cmd`'s next_poison.
-  Status poison_for_next_call(const Json& cmd);
+  // Fills the outputs and the workspace with poison derived from `next_poison`.
+  Status poison_for_next_call(uint32_t next_poison);
   // One invocation of the candidate (or, before it is loaded, of nothing: calibration) on
   // argument set `index` with fresh argument structures; outputs were poisoned beforehand.
   int invoke(size_t index, bool flush, double* event_ms, Status* device_error);
@@ -141,23 +142,22 @@ class Runner {
   std::unique_ptr<StaticGuard> guard_;
 };
 
-Status Runner::setup(const Json& cmd, Json* reply) {
+Status Runner::setup(const proto::Setup& cmd, proto::Reply* reply) {
   if (!startup_.is_ok()) {
-    *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", startup_.message()}};
+    *reply = proto::Failure{"sandbox", startup_.message()};
     return Status::ok();
   }
-  KEVIN_ASSIGN_OR_RETURN(std::string backend, json_get<std::string>(cmd, "backend"));
-  KEVIN_ASSIGN_OR_RETURN(size_t sets, json_get<size_t>(cmd, "sets"));
-  KEVIN_ASSIGN_OR_RETURN(set_bytes_, json_get<uint64_t>(cmd, "set_bytes"));
-  KEVIN_ASSIGN_OR_RETURN(out_bytes_, json_get<uint64_t>(cmd, "output_bytes"));
-  KEVIN_ASSIGN_OR_RETURN(scalars_, json_get<std::vector<std::vector<double>>>(cmd, "scalars"));
-  KEVIN_ASSIGN_OR_RETURN(cpu_seconds_, json_get<uint64_t>(cmd, "cpu_seconds"));
-  KEVIN_ASSIGN_OR_RETURN(output_limit_, json_get<uint64_t>(cmd, "output_limit"));
-  KEVIN_ASSIGN_OR_RETURN(inputs_, parse_slots(cmd.value("inputs", Json::array())));
-  KEVIN_ASSIGN_OR_RETURN(outputs_, parse_slots(cmd.value("outputs", Json::array())));
+  const size_t sets = cmd.sets;
+  set_bytes_ = cmd.set_bytes;
+  out_bytes_ = cmd.output_bytes;
+  scalars_ = cmd.scalars;
+  cpu_seconds_ = cmd.cpu_seconds;
+  output_limit_ = cmd.output_limit;
+  inputs_ = slots_of(cmd.inputs);
+  outputs_ = slots_of(cmd.outputs);
   if (sets == 0 || scalars_.size() != sets) return invalid_argument("bad set count");
   scalars_.push_back(scalars_.front());  // the timing slot's, replaced by each timed call
-  cuda_ = backend == "cuda";
+  cuda_ = cmd.backend == "cuda";
 #if defined(KEVIN_RUNNER_CUDA)
   device_ = cuda_ ? make_cuda_device(0) : make_cpu_device();
 #else
@@ -198,16 +198,13 @@ Status Runner::setup(const Json& cmd, Json* reply) {
                                                              3 * out_bytes_ + (uint64_t{3} << 30);
     const Status closed = close_doors(cpu_seconds_, output_limit_, address_space, 0, &report_);
     if (!closed.is_ok()) {
-      *reply = {{"ok", false}, {"stage", "sandbox"}, {"error", closed.message()}};
+      *reply = proto::Failure{"sandbox", closed.message()};
       return Status::ok();
     }
   }
-  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd));
-  *reply = {{"ok", true},
-            {"device", device_->name()},
-            {"workspace_bytes", device_->workspace_bytes()},
-            {"input_hashes", input_hashes()},
-            {"sandbox", {{"enforced", report_.enforced}, {"skipped", report_.skipped}}}};
+  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd.next_poison));
+  *reply = proto::SetupReply{device_->name(), device_->workspace_bytes(), input_hashes(),
+                             report_.enforced, report_.skipped};
   return Status::ok();
 }
 
@@ -223,7 +220,7 @@ Status Runner::load_candidate_libraries() {
   return Status::ok();
 }
 
-Status Runner::load(const Json& cmd, Json* reply) {
+Status Runner::load(const proto::Load& cmd, proto::Reply* reply) {
   if (!device_) return failed_precondition("load before setup");
   // Under the sandbox the scratch folder is the root; the object lies at its top.
   const std::string path = std::string(sandbox_ ? "/" : "./") + kObject;
@@ -240,16 +237,12 @@ Status Runner::load(const Json& cmd, Json* reply) {
   // loader's allowlist is already in place should one get through).
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    *reply = {{"ok", false},
-              {"stage", "load"},
-              {"error", std::string("cannot load the kernel: ") + ::dlerror()}};
+    *reply = proto::Failure{"load", std::string("cannot load the kernel: ") + ::dlerror()};
     return Status::ok();
   }
   forward_ = reinterpret_cast<Forward>(::dlsym(handle, "kevin_forward"));
   if (forward_ == nullptr) {
-    *reply = {{"ok", false},
-              {"stage", "load"},
-              {"error", "kevin_forward is not exported (declare it extern \"C\")"}};
+    *reply = proto::Failure{"load", "kevin_forward is not exported (declare it extern \"C\")"};
     return Status::ok();
   }
   KEVIN_ASSIGN_OR_RETURN(StaticGuard guard, StaticGuard::snapshot(path));
@@ -259,14 +252,13 @@ Status Runner::load(const Json& cmd, Json* reply) {
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr)
     return internal_error("dlinfo failed");
-  KEVIN_ASSIGN_OR_RETURN(auto offsets, json_get<std::vector<uint64_t>>(cmd, "data_symbols"));
   std::vector<const void*> shadows;
-  for (uint64_t offset : offsets)
+  for (uint64_t offset : cmd.data_symbols)
     shadows.push_back(reinterpret_cast<const void*>(map->l_addr + offset));
   KEVIN_RETURN_IF_ERROR(device_->snapshot_candidate_globals(shadows));
   if (sandbox_) KEVIN_RETURN_IF_ERROR(seal(SyscallNeeds{cuda_}, &report_));
-  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd));
-  *reply = {{"ok", true}, {"static_bytes", guard_->bytes()}};
+  KEVIN_RETURN_IF_ERROR(poison_for_next_call(cmd.next_poison));
+  *reply = proto::LoadReply{guard_->bytes()};
   return Status::ok();
 }
 
@@ -300,17 +292,16 @@ std::vector<uint64_t> Runner::input_hashes() {
   return h;
 }
 
-Status Runner::reset_after_call(const Json& cmd) {
+Status Runner::reset_after_call(uint32_t next_poison) {
   if (guard_) guard_->restore();
   device_->restore_candidate_globals();
   ::malloc_trim(0);
   scrub_stack_below_here();
   std::fesetenv(FE_DFL_ENV);
-  return poison_for_next_call(cmd);
+  return poison_for_next_call(next_poison);
 }
 
-Status Runner::poison_for_next_call(const Json& cmd) {
-  KEVIN_ASSIGN_OR_RETURN(uint32_t poison, json_get<uint32_t>(cmd, "next_poison"));
+Status Runner::poison_for_next_call(uint32_t poison) {
   for (const auto& out : outputs_) {
     device_->fill32(out_base_ + out.offset, harness::poison_word(out.dtype, poison),
                     (out.bytes + 3) / 4 * 4);
@@ -335,41 +326,42 @@ int Runner::invoke(size_t index, bool flush, double* event_ms, Status* device_er
   return rc;
 }
 
-Status Runner::call(const Json& cmd, Json* reply) {
-  KEVIN_ASSIGN_OR_RETURN(size_t set, json_get<size_t>(cmd, "set"));
-  if (set >= slot_index()) return invalid_argument("set out of range");
+Status Runner::call(const proto::Call& cmd, proto::Reply* reply) {
+  if (!device_) return failed_precondition("call before setup");
+  if (cmd.set >= slot_index()) return invalid_argument("set out of range");
   double event_ms = 0;
   Status error;
-  const int rc = invoke(set, false, &event_ms, &error);
+  const int rc = invoke(cmd.set, false, &event_ms, &error);
   if (!error.is_ok()) {
-    *reply = {{"ok", false}, {"stage", "call"}, {"error", error.message()}};
+    *reply = proto::Failure{"call", error.message()};
     return Status::ok();
   }
-  *reply = {{"ok", true}, {"rc", rc}, {"input_hashes", input_hashes()}};
+  *reply = proto::CallReply{rc, input_hashes()};
   return Status::ok();
 }
 
-Status Runner::time_call(const Json& cmd, Json* reply) {
+Status Runner::time_call(const proto::TimeCall& cmd, proto::Reply* reply) {
+  if (!device_) return failed_precondition("time_call before setup");
   size_t index = 0;
-  if (cmd.contains("slot_scalars")) {
+  if (cmd.on_slot()) {
     // A timing set, which the judge has just written into the slot.
     index = slot_index();
-    KEVIN_ASSIGN_OR_RETURN(scalars_[index], json_get<std::vector<double>>(cmd, "slot_scalars"));
-    if (scalars_[index].size() != scalars_.front().size())
+    if (cmd.slot_scalars.size() != scalars_.front().size())
       return invalid_argument("slot scalar count");
+    scalars_[index] = cmd.slot_scalars;
     KEVIN_RETURN_IF_ERROR(device_->upload(set_base_[index], slot_host_, set_bytes_));
   } else {
-    KEVIN_ASSIGN_OR_RETURN(index, json_get<size_t>(cmd, "set"));
+    index = *cmd.set;
     if (index >= slot_index()) return invalid_argument("set out of range");
   }
   double event_ms = 0;
   Status error;
   const int rc = invoke(index, true, &event_ms, &error);
   if (!error.is_ok()) {
-    *reply = {{"ok", false}, {"stage", "time"}, {"error", error.message()}};
+    *reply = proto::Failure{"time", error.message()};
     return Status::ok();
   }
-  *reply = {{"ok", true}, {"rc", rc}, {"event_ms", event_ms}};
+  *reply = proto::TimeCallReply{rc, event_ms};
   return Status::ok();
 }
 
@@ -383,57 +375,65 @@ void wait_readable(int fd, Clock::time_point spin_until) {
   }
 }
 
+// The reply `runner` gives `command`; resume and exit are not commands of this turn.
+proto::Reply answer(Runner& runner, const proto::Command& command) {
+  proto::Reply reply = proto::Failure{};
+  const Status status = std::visit(
+      [&](const auto& c) -> Status {
+        using C = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<C, proto::Setup>) return runner.setup(c, &reply);
+        if constexpr (std::is_same_v<C, proto::Load>) return runner.load(c, &reply);
+        if constexpr (std::is_same_v<C, proto::Call>) return runner.call(c, &reply);
+        if constexpr (std::is_same_v<C, proto::TimeCall>) return runner.time_call(c, &reply);
+        return invalid_argument("'" + std::string(proto::command_name(command)) + "' out of turn");
+      },
+      command);
+  if (!status.is_ok()) reply = proto::Failure{"harness", status.to_string()};
+  return reply;
+}
+
+Result<proto::Command> read_command() {
+  auto frame = sys::read_frame(kCommandFd, sys::Deadline::never());
+  if (!frame.is_ok()) ::_exit(0);  // the judge closed the channel
+  KEVIN_ASSIGN_OR_RETURN(Json json, parse_json(*frame));
+  return proto::decode_command(json);
+}
+
+void send(const Json& frame) {
+  if (!sys::write_frame(kReplyFd, dump_json(frame), sys::Deadline::never()).is_ok()) ::_exit(0);
+}
+
 [[noreturn]] void serve(Runner& runner) {
-  const auto never = sys::Deadline::never();
   auto spin_until = Clock::now();
   while (true) {
     wait_readable(kCommandFd, spin_until);
-    auto frame = sys::read_frame(kCommandFd, never);
-    if (!frame.is_ok()) ::_exit(0);  // the judge closed the channel
-    auto cmd = parse_json(*frame);
-    Json reply;
-    Status status;
-    std::string op;
-    if (!cmd.is_ok()) {
-      status = cmd.status();
-    } else {
-      op = cmd->value("cmd", "");
-      if (op == "setup") {
-        status = runner.setup(*cmd, &reply);
-      } else if (op == "load") {
-        status = runner.load(*cmd, &reply);
-      } else if (op == "call") {
-        status = runner.call(*cmd, &reply);
-      } else if (op == "time_call") {
-        status = runner.time_call(*cmd, &reply);
-      } else if (op == "exit") {
-        ::_exit(0);  // skip the CUDA runtime's teardown; the context dies with the process
-      } else {
-        status = invalid_argument("unknown command '" + op + "'");
-      }
-    }
-    if (!status.is_ok())
-      reply = {{"ok", false}, {"stage", "harness"}, {"error", status.to_string()}};
-    if (!sys::write_frame(kReplyFd, dump_json(reply), never).is_ok()) ::_exit(0);
+    const auto command = read_command();
+    if (command.is_ok() && std::holds_alternative<proto::Exit>(*command))
+      ::_exit(0);  // skip the CUDA runtime's teardown; the context dies with the process
+    const proto::Reply reply = command.is_ok()
+                                   ? answer(runner, *command)
+                                   : proto::Failure{"harness", command.status().to_string()};
+    send(proto::encode(reply));
     // A failed device cannot be trusted with another call (sticky CUDA errors).
-    if (!reply.value("ok", false)) ::_exit(0);
-    if (op == "call" || op == "time_call") {
+    if (std::holds_alternative<proto::Failure>(reply)) ::_exit(0);
+    const auto* timed = std::get_if<proto::TimeCall>(&*command);
+    if (proto::is_call(*command)) {
       // On the CPU the judge counts this process's CPU time up to the moment it next sleeps:
       // sleep until the judge has read it, so the clean-up below is not counted with the call.
-      if (op == "time_call" && !runner.spins()) {
+      if (timed != nullptr && !runner.spins()) {
         wait_readable(kCommandFd, Clock::now());
-        auto resume = sys::read_frame(kCommandFd, never);
-        if (!resume.is_ok() || resume->find("\"resume\"") == std::string::npos) ::_exit(0);
+        const auto resume = read_command();
+        if (!resume.is_ok() || !std::holds_alternative<proto::Resume>(*resume)) ::_exit(0);
       }
       // The judge waits for this second frame before its next command.
-      const Status reset = runner.reset_after_call(*cmd);
-      const Json ready = reset.is_ok() ? Json{{"ready", true}}
-                                       : Json{{"ready", false}, {"error", reset.message()}};
-      if (!sys::write_frame(kReplyFd, dump_json(ready), never).is_ok() || !reset.is_ok())
-        ::_exit(0);
+      const uint32_t poison =
+          timed != nullptr ? timed->next_poison : std::get<proto::Call>(*command).next_poison;
+      const Status reset = runner.reset_after_call(poison);
+      send(proto::encode(proto::Ready{reset.is_ok(), reset.is_ok() ? "" : reset.message()}));
+      if (!reset.is_ok()) ::_exit(0);
     }
     spin_until =
-        op == "time_call" && runner.spins() ? Clock::now() + kSpinAfterTimedCall : Clock::now();
+        timed != nullptr && runner.spins() ? Clock::now() + kSpinAfterTimedCall : Clock::now();
   }
 }
 
