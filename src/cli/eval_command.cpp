@@ -458,10 +458,7 @@ void add_eval_command(CLI::App& app, Action& action) {
         return kExitUsage;
       }
       auto judge = make_judge(*args);
-      if (!judge.is_ok()) {
-        err << "kevin eval: " << judge.status().message() << "\n";
-        return judge.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-      }
+      if (!judge.is_ok()) return report_failure(err, "eval", judge.status());
       return args->batch.empty() ? eval_single(*args, **judge, out, err)
                                  : eval_batch(*args, **judge, out, err);
     };
