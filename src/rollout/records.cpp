@@ -17,6 +17,19 @@ namespace {
 
 Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
 
+// `record[key]` as T, or `fallback` when it is missing or of another type.
+template <typename T>
+T field(const Json& record, std::string_view key, T fallback) {
+  auto value = json_get_or<T>(record, key, fallback);
+  return value.is_ok() ? *std::move(value) : fallback;
+}
+
+template <typename T>
+std::optional<T> optional_field(const Json& record, std::string_view key) {
+  auto value = json_get<T>(record, key);
+  return value.is_ok() ? std::optional<T>(*std::move(value)) : std::nullopt;
+}
+
 }  // namespace
 
 Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Prompt& prompt,
@@ -73,24 +86,48 @@ Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Pr
 
 env::TurnOutcome outcome_from_record(const Json& r) {
   env::TurnOutcome t;
-  t.code = r.value("code", "");
-  t.summary = r.value("summary", "");
-  t.verdict = verdict_from_name(r.value("verdict", "")).value_or(VerdictKind::kParseError);
-  t.reason = r.value("reason", "");
-  t.feedback = r.value("feedback", "");
-  if (t.correct() && r.contains("speedup") && r["speedup"].is_number())
-    t.speedup = r["speedup"].get<double>();
-  t.score = r.value("score", 0.0);
+  t.code = field<std::string>(r, "code", "");
+  t.summary = field<std::string>(r, "summary", "");
+  t.verdict =
+      verdict_from_name(field<std::string>(r, "verdict", "")).value_or(VerdictKind::kParseError);
+  t.reason = field<std::string>(r, "reason", "");
+  t.feedback = field<std::string>(r, "feedback", "");
+  if (t.correct()) t.speedup = optional_field<double>(r, "speedup");
+  t.score = field<double>(r, "score", 0.0);
   return t;
 }
 
-Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store,
-                                                           const RolloutConfig& config) {
-  KEVIN_ASSIGN_OR_RETURN(auto turns, store.turns());
-  // (allocation, task) → trajectory → its records in turn order.
-  std::map<std::pair<std::string, std::string>, std::map<int, std::vector<Json*>>> groups;
-  for (auto& [key, record] : turns)
-    groups[{key.allocation, key.task}][key.trajectory].push_back(&record);
+ScoredTurn read_turn(const TurnKey& key, Json record) {
+  ScoredTurn t;
+  t.key = key;
+  t.parent = optional_field<int>(record, "parent");
+  t.code = field<std::string>(record, "code", "");
+  t.finish_reason = field<std::string>(record, "finish_reason", "");
+  t.correct = field<bool>(record, "correct", false);
+  if (t.correct) t.speedup = optional_field<double>(record, "speedup");
+  t.score = field<double>(record, "score", 0.0);
+  t.completion_tokens = field<int64_t>(record, "completion_tokens", 0);
+  auto prompt = optional_field<std::vector<int32_t>>(record, "prompt_token_ids");
+  auto completion = optional_field<std::vector<int32_t>>(record, "completion_token_ids");
+  auto logprobs = optional_field<std::vector<float>>(record, "logprobs");
+  t.has_tokens = prompt && completion && logprobs;
+  if (t.has_tokens) {
+    t.prompt_token_ids = std::move(*prompt);
+    t.completion_token_ids = std::move(*completion);
+    t.logprobs = std::move(*logprobs);
+  }
+  t.record = std::move(record);
+  return t;
+}
+
+Result<std::vector<ScoredTurn>> scored_turns(const RunStore& store, const RolloutConfig& config) {
+  KEVIN_ASSIGN_OR_RETURN(auto stored, store.turns());
+  std::vector<ScoredTurn> turns;
+  turns.reserve(stored.size());
+  for (auto& [key, record] : stored) turns.push_back(read_turn(key, std::move(record)));
+  // (allocation, task) → trajectory → its turns in turn order.
+  std::map<std::pair<std::string, std::string>, std::map<int, std::vector<ScoredTurn*>>> groups;
+  for (auto& t : turns) groups[{t.key.allocation, t.key.task}][t.key.trajectory].push_back(&t);
 
   for (auto& group : groups) {
     // Not a structured binding: clang 14 (the thread-safety check) cannot capture one.
@@ -102,12 +139,10 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
       const auto found = trajectories.find(id);
       if (found == trajectories.end() || found->second.empty()) return scores;  // parent not stored
       const auto& own = found->second;
-      const Json& first = *own.front();
-      if (first.contains("parent") && first["parent"].is_number_integer()) {
-        scores = self(first["parent"].get<int>(), first.value("turn", 0), self);
-      }
-      for (const Json* r : own) {
-        if (r->value("turn", 0) < before_turn) scores.push_back(r->value("score", 0.0));
+      const ScoredTurn& first = *own.front();
+      if (first.parent) scores = self(*first.parent, first.key.turn, self);
+      for (const ScoredTurn* t : own) {
+        if (t->key.turn < before_turn) scores.push_back(t->score);
       }
       return scores;
     };
@@ -125,8 +160,11 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
     size_t i = 0;
     for (auto& [id, records] : trajectories) {
       for (size_t t = 0; t < records.size(); ++t) {
-        (*records[t])["return"] = own_returns[i][t];
-        (*records[t])["advantage"] = advantages[i][t];
+        ScoredTurn& turn = *records[t];
+        turn.turn_return = own_returns[i][t];
+        turn.advantage = advantages[i][t];
+        turn.record["return"] = turn.turn_return;
+        turn.record["advantage"] = turn.advantage;
       }
       ++i;
     }
@@ -134,15 +172,13 @@ Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store
   return turns;
 }
 
-std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
+std::vector<TaskOutcome> task_outcomes(const std::vector<ScoredTurn>& turns,
                                        const std::vector<std::string>& task_ids) {
   std::map<std::string, TaskOutcome> by_task;
-  for (const auto& [key, r] : turns) {
-    TaskOutcome& o = by_task[key.task];
+  for (const ScoredTurn& t : turns) {
+    TaskOutcome& o = by_task[t.key.task];
     ++o.turns;
-    if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
-      o.best_speedup = std::max(o.best_speedup.value_or(0.0), r.at("speedup").get<double>());
-    }
+    if (t.speedup) o.best_speedup = std::max(o.best_speedup.value_or(0.0), *t.speedup);
   }
   std::vector<TaskOutcome> out;
   for (const auto& id : task_ids) {
@@ -153,23 +189,22 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json
   return out;
 }
 
-Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& turns,
-                         const fs::path& run_dir, const std::string& extension) {
-  std::map<std::string, const Json*> best;  // task → fastest correct record
-  for (const auto& [key, r] : turns) {
-    if (r.value("correct", false) && r.contains("speedup") && r.at("speedup").is_number()) {
-      const Json*& b = best[key.task];
-      if (b == nullptr || r.at("speedup").get<double>() > b->at("speedup").get<double>()) b = &r;
-    }
+Status write_run_outputs(const std::vector<ScoredTurn>& turns, const fs::path& run_dir,
+                         const std::string& extension) {
+  std::map<std::string, const ScoredTurn*> best;  // task → fastest correct turn
+  for (const ScoredTurn& t : turns) {
+    if (!t.speedup) continue;
+    const ScoredTurn*& b = best[t.key.task];
+    if (b == nullptr || *t.speedup > *b->speedup) b = &t;
   }
   std::string lines;
-  for (const auto& [key, record] : turns) lines += dump_json(record) + "\n";
+  for (const ScoredTurn& t : turns) lines += dump_json(t.record) + "\n";
   KEVIN_RETURN_IF_ERROR(write_file_atomic(run_dir / "trajectories.jsonl", lines));
-  for (const auto& [task, record] : best) {
+  for (const auto& [task, turn] : best) {
     const fs::path file = run_dir / "best" / (task + "." + extension);
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(file, record->value("code", "")));
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(file, turn->code));
   }
   return Status::ok();
 }

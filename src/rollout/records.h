@@ -33,10 +33,35 @@ Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Pr
 // correct turn. Missing fields take their defaults; never fails.
 env::TurnOutcome outcome_from_record(const Json& r);
 
-// Every stored turn, in key order, with "return" and "advantage" added: returns over each
-// trajectory's full lineage, advantages within each (allocation, task) group.
-Result<std::vector<std::pair<TurnKey, Json>>> scored_turns(const RunStore& store,
-                                                           const RolloutConfig& config);
+// A stored turn as a finished run reads it, decoded once from its record (read_turn), with
+// its return and advantage (scored_turns). What the trainer and the run's outputs use; no
+// reader of a run's turns looks a field up by name.
+struct ScoredTurn {
+  TurnKey key;
+  std::optional<int> parent;  // the trajectory a beam copy continued (none: its own lineage)
+  std::string code;
+  std::string finish_reason;  // the policy's ("stop", "length", ...)
+  bool correct = false;
+  std::optional<double> speedup;  // correct turns only
+  double score = 0;
+  int64_t completion_tokens = 0;
+  // The exact tokens and log-probabilities of in-process sampling; has_tokens is false when
+  // the record lacks any of the three (a policy that does not report them).
+  bool has_tokens = false;
+  std::vector<int32_t> prompt_token_ids, completion_token_ids;
+  std::vector<float> logprobs;
+  double turn_return = 0, advantage = 0;
+  Json record;  // the stored record, with "return" and "advantage" once scored
+};
+
+// The turn stored as `record` under `key`. A missing or ill-typed field takes its default (a
+// stored record is ours, but may be older than this reader); never fails.
+ScoredTurn read_turn(const TurnKey& key, Json record);
+
+// Every stored turn, in key order, with its return and advantage (also written into its
+// record as "return" and "advantage"): returns over each trajectory's full lineage,
+// advantages within each (allocation, task) group.
+Result<std::vector<ScoredTurn>> scored_turns(const RunStore& store, const RolloutConfig& config);
 
 // What a run did for one task: its stored turns and the best speedup among its correct ones.
 struct TaskOutcome {
@@ -45,13 +70,13 @@ struct TaskOutcome {
   std::optional<double> best_speedup;  // none: no correct turn
 };
 // One outcome per id of `task_ids`, in that order (tasks without stored turns included).
-std::vector<TaskOutcome> task_outcomes(const std::vector<std::pair<TurnKey, Json>>& turns,
+std::vector<TaskOutcome> task_outcomes(const std::vector<ScoredTurn>& turns,
                                        const std::vector<std::string>& task_ids);
 
 // Writes RUN_DIR/trajectories.jsonl (every turn scored_turns returned, with its return and
 // advantage, in key order) and RUN_DIR/best/<task>.<ext> (the fastest correct kernel of each
 // task over all allocations; ext "cu" or "cpp").
-Status write_run_outputs(const std::vector<std::pair<TurnKey, Json>>& scored,
+Status write_run_outputs(const std::vector<ScoredTurn>& scored,
                          const std::filesystem::path& run_dir, const std::string& extension);
 
 }  // namespace kevin::rollout

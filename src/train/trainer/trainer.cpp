@@ -28,7 +28,7 @@
 
 namespace kevin::train {
 namespace fs = std::filesystem;
-using Turns = std::vector<std::pair<rollout::TurnKey, Json>>;
+using Turns = std::vector<rollout::ScoredTurn>;
 
 namespace {
 
@@ -122,19 +122,18 @@ Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer,
                      const std::string& not_okay_prefix) {
   double reward = 0, correct = 0, speedup = 0, tokens = 0, clipped = 0, not_okay = 0;
   size_t speedups = 0, with_ids = 0;
-  for (const auto& [key, r] : turns) {
-    reward += r.value("score", 0.0);
-    correct += r.value("correct", false) ? 1 : 0;
-    if (r.value("correct", false) && r.contains("speedup") && r["speedup"].is_number()) {
-      speedup += r["speedup"].get<double>();
+  for (const rollout::ScoredTurn& t : turns) {
+    reward += t.score;
+    correct += t.correct ? 1 : 0;
+    if (t.speedup) {
+      speedup += *t.speedup;
       ++speedups;
     }
-    tokens += r.value("completion_tokens", 0.0);
-    clipped += r.value("finish_reason", "") == "length" ? 1 : 0;
-    if (r.contains("completion_token_ids")) {
+    tokens += static_cast<double>(t.completion_tokens);
+    clipped += t.finish_reason == "length" ? 1 : 0;
+    if (t.has_tokens) {
       ++with_ids;
-      const auto ids = r["completion_token_ids"].get<std::vector<int32_t>>();
-      not_okay += opens_with(tokenizer, ids, not_okay_prefix) ? 0 : 1;
+      not_okay += opens_with(tokenizer, t.completion_token_ids, not_okay_prefix) ? 0 : 1;
     }
   }
   const size_t n = turns.size();
@@ -152,18 +151,17 @@ Json rollout_metrics(const Turns& turns, const Tokenizer& tokenizer,
 // error: the trainer cannot learn from text alone.
 Result<std::vector<Sample>> samples_of(const Turns& turns) {
   std::vector<Sample> samples;
-  for (const auto& [key, r] : turns) {
-    if (!r.contains("completion_token_ids") || !r.contains("prompt_token_ids") ||
-        !r.contains("logprobs")) {
-      return failed_precondition("turn " + key.task + " #" + std::to_string(key.trajectory) + "/" +
-                                 std::to_string(key.turn) +
+  for (const rollout::ScoredTurn& t : turns) {
+    if (!t.has_tokens) {
+      return failed_precondition("turn " + t.key.task + " #" + std::to_string(t.key.trajectory) +
+                                 "/" + std::to_string(t.key.turn) +
                                  " has no token ids (not sampled in process)");
     }
     Sample s;
-    s.prompt = r["prompt_token_ids"].get<std::vector<int32_t>>();
-    s.completion = r["completion_token_ids"].get<std::vector<int32_t>>();
-    s.old_logprobs = r["logprobs"].get<std::vector<float>>();
-    s.advantage = r.value("advantage", 0.0);
+    s.prompt = t.prompt_token_ids;
+    s.completion = t.completion_token_ids;
+    s.old_logprobs = t.logprobs;
+    s.advantage = t.advantage;
     if (!s.prompt.empty() && !s.completion.empty()) samples.push_back(std::move(s));
   }
   return samples;
@@ -631,8 +629,8 @@ struct Trainer::Impl {
     line.update(rollout_metrics(turns, *tokenizer, o.not_okay_prefix));
     line["max_tokens"] = max_tokens;
     double generated = 0;
-    for (const auto& [key, r] : turns)
-      generated += static_cast<double>(r.value("completion_tokens", 0));
+    for (const rollout::ScoredTurn& t : turns)
+      generated += static_cast<double>(t.completion_tokens);
     line["rollout_s"] = rollout_s;
     // Against the time the policy sampled: the rollout also waits for the engine's verdicts.
     line["sampling_s"] = sampling_s;
