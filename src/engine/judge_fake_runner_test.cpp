@@ -9,6 +9,9 @@
 #include <cmath>
 #include <csignal>
 #include <functional>
+#include <map>
+#include <memory>
+#include <atomic>
 #include <set>
 #include <string>
 #include <thread>
@@ -1394,6 +1397,31 @@ TEST_F(JudgeWithFakeRunner, WaitingForTheDeviceGateIsReportedApartFromTheWork) {
   EXPECT_LE(r.phases.gate_wait_ms, r.phases.load_ms + r.phases.check_ms + r.phases.time_ms);
   EXPECT_DOUBLE_EQ(to_json(r)["phases_ms"]["gate_wait"].get<double>(), r.phases.gate_wait_ms);
   EXPECT_EQ(judged().phases.gate_wait_ms < 250, true) << "nobody else holds the gate now";
+}
+
+TEST_F(JudgeWithFakeRunner, CalibrationHoldsTheDeviceAloneAsTheTimedCallsDo) {
+  // A neighbour's correctness call (a shared hold) asks for the device during the first
+  // exchange of each step: it must wait through calibration and timing, not through checking.
+  config_.gate = &gate_;
+  std::map<std::string, bool> neighbour_ran;  // step → the neighbour got the device meanwhile
+  std::vector<std::thread> neighbours;
+  std::vector<std::shared_ptr<std::atomic<bool>>> flags;
+  const EvalResult r = judged([&](FakeExchange& x) {
+    if (x.index != 0 || neighbour_ran.count(x.step)) return;
+    auto got = flags.emplace_back(std::make_shared<std::atomic<bool>>(false));
+    neighbours.emplace_back([this, got] {
+      gate_.lock_shared();
+      *got = true;
+      gate_.unlock_shared();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    neighbour_ran[x.step] = got->load();
+  });
+  for (auto& t : neighbours) t.join();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_FALSE(neighbour_ran.at("calibration"));
+  EXPECT_FALSE(neighbour_ran.at("timed"));
+  EXPECT_TRUE(neighbour_ran.at("call"));
 }
 
 TEST_F(JudgeWithFakeRunner, TimeoutWithoutADeviceGateIsNotJudgedAgain) {
