@@ -4,22 +4,41 @@
 // engine, the reference provider (tasks) and the device pool (env) all hold the same gate.
 #pragma once
 
+#include <chrono>
+
 #include "core/mutex.h"
 
 namespace kevin {
 
 class DeviceGate {
  public:
+  // Where the gate's count of device time taken by sharing stood when a shared hold began.
+  struct SharedTicket {
+    double shared_ms = 0;
+  };
   // Shared access (correctness runs); waits while timing holds the device or waits for it.
-  void lock_shared();
+  SharedTicket lock_shared();
   void unlock_shared();
+  // The device time (ms) other shared holders took from the hold `ticket` began, up to now:
+  // each moment counts by their share of the device, (k-1)/k with k holders. What neighbours
+  // can have cost a call that ran out of time; 0 when it had the device to itself. Meaningful
+  // only while that hold lasts.
+  double ms_taken_since(const SharedTicket& ticket) const;
   // Exclusive access (timing); waits for running correctness calls to finish.
   void lock();
   void unlock();
 
  private:
-  Mutex mu_;
+  using Clock = std::chrono::steady_clock;
+  // Brings shared_ms_ up to now (at every change of readers_ and every question).
+  void account() const REQUIRES(mu_);
+
+  mutable Mutex mu_;
   CondVar cv_;
+  // The integral over time of (k-1)/k for k > 1 shared holders: the same for every holder, so
+  // a hold's share is the difference between its ends.
+  mutable double shared_ms_ GUARDED_BY(mu_) = 0;
+  mutable Clock::time_point accounted_at_ GUARDED_BY(mu_) = Clock::now();
   int readers_ GUARDED_BY(mu_) = 0;
   int waiting_writers_ GUARDED_BY(mu_) = 0;
   bool writer_ GUARDED_BY(mu_) = false;
@@ -29,16 +48,19 @@ class DeviceGate {
 class SharedDeviceLock {
  public:
   explicit SharedDeviceLock(DeviceGate* g) : g_(g) {
-    if (g_) g_->lock_shared();
+    if (g_) ticket_ = g_->lock_shared();
   }
   ~SharedDeviceLock() {
     if (g_) g_->unlock_shared();
   }
   SharedDeviceLock(const SharedDeviceLock&) = delete;
   SharedDeviceLock& operator=(const SharedDeviceLock&) = delete;
+  // The device time (ms) other holders took during this hold so far (0 without a gate).
+  double ms_taken_by_others() const { return g_ ? g_->ms_taken_since(ticket_) : 0.0; }
 
  private:
   DeviceGate* g_;
+  DeviceGate::SharedTicket ticket_;
 };
 
 class ExclusiveDeviceLock {

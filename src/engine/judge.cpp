@@ -206,6 +206,8 @@ class GateHold {
       : start_(Clock::now()), shared_(alone ? nullptr : gate), alone_(alone ? gate : nullptr) {
     *waited_ms += ms_since(start_);
   }
+  // The device time (ms) other holders took during this hold so far (0 when held alone).
+  double ms_taken_by_others() const { return shared_.ms_taken_by_others(); }
 
  private:
   Clock::time_point start_;
@@ -244,6 +246,9 @@ class Evaluation {
   // a non-correct decision came from ("load", "check", "time").
   Result<Decision> run(const fs::path& object);
   const char* failed_phase() const { return phase_; }
+  // The share of its time limit that other holders of the device took from the exchange the
+  // runner did not answer in time (load or a correctness call); 0 when it had the device alone.
+  double timeout_share_taken() const { return timeout_share_taken_; }
   // The object's writable data symbols (offsets from its load base): the runner resets those
   // that turn out to be device variables before every call.
   void set_data_symbols(std::vector<uint64_t> offsets) { data_symbols_ = std::move(offsets); }
@@ -323,6 +328,11 @@ class Evaluation {
   // The decision for a call the runner answered with ok false: PyTorch computing (a
   // KernelBench answer's operator log) is `rejected`, anything else a runtime error.
   Decision failed_call(const runner_protocol::Failure& failure);
+  // Notes what neighbours took from an exchange, held under `hold`, that went unanswered
+  // within `limit` (timeout_share_taken).
+  void note_unanswered(const GateHold& hold, std::chrono::milliseconds limit) {
+    timeout_share_taken_ = hold.ms_taken_by_others() / static_cast<double>(limit.count());
+  }
   // The decision for a runner that did not answer properly during `stage`.
   Decision lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage);
 
@@ -338,7 +348,8 @@ class Evaluation {
   ReferenceView view_;
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
   double overhead_ms_ = 0;             // harness time per timed call, measured before loading
-  std::filesystem::path object_;       // the candidate's build (run)
+  double timeout_share_taken_ = 0;
+  std::filesystem::path object_;  // the candidate's build (run)
   // What the answer printed, kept when its runner was stopped before the end (stop_runner).
   std::optional<std::string> stopped_output_;
   std::vector<uint64_t> data_symbols_;
@@ -579,8 +590,10 @@ Result<std::optional<Decision>> Evaluation::load() {
     cmd.init_inputs = ref_.init_inputs;
   }
   KEVIN_ASSIGN_OR_RETURN(auto loaded, ask(cmd, config_.init_timeout));
-  if (!loaded.answered())
+  if (!loaded.answered()) {
+    note_unanswered(hold, config_.init_timeout);
     return std::optional<Decision>(lost(loaded, config_.init_timeout, "loading"));
+  }
   if (const auto* failure = std::get_if<runner_protocol::Failure>(&loaded.body)) {
     return std::optional<Decision>(
         runtime_error(failure->error.empty() ? "loading failed" : failure->error, printed()));
@@ -595,7 +608,10 @@ Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* s
   const runner_protocol::Call cmd{set, poison()};
   const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask(cmd, config_.call_timeout));
-  if (!reply.answered()) return std::optional<Decision>(lost(reply, config_.call_timeout, stage));
+  if (!reply.answered()) {
+    note_unanswered(hold, config_.call_timeout);
+    return std::optional<Decision>(lost(reply, config_.call_timeout, stage));
+  }
   if (const auto* failure = std::get_if<runner_protocol::Failure>(&reply.body))
     return std::optional<Decision>(failed_call(*failure));
   const auto& called = std::get<runner_protocol::CallReply>(reply.body);
@@ -948,10 +964,16 @@ Result<Decision> Evaluation::run(const fs::path& object) {
 }
 
 // A failure another candidate sharing the GPU could have caused (it took the memory, or the
-// time): worth one more try with the GPU held alone.
-bool neighbour_could_cause(const Decision& d, const char* phase) {
-  if (std::string_view(phase) == "time") return false;  // timing already holds the GPU alone
-  if (d.kind == VerdictKind::kTimeout) return true;
+// time): worth one more try with the GPU held alone. Memory is held by any runner alive, so an
+// out-of-memory error is always retried. Time is taken only by holders during the exchange that
+// ran out of it: a retry holds the device alone for up to another time limit, with every other
+// evaluation waiting, so it is owed only when neighbours took a tenth of the limit or more (a
+// call that needs over 90 % of its limit alone is a timeout all the same).
+bool neighbour_could_cause(const Decision& d, const Evaluation& evaluation) {
+  constexpr double kShareOwedARetry = 0.1;
+  if (std::string_view(evaluation.failed_phase()) == "time")
+    return false;  // timing already holds the GPU alone
+  if (d.kind == VerdictKind::kTimeout) return evaluation.timeout_share_taken() >= kShareOwedARetry;
   return d.kind == VerdictKind::kRuntimeError &&
          (d.reason.find("out of memory") != std::string::npos ||
           d.reason.find("OutOfMemory") != std::string::npos ||
@@ -1204,7 +1226,7 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
     decided = evaluation.run(prepared.build.object);
     result.runner_output = evaluation.finish();
     if (!decided.is_ok() || exclusive || config_.gate == nullptr ||
-        !neighbour_could_cause(*decided, evaluation.failed_phase())) {
+        !neighbour_could_cause(*decided, evaluation)) {
       break;
     }
     KEVIN_LOG(info) << "retrying an evaluation with the GPU held alone after: " << decided->reason;

@@ -151,6 +151,15 @@ class JudgeWithFakeRunner : public ::testing::Test {
     config_.kernelbench = kb;
   }
 
+  // Another evaluation's correctness call holds the device for `held` (a shared hold). Called
+  // from an exchange's hook, it shares the device with that exchange, taking half of it.
+  void a_neighbour_uses_the_device(milliseconds held = milliseconds(0)) {
+    std::thread([this, held] {
+      SharedDeviceLock call(&gate_);
+      std::this_thread::sleep_for(held);
+    }).join();
+  }
+
   static AnswerCheck one_extension(std::string cuda_sources = "") {
     AnswerCheck check;
     check.extensions.push_back(
@@ -1353,8 +1362,46 @@ TEST_F(JudgeWithFakeRunner, ResultJsonWithAnUnknownVerdictOrAMistypedFieldIsRefu
 
 TEST_F(JudgeWithFakeRunner, TimeoutWhileSharingTheGpuIsJudgedAgainWithTheGpuHeldAlone) {
   config_.gate = &gate_;
-  const EvalResult r =
-      judged(at("call", 1, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; }));
+  config_.call_timeout = milliseconds(400);  // the neighbour takes 50 ms of it, over a tenth
+  const EvalResult r = judged(at("call", 1, [this](FakeExchange& x) {
+    x.hangs = log_.starts.size() == 1;
+    if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
+  }));
+  EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(log_.starts.size(), 2u);
+}
+
+TEST_F(JudgeWithFakeRunner, TimeoutWithTheGpuToItselfIsNotJudgedAgain) {
+  // Nobody else held the device during the call that hung, so nobody slowed it: a retry would
+  // only hold every other evaluation off the device for another call timeout.
+  config_.gate = &gate_;
+  config_.call_timeout = milliseconds(400);
+  a_neighbour_uses_the_device(milliseconds(100));  // before the evaluation, not beside the call
+  const EvalResult r = judged(at("call", 1, [](FakeExchange& x) { x.hangs = true; }));
+  EXPECT_EQ(r.verdict, VerdictKind::kTimeout);
+  EXPECT_EQ(log_.starts.size(), 1u);
+}
+
+TEST_F(JudgeWithFakeRunner, TimeoutANeighbourBarelySharedIsNotJudgedAgain) {
+  // A runner starting beside a hang (its setup holds the device for moments) takes far less
+  // than a tenth of a 3 s call: without it the call would still have run out of time.
+  config_.gate = &gate_;
+  config_.call_timeout = milliseconds(3000);
+  const EvalResult r = judged(at("call", 1, [this](FakeExchange& x) {
+    x.hangs = true;
+    a_neighbour_uses_the_device(milliseconds(20));
+  }));
+  EXPECT_EQ(r.verdict, VerdictKind::kTimeout);
+  EXPECT_EQ(log_.starts.size(), 1u);
+}
+
+TEST_F(JudgeWithFakeRunner, LoadTimingOutBesideANeighbourIsJudgedAgain) {
+  config_.gate = &gate_;
+  config_.init_timeout = milliseconds(400);
+  const EvalResult r = judged(at("load", 0, [this](FakeExchange& x) {
+    x.hangs = log_.starts.size() == 1;
+    if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
+  }));
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(log_.starts.size(), 2u);
 }
@@ -1432,9 +1479,14 @@ TEST_F(JudgeWithFakeRunner, TimeoutWithoutADeviceGateIsNotJudgedAgain) {
 
 TEST_F(JudgeWithFakeRunner, EveryRunnerIsFinishedWhateverBecameOfIt) {
   config_.gate = &gate_;
-  ASSERT_EQ(
-      judged(at("call", 0, [this](FakeExchange& x) { x.hangs = log_.starts.size() == 1; })).verdict,
-      VerdictKind::kCorrect);
+  config_.call_timeout = milliseconds(400);
+  ASSERT_EQ(judged(at("call", 0,
+                      [this](FakeExchange& x) {
+                        x.hangs = log_.starts.size() == 1;
+                        if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
+                      }))
+                .verdict,
+            VerdictKind::kCorrect);
   ASSERT_EQ(judged(at("call", 0, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); })).verdict,
             VerdictKind::kRuntimeError);
   EXPECT_EQ(log_.starts.size(), 3u) << "one retried after a timeout; a crash is not retried";

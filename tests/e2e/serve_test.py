@@ -266,7 +266,7 @@ class OpenEnvEpisodes(unittest.TestCase):
 
         asyncio.run(sessions())
 
-    def test_a_hanging_candidate_does_not_delay_another_session_and_pings_are_answered(self):
+    def test_a_hanging_candidate_holds_another_session_back_one_call_timeout_at_most(self):
         async def race():
             async with connect(SERVER) as hanging, connect(SERVER) as quick:
                 for ws in (hanging, quick):
@@ -300,8 +300,11 @@ class OpenEnvEpisodes(unittest.TestCase):
                 self.assertEqual(slow["data"]["observation"]["verdict"], "timeout")
                 self.assertGreaterEqual(hang_s, CALL_TIMEOUT_S)
                 self.assertLess(pinged, 2.5)
-                # The bound: a cached candidate's evaluation takes about a second here; it must
-                # not wait for the hanging one's timeout.
+                # The bound: a cached candidate's evaluation takes about a second here. Its
+                # calibration and timing hold the device alone, so they wait for the hanging
+                # call to reach its timeout (under CALL_TIMEOUT_S from `pinged`), but not for a
+                # retry of the hang with the device held alone, which no neighbour's load
+                # could have caused when the quick one was only waiting.
                 self.assertLess(
                     quick_s,
                     5.0,
