@@ -42,7 +42,7 @@ int generate_once(const GenerateArgs& a, policy::Policy* policy, std::ostream& o
   std::string prompt = a.prompt;
   if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), {});
   if (prompt.empty()) return fail(err, invalid_argument("the prompt is empty"));
-  std::vector<policy::ChatMessage> messages;
+  std::vector<ChatMessage> messages;
   if (!a.system.empty()) messages.push_back({"system", a.system});
   messages.push_back({"user", prompt});
   policy::GenerationParams params;

@@ -9,7 +9,7 @@
 #include "cli/app.h"
 #include "cli/paths.h"
 #include "core/file.h"
-#include "policy/prompt.h"
+#include "env/prompt.h"
 #include "sys/cuda_probe.h"
 #include "tasks/candidate_template.h"
 #include "tasks/problem.h"
@@ -101,7 +101,7 @@ int run_list(const TasksArgs& a, std::ostream& out, std::ostream& err) {
 
 // The first prompt of `kevin run` for this task, message by message, for this machine's device.
 void print_prompt(const TasksArgs& a, const std::string& problem, std::ostream& out) {
-  policy::PromptConfig config;
+  env::PromptConfig config;
   config.backend = a.backend;
   config.format = *engine::format_from_name(a.format);
   if (a.backend == "cpu") {
@@ -109,7 +109,7 @@ void print_prompt(const TasksArgs& a, const std::string& problem, std::ostream& 
   } else if (sys::cuda_device_count() > 0) {
     config.device_name = sys::cuda_device_name(0);
   }
-  const policy::Prompt prompt = policy::build_prompt(problem, {}, config);
+  const env::Prompt prompt = env::build_prompt(problem, {}, config);
   for (const auto& m : prompt.messages) out << "=== " << m.role << " ===\n" << m.content << "\n";
   out << "=== (about " << prompt.estimated_tokens << " tokens; device " << config.device_name
       << ") ===\n";

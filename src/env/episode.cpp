@@ -1,4 +1,4 @@
-// episode.cpp — judging one action into a turn.
+// episode.cpp — judging one action into a turn, and the prompt for the next.
 #include "env/episode.h"
 
 #include <algorithm>
@@ -15,6 +15,7 @@ Result<TurnOutcome> Episode::step(const Action& action) {
   TurnOutcome turn;
   turn.code = action.code;
   turn.summary = action.summary;
+  turn.reasoning = action.reasoning;
   if (!action.parsed) {
     turn.verdict = VerdictKind::kParseError;
     turn.reason = "no kernel in the response";
@@ -32,6 +33,12 @@ Result<TurnOutcome> Episode::step(const Action& action) {
                                     reward::scored_speedup(turn.speedup, interval, score_), score_);
   turns_.push_back(turn);
   return turn;
+}
+
+Prompt Episode::next_prompt(const PromptConfig& config) const {
+  std::vector<TurnRecord> history;
+  for (const auto& t : turns_) history.push_back({t.code, t.summary, t.feedback});
+  return build_prompt(problem_, history, config);
 }
 
 double Episode::best_speedup() const {

@@ -1,30 +1,26 @@
 // episode.h — one episode of the kernel-writing environment (docs/architecture.md): a task, and
-// turns in which an action (a candidate kernel and its summary, or a response that held no
-// usable kernel) is judged into a verdict, feedback and score. The rollout module and the
-// environment server drive episodes; prompts and response parsing live with the policy.
+// turns in which the model's reply is read into an action (a candidate kernel and its summary,
+// or nothing usable) and judged into a verdict, feedback and score, and the next prompt is
+// built from the turns so far. The rollout module and the environment server drive episodes.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/verdict.h"
 #include "env/evaluator.h"
+#include "env/prompt.h"
+#include "env/reply.h"
 #include "reward/reward.h"
 
 namespace kevin::env {
 
-// What the model submitted in one turn.
-struct Action {
-  bool parsed = false;      // false: the response held no usable kernel
-  std::string code;         // the candidate source (when parsed)
-  std::string summary;      // the model's summary of its changes
-  std::string parse_error;  // why nothing could be used (when !parsed)
-};
-
 // One judged turn.
 struct TurnOutcome {
   std::string code, summary;
+  std::string reasoning;  // the reply's inline reasoning: stored, never shown to the model again
   VerdictKind verdict = VerdictKind::kParseError;
   std::string reason;                      // short cause or rejecting rule
   std::string feedback;                    // the text the model sees next turn
@@ -50,6 +46,13 @@ class Episode {
   // Judges `action` and appends the turn. An error Status (the harness failed) appends
   // nothing, so the same action can be retried.
   Result<TurnOutcome> step(const Action& action);
+  // Reads the model's `reply` under `rules` (read_reply) and judges the action it holds.
+  Result<TurnOutcome> step(std::string_view reply, const ReplyRules& rules) {
+    return step(read_reply(reply, rules));
+  }
+  // The prompt for the next turn: the problem, then each turn so far (its code, summary and
+  // feedback, never its reasoning), within config's budget.
+  Prompt next_prompt(const PromptConfig& config) const;
   // Appends a turn judged earlier (resuming a stored run) without judging it again.
   void restore(TurnOutcome turn) { turns_.push_back(std::move(turn)); }
 

@@ -21,7 +21,11 @@ class EpisodeTest : public ::testing::Test {
     ASSERT_TRUE(write_file_atomic(task_.path, "class Model: pass\n").is_ok());
   }
   Action kernel(const std::string& directive) {
-    return {true, "// fake: " + directive + "\n", "summary", ""};
+    Action a;
+    a.parsed = true;
+    a.code = "// fake: " + directive + "\n";
+    a.summary = "summary";
+    return a;
   }
 
   std::optional<sys::TempDir> dir_;
@@ -49,13 +53,36 @@ TEST_F(EpisodeTest, ScoresFollowTheVerdicts) {
 
 TEST_F(EpisodeTest, ParseErrorsAreTurnsWithHelpfulFeedbackAndNoEvaluation) {
   Episode e(task_, "problem", &fake_);
-  auto t = e.step({false, "", "", "no fenced code block was found."});
+  auto t = e.step("<think>It is hard.</think>\nI could not write it.", ReplyRules{});
   ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->reasoning, "It is hard.");
   EXPECT_EQ(t->verdict, VerdictKind::kParseError);
   EXPECT_NE(t->feedback.find("no fenced code block"), std::string::npos);
   EXPECT_NE(t->feedback.find("```cuda"), std::string::npos);
   EXPECT_FALSE(t->eval.has_value());
   EXPECT_EQ(fake_.calls(), 0);
+}
+
+TEST_F(EpisodeTest, AReplyIsReadJudgedAndShownInTheNextPromptWithoutItsReasoning) {
+  Episode e(task_, "Write the add.", &fake_);
+  const Prompt first = e.next_prompt(PromptConfig{});
+  EXPECT_EQ(first.turns_included, 0u);
+  auto t = e.step(
+      "<think>secret plan</think>\n```cuda\n// fake: wrong_answer\n```\nI tried a grid loop.",
+      ReplyRules{});
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->verdict, VerdictKind::kWrongAnswer);
+  EXPECT_EQ(t->code, "// fake: wrong_answer\n");
+  EXPECT_EQ(t->summary, "I tried a grid loop.");
+  const Prompt second = e.next_prompt(PromptConfig{});
+  EXPECT_EQ(second.turns_included, 1u);
+  std::string text;
+  for (const ChatMessage& m : second.messages) text += m.content;
+  EXPECT_NE(text.find("Write the add."), std::string::npos);
+  EXPECT_NE(text.find("// fake: wrong_answer"), std::string::npos);
+  EXPECT_NE(text.find("I tried a grid loop."), std::string::npos);
+  EXPECT_NE(text.find(t->feedback), std::string::npos);
+  EXPECT_EQ(text.find("secret plan"), std::string::npos) << "reasoning is never shown again";
 }
 
 TEST_F(EpisodeTest, HarnessFailuresAppendNothing) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "policy/prompt.h"
+#include "core/chat.h"
 
 namespace kevin::policy {
 

@@ -32,13 +32,12 @@ std::optional<T> optional_field(const Json& record, std::string_view key) {
 
 }  // namespace
 
-Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Prompt& prompt,
-                 const policy::Generation& gen, const policy::ParsedResponse& parsed,
-                 const env::TurnOutcome& t) {
+Json turn_record(std::optional<int> parent, const TurnKey& key, const env::Prompt& prompt,
+                 const policy::Generation& gen, const env::TurnOutcome& t) {
   Json messages = Json::array();
   for (const auto& m : prompt.messages)
     messages.push_back({{"role", m.role}, {"content", m.content}});
-  const std::string reasoning = gen.reasoning.empty() ? parsed.reasoning : gen.reasoning;
+  const std::string& reasoning = gen.reasoning.empty() ? t.reasoning : gen.reasoning;
   Json j = {{"task", key.task},
             {"trajectory", key.trajectory},
             {"turn", key.turn},

@@ -13,8 +13,7 @@
 #include "core/json.h"
 #include "env/episode.h"
 #include "policy/policy.h"
-#include "policy/prompt.h"
-#include "policy/response_parser.h"
+#include "env/prompt.h"
 #include "rollout/rollout.h"
 #include "rollout/run_store.h"
 
@@ -25,9 +24,8 @@ namespace kevin::rollout {
 // response and its token counts (token ids and log-probabilities when the policy returned
 // them), the code, summary, verdict, feedback, speedup and score, and the evaluation's
 // timings. The caller adds generation_ms, cached_eval and finished_at.
-Json turn_record(std::optional<int> parent, const TurnKey& key, const policy::Prompt& prompt,
-                 const policy::Generation& gen, const policy::ParsedResponse& parsed,
-                 const env::TurnOutcome& t);
+Json turn_record(std::optional<int> parent, const TurnKey& key, const env::Prompt& prompt,
+                 const policy::Generation& gen, const env::TurnOutcome& t);
 // The turn a stored record describes, for an episode to restore (resume, beam copies): code,
 // summary, verdict (parse_error when unknown), reason, feedback, score, and the speedup of a
 // correct turn. Missing fields take their defaults; never fails.

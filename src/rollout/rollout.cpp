@@ -17,7 +17,7 @@
 #include "core/parallel.h"
 #include "core/sha256.h"
 #include "env/episode.h"
-#include "policy/response_parser.h"
+#include "env/reply.h"
 #include "rollout/records.h"
 
 namespace kevin::rollout {
@@ -315,9 +315,7 @@ struct Rollout::Impl {
 
   Status run_turn(const Segment& s, const TurnKey& key, env::Episode* episode) {
     const Group& g = *s.group;
-    std::vector<policy::TurnRecord> history;
-    for (const auto& t : episode->turns()) history.push_back({t.code, t.summary, t.feedback});
-    const policy::Prompt prompt = policy::build_prompt(g.problem, history, r.config_.prompt);
+    const env::Prompt prompt = episode->next_prompt(r.config_.prompt);
 
     ++r.progress_->generating;
     const auto gen_start = std::chrono::steady_clock::now();
@@ -337,15 +335,12 @@ struct Rollout::Impl {
     // the task's reference data, minutes after the user asked to stop.
     if (interrupted()) return cancelled("interrupted");
     const policy::Generation& gen = *generated;
-    const policy::ParsedResponse parsed =
-        policy::parse_response(gen.content, r.config_.max_summary_chars, r.config_.prompt.format);
-    env::Action action{parsed.ok, parsed.code, parsed.summary, parsed.error};
-    if (!parsed.ok && gen.truncated()) {
-      action.parse_error = "the response was cut off at the token limit (" +
-                           std::to_string(r.config_.generation.max_tokens) +
-                           " tokens) before a complete code block; " + parsed.error;
-    }
-    const bool seen = parsed.ok && note_judged(g.task.id, parsed.code);
+    env::ReplyRules rules;
+    rules.format = r.config_.prompt.format;
+    rules.max_summary = r.config_.max_summary_chars;
+    if (gen.truncated()) rules.cut_off_at_tokens = r.config_.generation.max_tokens;
+    const env::Action action = env::read_reply(gen.content, rules);
+    const bool seen = action.parsed && note_judged(g.task.id, action.code);
     ++r.progress_->evaluating;
     auto judged_turn = episode->step(action);
     --r.progress_->evaluating;
@@ -357,7 +352,7 @@ struct Rollout::Impl {
                     g.task.id + ": evaluation failed: " + judged_turn.status().message());
     }
     const env::TurnOutcome& t = *judged_turn;
-    Json record = turn_record(s.parent, key, prompt, gen, parsed, t);
+    Json record = turn_record(s.parent, key, prompt, gen, t);
     record["generation_ms"] = gen.latency_ms > 0 ? gen.latency_ms : generation_ms;
     record["cached_eval"] = seen;
     record["finished_at"] = unix_seconds_now();

@@ -14,7 +14,7 @@
 
 #include "env/evaluator.h"
 #include "policy/policy.h"
-#include "policy/prompt.h"
+#include "env/prompt.h"
 #include "reward/reward.h"
 #include "rollout/run_store.h"
 #include "tasks/suite.h"
@@ -46,7 +46,7 @@ struct RolloutConfig {
   std::vector<Allocation> allocations{Allocation{}};
   bool beam = false;  // one beam search with allocations[0] as trajectories x turns per round
   BeamConfig beam_config;
-  policy::PromptConfig prompt;
+  env::PromptConfig prompt;
   policy::GenerationParams generation;
   reward::ScoreConfig score;
   double gamma = 0.4;

@@ -26,7 +26,7 @@ class FunctionPolicy final : public policy::Policy {
   using Fn = std::function<std::string(const std::string& prompt, int turn)>;
   explicit FunctionPolicy(Fn fn, int fail_after = -1)
       : fn_(std::move(fn)), fail_after_(fail_after) {}
-  Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+  Result<policy::Generation> generate(const std::vector<ChatMessage>& messages,
                                       const policy::GenerationParams&) override {
     const int n = calls_++;
     if (fail_after_ >= 0 && n >= fail_after_) return unavailable("server went away");
@@ -175,7 +175,7 @@ TEST_F(RolloutTest, AnInterruptStopsNewTurnsAbandonsGenerationsAndKeepsFinishedT
    public:
     Interrupted(std::atomic<bool>* interrupt, std::atomic<int>* calls)
         : interrupt_(interrupt), calls_(calls) {}
-    Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+    Result<policy::Generation> generate(const std::vector<ChatMessage>& messages,
                                         const policy::GenerationParams& params) override {
       if (++*calls_ == 5) interrupt_->store(true);
       if (params.cancel != nullptr && params.cancel->load())
@@ -377,13 +377,13 @@ TEST(TurnRecord, CarriesTheRooflineFractionsOfAJudgedTurn) {
   t.eval->speed_of_light = engine::speed_of_light(
       engine::TaskWork{0, {}, 4e6, 4e6, 1},
       engine::DevicePeaks{"gpu", "", 4000, {{"float32", 1}}, 0}, 0.004, 0.008);
-  const Json j = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, policy::Prompt{},
-                             policy::Generation{}, policy::ParsedResponse{}, t);
+  const Json j = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, env::Prompt{},
+                             policy::Generation{}, t);
   EXPECT_DOUBLE_EQ(j["roofline_fraction"].get<double>(), 0.25);
   EXPECT_DOUBLE_EQ(j["baseline_roofline_fraction"].get<double>(), 0.125);
   t.eval->speed_of_light.reset();
-  const Json without = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, policy::Prompt{},
-                                   policy::Generation{}, policy::ParsedResponse{}, t);
+  const Json without = turn_record(std::nullopt, TurnKey{"1x1", "lvl/a", 0, 0}, env::Prompt{},
+                                   policy::Generation{}, t);
   EXPECT_FALSE(without.contains("roofline_fraction"));
 }
 

@@ -12,8 +12,6 @@
 #include "core/mutex.h"
 #include "core/sha256.h"
 #include "core/version.h"
-#include "policy/prompt.h"
-#include "policy/response_parser.h"
 
 namespace kevin::server {
 namespace {
@@ -23,15 +21,12 @@ Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Jso
 // The conversation kevin itself would send the model next: clients that do not build their
 // own prompts forward these messages as they are.
 Json next_prompt(const env::Episode& episode, const env::Evaluator& evaluator) {
-  std::vector<policy::TurnRecord> history;
-  for (const auto& t : episode.turns()) history.push_back({t.code, t.summary, t.feedback});
-  policy::PromptConfig config;
+  env::PromptConfig config;
   config.backend = evaluator.backend();
   config.device_name = evaluator.device_name();
   config.format = evaluator.answer_format();
-  const policy::Prompt prompt = policy::build_prompt(episode.problem(), history, config);
   Json messages = Json::array();
-  for (const auto& m : prompt.messages)
+  for (const auto& m : episode.next_prompt(config).messages)
     messages.push_back({{"role", m.role}, {"content", m.content}});
   return messages;
 }
@@ -72,23 +67,12 @@ Json turn_observation(const env::Episode& episode, const env::TurnOutcome& turn,
 
 }  // namespace
 
-env::Action action_from_reply(const std::string& reply, bool kernelbench) {
-  const bool python =
-      kernelbench &&
-      (reply.find("```python") != std::string::npos || reply.find("```py\n") != std::string::npos ||
-       engine::detect_format(reply) == engine::CandidateFormat::kKernelBench);
-  const auto format =
-      python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
-  const policy::ParsedResponse parsed =
-      policy::parse_response(reply, policy::kDefaultMaxSummary, format);
-  if (parsed.ok) return {true, parsed.code, parsed.summary, ""};
-  // Some clients strip the fences of a reply that is one code block: a bare source that
-  // defines the entry point (or ModelNew) is the answer itself.
-  const char* entry = python ? "class ModelNew" : "kevin_forward";
-  if (reply.find("```") == std::string::npos && reply.find(entry) != std::string::npos) {
-    return {true, reply, "", ""};
-  }
-  return {false, "", "", parsed.error};
+env::ReplyRules reply_rules(const env::Evaluator& evaluator, env::Unfenced unfenced) {
+  env::ReplyRules rules;
+  rules.format = evaluator.answer_format();
+  rules.either_format = evaluator.judges_kernelbench();
+  rules.unfenced = unfenced;
+  return rules;
 }
 
 Result<ResetParams> reset_params_from_json(const Json& data) {
@@ -173,9 +157,9 @@ Result<StepReply> EnvSession::step(const std::string& reply_text) {
     return failed_precondition("the episode is done (" + std::to_string(max_turns_) +
                                " turns): send reset to start another");
   }
-  KEVIN_ASSIGN_OR_RETURN(
-      env::TurnOutcome turn,
-      episode_->step(action_from_reply(reply_text, service_->evaluator()->judges_kernelbench())));
+  KEVIN_ASSIGN_OR_RETURN(env::TurnOutcome turn,
+                         episode_->step(reply_text, reply_rules(*service_->evaluator(),
+                                                                env::Unfenced::kEntryDefined)));
   StepReply reply;
   reply.observation = turn_observation(*episode_, turn, max_turns_, *service_->evaluator());
   reply.reward = turn.score;

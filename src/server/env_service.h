@@ -57,11 +57,9 @@ struct StepReply {
 };
 Json to_json(const StepReply& reply);  // {"observation":…, "reward":…, "done":…}
 
-// The action in a model's whole reply: the last fenced C++/CUDA block (policy::parse_response),
-// or, for a reply with no fence at all that defines kevin_forward, the reply itself. With
-// `kernelbench`, a reply holding a ```python block or a ModelNew class is read as a
-// KernelBench answer instead (its last ```python block, or the bare reply).
-env::Action action_from_reply(const std::string& reply, bool kernelbench = false);
+// How the service reads a client's reply (env::read_reply): in the format `evaluator` asks
+// for, or either where it judges KernelBench answers too; a reply without fences by `unfenced`.
+env::ReplyRules reply_rules(const env::Evaluator& evaluator, env::Unfenced unfenced);
 
 class EnvService;
 

@@ -285,10 +285,8 @@ KernelGymApi::Outcome KernelGymApi::run(const std::string& task_id, const Json& 
                             seconds_since(start)),
             400};
   }
-  const bool fenced = r.kernel_code.find("```") != std::string::npos;
-  const env::Action action =
-      fenced ? action_from_reply(r.kernel_code, service_->evaluator()->judges_kernelbench())
-             : env::Action{true, r.kernel_code, "", ""};
+  const env::Action action = env::read_reply(
+      r.kernel_code, reply_rules(*service_->evaluator(), env::Unfenced::kAlwaysSource));
   if (!action.parsed) {
     return {verdict_response(task_id, VerdictKind::kParseError, action.parse_error, nullptr,
                              submitted_at, seconds_since(start)),

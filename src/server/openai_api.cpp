@@ -65,11 +65,11 @@ std::variant<std::string, BadField> content_text(const Json& content, const std:
   return text;
 }
 
-std::variant<std::vector<policy::ChatMessage>, BadField> chat_messages(const Json& request) {
+std::variant<std::vector<ChatMessage>, BadField> chat_messages(const Json& request) {
   if (!request.contains("messages") || !request["messages"].is_array() ||
       request["messages"].empty())
     return BadField{"messages", "messages must be a non-empty list"};
-  std::vector<policy::ChatMessage> messages;
+  std::vector<ChatMessage> messages;
   for (size_t i = 0; i < request["messages"].size(); ++i) {
     const Json& m = request["messages"][i];
     const std::string param = "messages[" + std::to_string(i) + "]";
@@ -115,7 +115,7 @@ std::variant<std::vector<std::string>, BadField> stop_field(const Json& request)
 
 // Everything a request asks for, checked.
 struct ChatRequest {
-  std::vector<policy::ChatMessage> messages;
+  std::vector<ChatMessage> messages;
   policy::GenerationParams params;
 };
 

@@ -22,7 +22,7 @@ namespace {
 // `rendezvous` > 1, each call waits (up to 10 s) until that many calls are in flight at once.
 class RecordingPolicy final : public policy::Policy {
  public:
-  Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+  Result<policy::Generation> generate(const std::vector<ChatMessage>& messages,
                                       const policy::GenerationParams& params) override {
     {
       MutexLock lock(mu_);
@@ -65,7 +65,7 @@ class RecordingPolicy final : public policy::Policy {
     MutexLock lock(mu_);
     return max_in_flight_;
   }
-  std::vector<policy::ChatMessage> last_messages() {
+  std::vector<ChatMessage> last_messages() {
     MutexLock lock(mu_);
     return last_messages_;
   }
@@ -83,7 +83,7 @@ class RecordingPolicy final : public policy::Policy {
   int rendezvous_ GUARDED_BY(mu_) = 1;
   bool released_ GUARDED_BY(mu_) = false;  // the rendezvous was reached once
   Status fail_ GUARDED_BY(mu_);
-  std::vector<policy::ChatMessage> last_messages_ GUARDED_BY(mu_);
+  std::vector<ChatMessage> last_messages_ GUARDED_BY(mu_);
   policy::GenerationParams last_params_ GUARDED_BY(mu_);
 };
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/file.h"
-#include "policy/prompt.h"
+#include "env/prompt.h"
 #include "train/io/model_io.h"
 #include "train/test_configs.h"
 #include "train/tokenizer/tokenizer.h"
@@ -32,12 +32,12 @@ inline std::string scorable_corpus() {
       "nn\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n    "
       "def forward(self, a, b):\n        return a + b\n\n\ndef get_inputs():\n    return "
       "[torch.randn(R, C), torch.randn(R, C)]\n\n\ndef get_init_inputs():\n    return []\n";
-  const std::vector<policy::TurnRecord> history = {{"int x;", "A summary.", "Feedback text."}};
+  const std::vector<env::TurnRecord> history = {{"int x;", "A summary.", "Feedback text."}};
   for (const char* backend : {"cpu", "cuda"}) {
-    policy::PromptConfig config;
+    env::PromptConfig config;
     config.backend = backend;
-    for (const auto& earlier : {std::vector<policy::TurnRecord>{}, history}) {
-      for (const auto& m : policy::build_prompt("", earlier, config).messages) text += m.content;
+    for (const auto& earlier : {std::vector<env::TurnRecord>{}, history}) {
+      for (const auto& m : env::build_prompt("", earlier, config).messages) text += m.content;
     }
   }
   return text;

@@ -45,8 +45,7 @@ LocalPolicy::LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer token
   }
 }
 
-std::vector<int32_t> LocalPolicy::prompt_tokens(
-    const std::vector<policy::ChatMessage>& messages) const {
+std::vector<int32_t> LocalPolicy::prompt_tokens(const std::vector<ChatMessage>& messages) const {
   // Markers are encoded as special tokens, contents as plain text: a prompt that quotes
   // "<|im_end|>" must not end its own turn.
   std::vector<int32_t> ids;
@@ -64,7 +63,7 @@ std::vector<int32_t> LocalPolicy::prompt_tokens(
   return ids;
 }
 
-Result<policy::Generation> LocalPolicy::generate(const std::vector<policy::ChatMessage>& messages,
+Result<policy::Generation> LocalPolicy::generate(const std::vector<ChatMessage>& messages,
                                                  const policy::GenerationParams& params) {
   auto request = std::make_shared<Request>();
   request->prompt = prompt_tokens(messages);

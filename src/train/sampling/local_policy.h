@@ -49,12 +49,12 @@ class LocalPolicy final : public policy::Policy {
   LocalPolicy(std::vector<Qwen2ForCausalLM> replicas, Tokenizer tokenizer,
               LocalPolicyOptions options);
 
-  Result<policy::Generation> generate(const std::vector<policy::ChatMessage>& messages,
+  Result<policy::Generation> generate(const std::vector<ChatMessage>& messages,
                                       const policy::GenerationParams& params) override;
   std::string name() const override { return "local:" + options_.model_dir.string(); }
 
   // The prompt tokens a request renders to (exposed for tests and the trainer).
-  std::vector<int32_t> prompt_tokens(const std::vector<policy::ChatMessage>& messages) const;
+  std::vector<int32_t> prompt_tokens(const std::vector<ChatMessage>& messages) const;
 
   // Wall-clock seconds, since construction, during which at least one replica was sampling
   // (prefill and decode chunks running at once count once; waiting for a batch slot or for

@@ -33,7 +33,7 @@ std::unique_ptr<LocalPolicy> tiny_policy(bool open_think) {
   return std::make_unique<LocalPolicy>(Qwen2ForCausalLM(c), std::move(tok).value(), o);
 }
 
-std::vector<policy::ChatMessage> ask(const std::string& q) {
+std::vector<ChatMessage> ask(const std::string& q) {
   return {{"system", "You write CUDA."}, {"user", q}};
 }
 

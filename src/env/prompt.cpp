@@ -1,11 +1,11 @@
 // prompt.cpp — prompt text and the context budget.
-#include "policy/prompt.h"
+#include "env/prompt.h"
 
 #include <algorithm>
 
 #include "engine/gate.h"
 
-namespace kevin::policy {
+namespace kevin::env {
 namespace {
 
 std::string system_text(const PromptConfig& c) {
@@ -225,4 +225,4 @@ Prompt build_prompt(const std::string& problem, const std::vector<TurnRecord>& h
   return p;
 }
 
-}  // namespace kevin::policy
+}  // namespace kevin::env

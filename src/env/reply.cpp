@@ -1,12 +1,13 @@
-// response_parser.cpp — a line-based scan for fences, tolerant of CRLF and indentation.
-#include "policy/response_parser.h"
+// reply.cpp — a line-based scan for fences, tolerant of CRLF and indentation, and the rules
+// that turn what it finds into a turn's action.
+#include "env/reply.h"
 
 #include <algorithm>
 #include <cctype>
 #include <optional>
 #include <vector>
 
-namespace kevin::policy {
+namespace kevin::env {
 namespace {
 
 struct Line {
@@ -129,4 +130,40 @@ ParsedResponse parse_response(std::string_view response, size_t max_summary,
   return out;
 }
 
-}  // namespace kevin::policy
+namespace {
+
+engine::CandidateFormat format_of(std::string_view reply, const ReplyRules& rules) {
+  if (!rules.either_format) return rules.format;
+  const bool python = reply.find("```python") != std::string_view::npos ||
+                      reply.find("```py\n") != std::string_view::npos ||
+                      engine::detect_format(reply) == engine::CandidateFormat::kKernelBench;
+  return python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+}
+
+bool unfenced_source(std::string_view reply, engine::CandidateFormat format, Unfenced rule) {
+  if (rule == Unfenced::kParseError || reply.find("```") != std::string_view::npos) return false;
+  if (rule == Unfenced::kAlwaysSource) return true;
+  const char* entry =
+      format == engine::CandidateFormat::kKernelBench ? "class ModelNew" : "kevin_forward";
+  return reply.find(entry) != std::string_view::npos;
+}
+
+}  // namespace
+
+Action read_reply(std::string_view reply, const ReplyRules& rules) {
+  const engine::CandidateFormat format = format_of(reply, rules);
+  if (unfenced_source(reply, format, rules.unfenced)) return {true, std::string(reply), "", "", ""};
+  ParsedResponse parsed = parse_response(reply, rules.max_summary, format);
+  if (parsed.ok)
+    return {true, std::move(parsed.code), std::move(parsed.summary), "",
+            std::move(parsed.reasoning)};
+  std::string why = std::move(parsed.error);
+  if (rules.cut_off_at_tokens) {
+    why = "the response was cut off at the token limit (" +
+          std::to_string(*rules.cut_off_at_tokens) + " tokens) before a complete code block; " +
+          why;
+  }
+  return {false, "", "", std::move(why), std::move(parsed.reasoning)};
+}
+
+}  // namespace kevin::env

@@ -5,6 +5,7 @@
 // thought. A token budget drops the oldest turns first and truncates long feedback.
 #pragma once
 
+#include "core/chat.h"
 #include "engine/kernelbench.h"
 
 #include <cstddef>
@@ -12,12 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kevin::policy {
-
-struct ChatMessage {
-  std::string role;  // "system" or "user"
-  std::string content;
-};
+namespace kevin::env {
 
 // One earlier turn as the model will see it again.
 struct TurnRecord {
@@ -54,4 +50,4 @@ Prompt build_prompt(const std::string& problem, const std::vector<TurnRecord>& h
 // Keeps the first and last parts of `text` within `max_chars`, marking what was cut.
 std::string truncate_middle(std::string_view text, size_t max_chars);
 
-}  // namespace kevin::policy
+}  // namespace kevin::env

@@ -1,6 +1,6 @@
 // prompt_test.cpp — prompt contents per turn, history order, no carried reasoning, and the
 // context budget (oldest turns dropped first, long feedback truncated).
-#include "policy/prompt.h"
+#include "env/prompt.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include "engine/elf.h"
 #include "engine/gate.h"
 #include "engine/symbol_gate.h"
-#include "policy/response_parser.h"
+#include "env/reply.h"
 #include "sys/tempdir.h"
 
-namespace kevin::policy {
+namespace kevin::env {
 namespace {
 
 const std::string kProblem =
@@ -121,9 +121,9 @@ TEST(Prompt, CpuBackendSpeaksOfCpp) {
 }
 
 }  // namespace
-}  // namespace kevin::policy
+}  // namespace kevin::env
 
-namespace kevin::policy {
+namespace kevin::env {
 namespace {
 
 // The one-shot examples must themselves be acceptable candidates: past both gates and,
@@ -162,4 +162,4 @@ TEST(Prompt, ExamplesPassTheGates) {
 }
 
 }  // namespace
-}  // namespace kevin::policy
+}  // namespace kevin::env
