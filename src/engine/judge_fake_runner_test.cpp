@@ -160,6 +160,17 @@ class JudgeWithFakeRunner : public ::testing::Test {
     }).join();
   }
 
+  // Judges a candidate whose first runner hangs in exchange `index` of `step` while a
+  // neighbour holds the device for 100 ms of it: over a tenth of the 400 ms limits set here.
+  EvalResult judged_hanging_once_beside_a_neighbour(const char* step, int index) {
+    config_.gate = &gate_;
+    config_.call_timeout = config_.init_timeout = milliseconds(400);
+    return judged(at(step, index, [this](FakeExchange& x) {
+      x.hangs = log_.starts.size() == 1;
+      if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
+    }));
+  }
+
   static AnswerCheck one_extension(std::string cuda_sources = "") {
     AnswerCheck check;
     check.extensions.push_back(
@@ -1361,12 +1372,7 @@ TEST_F(JudgeWithFakeRunner, ResultJsonWithAnUnknownVerdictOrAMistypedFieldIsRefu
 // --- Faults a neighbour on a shared GPU could cause ------------------------------------------
 
 TEST_F(JudgeWithFakeRunner, TimeoutWhileSharingTheGpuIsJudgedAgainWithTheGpuHeldAlone) {
-  config_.gate = &gate_;
-  config_.call_timeout = milliseconds(400);  // the neighbour takes 50 ms of it, over a tenth
-  const EvalResult r = judged(at("call", 1, [this](FakeExchange& x) {
-    x.hangs = log_.starts.size() == 1;
-    if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
-  }));
+  const EvalResult r = judged_hanging_once_beside_a_neighbour("call", 1);
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(log_.starts.size(), 2u);
 }
@@ -1396,12 +1402,7 @@ TEST_F(JudgeWithFakeRunner, TimeoutANeighbourBarelySharedIsNotJudgedAgain) {
 }
 
 TEST_F(JudgeWithFakeRunner, LoadTimingOutBesideANeighbourIsJudgedAgain) {
-  config_.gate = &gate_;
-  config_.init_timeout = milliseconds(400);
-  const EvalResult r = judged(at("load", 0, [this](FakeExchange& x) {
-    x.hangs = log_.starts.size() == 1;
-    if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
-  }));
+  const EvalResult r = judged_hanging_once_beside_a_neighbour("load", 0);
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(log_.starts.size(), 2u);
 }
@@ -1478,15 +1479,7 @@ TEST_F(JudgeWithFakeRunner, TimeoutWithoutADeviceGateIsNotJudgedAgain) {
 }
 
 TEST_F(JudgeWithFakeRunner, EveryRunnerIsFinishedWhateverBecameOfIt) {
-  config_.gate = &gate_;
-  config_.call_timeout = milliseconds(400);
-  ASSERT_EQ(judged(at("call", 0,
-                      [this](FakeExchange& x) {
-                        x.hangs = log_.starts.size() == 1;
-                        if (x.hangs) a_neighbour_uses_the_device(milliseconds(100));
-                      }))
-                .verdict,
-            VerdictKind::kCorrect);
+  ASSERT_EQ(judged_hanging_once_beside_a_neighbour("call", 0).verdict, VerdictKind::kCorrect);
   ASSERT_EQ(judged(at("call", 0, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); })).verdict,
             VerdictKind::kRuntimeError);
   EXPECT_EQ(log_.starts.size(), 3u) << "one retried after a timeout; a crash is not retried";
