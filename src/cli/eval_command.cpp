@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/parallel.h"
-#include "env/evaluator.h"
+#include "env/engine_evaluator.h"
 #include "sys/cuda_probe.h"
 
 namespace kevin::cli {

@@ -22,7 +22,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/version.h"
-#include "env/evaluator.h"
+#include "env/engine_evaluator.h"
 #include "report/metrics.h"
 #include "rollout/progress.h"
 #include "rollout/records.h"

@@ -10,7 +10,7 @@
 
 #include "core/json.h"
 #include "core/status.h"
-#include "env/evaluator.h"
+#include "env/engine_evaluator.h"
 #include "policy/policy.h"
 #include "tasks/suite.h"
 

@@ -14,7 +14,7 @@
 #include "cli/paths.h"
 #include "cli/run_setup.h"
 #include "core/parallel.h"
-#include "env/evaluator.h"
+#include "env/engine_evaluator.h"
 #include "queue/remote_evaluator.h"
 #include "queue/worker.h"
 

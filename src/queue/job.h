@@ -9,7 +9,7 @@
 
 #include "core/json.h"
 #include "core/status.h"
-#include "engine/judge.h"
+#include "engine/eval_result.h"
 
 namespace kevin::queue {
 
