@@ -60,7 +60,13 @@ struct TrainerOptions {
   rollout::RolloutConfig rollout;  // allocations[0] is m x n; generation, prompt, rewards
   // The response limit changes from the rollout's generation.max_tokens, in increasing steps.
   std::vector<MaxTokensChange> max_tokens_schedule;
-  UpdateConfig update;  // GRPO, steps per batch, micro-batch, grad clip
+  // GRPO, steps per batch, micro-batch, grad clip. Four sequences a micro-batch: a long
+  // answer's activations and logits are held per sequence.
+  UpdateConfig update = [] {
+    UpdateConfig u;
+    u.micro_batch = 4;
+    return u;
+  }();
   // grpo.max_tokens was left out: L of the constant normalisation is each step's response
   // limit (update.max_tokens holds the first one).
   bool normalisation_follows_limit = true;
@@ -99,6 +105,10 @@ Result<TrainerOptions> trainer_options_from_json(const Json& j);
 // Every key trainer_options_from_json reads, with the values it resolved (defaults filled
 // in); the caller's keys are left out. trainer_options_from_json(to_json(o)) gives o back.
 Json to_json(const TrainerOptions& o);
+
+// The name of every key trainer_options_from_json reads ("steps", "grpo.clip_low", ...): the
+// one schema both directions use (docs/trainer.md documents each).
+std::vector<std::string> trainer_config_keys();
 
 // The response limit of training step `step` (0-based): the value of the schedule's last
 // change at or before it, else rollout.generation.max_tokens.

@@ -1,8 +1,12 @@
 // trainer_config.cpp — `kevin train`'s JSON config into TrainerOptions: defaults for every
 // key left out, and errors naming the key for anything unknown, ill-typed or out of range.
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <type_traits>
+#include <utility>
 
 #include "core/suggest.h"
 #include "train/trainer/trainer.h"
@@ -102,37 +106,285 @@ Result<std::vector<MaxTokensChange>> parse_max_tokens_schedule(const Json& rollo
   return out;
 }
 
-Status parse_grpo(const Json& j, TrainerOptions& o) {
-  KEVIN_RETURN_IF_ERROR(check_keys(
-      j, "\"grpo\"",
-      {"clip_low", "clip_high", "kl_beta", "length_norm", "steps_per_batch", "step_samples",
-       "micro_batch", "micro_batch_tokens", "logit_chunk_rows", "grad_clip", "max_tokens"}));
-  UpdateConfig& u = o.update;
-  KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_low, get_or<double>(j, "grpo", "clip_low", u.grpo.clip_low));
-  KEVIN_ASSIGN_OR_RETURN(u.grpo.clip_high,
-                         get_or<double>(j, "grpo", "clip_high", u.grpo.clip_high));
-  KEVIN_ASSIGN_OR_RETURN(u.grpo.kl_beta, get_or<double>(j, "grpo", "kl_beta", u.grpo.kl_beta));
-  KEVIN_ASSIGN_OR_RETURN(std::string norm, get_or<std::string>(j, "grpo", "length_norm",
-                                                               length_norm_name(u.grpo.norm)));
-  const auto parsed = length_norm_from_name(norm);
-  if (!parsed)
-    return invalid_argument("grpo.length_norm: expected " + length_norm_names() + ", got \"" +
-                            norm + "\"");
-  u.grpo.norm = *parsed;
-  KEVIN_ASSIGN_OR_RETURN(u.optimizer_steps,
-                         get_or<int>(j, "grpo", "steps_per_batch", u.optimizer_steps));
-  KEVIN_ASSIGN_OR_RETURN(std::string step_samples,
-                         get_or<std::string>(j, "grpo", "step_samples", "whole_batch"));
-  if (step_samples != "whole_batch" && step_samples != "split")
-    return invalid_argument("grpo.step_samples: expected whole_batch or split, got \"" +
-                            step_samples + "\"");
-  o.step_samples = step_samples == "split" ? StepSamples::kSplit : StepSamples::kWholeBatch;
-  KEVIN_ASSIGN_OR_RETURN(u.micro_batch, get_or<int64_t>(j, "grpo", "micro_batch", 4));
-  KEVIN_ASSIGN_OR_RETURN(u.micro_batch_tokens, get_or<int64_t>(j, "grpo", "micro_batch_tokens", 0));
-  KEVIN_ASSIGN_OR_RETURN(u.logit_chunk_rows,
-                         get_or<int64_t>(j, "grpo", "logit_chunk_rows", u.logit_chunk_rows));
-  KEVIN_ASSIGN_OR_RETURN(u.grad_clip, get_or<double>(j, "grpo", "grad_clip", u.grad_clip));
-  KEVIN_ASSIGN_OR_RETURN(u.max_tokens, get_or<int64_t>(j, "grpo", "max_tokens", 0));
+// One key of a section of the config, named once: how its value is read from the section's
+// object into the options, and written back from them. The options' values before reading
+// are the defaults (TrainerOptions in trainer.h states each one once); reading checks the type
+// (an ill-typed value names "section: field"), the section's check_* function the range.
+struct ConfigKey {
+  std::string name;
+  std::function<Status(const Json& section, const std::string& where, TrainerOptions& o)> read;
+  std::function<Json(const TrainerOptions& o)> write;
+};
+
+struct Section {
+  std::string where;  // how messages name it: "grpo", or "config" for the top level
+  std::vector<ConfigKey> keys;
+};
+
+// A key whose value is the options' field that `field` names, as it is (`field`: a generic
+// lambda from the options to a reference to the field).
+template <typename Field>
+ConfigKey plain(std::string name, Field field) {
+  using T = std::remove_cvref_t<decltype(field(std::declval<TrainerOptions&>()))>;
+  return {name,
+          [name, field](const Json& j, const std::string& where, TrainerOptions& o) -> Status {
+            T& slot = field(o);
+            KEVIN_ASSIGN_OR_RETURN(slot, get_or<T>(j, where, name.c_str(), slot));
+            return Status::ok();
+          },
+          [field](const TrainerOptions& o) { return Json(field(o)); }};
+}
+
+// A key whose value is a name for the options' field: `from_name` gives the value a name
+// stands for (nullopt: not one of `names`), `to_name` the inverse.
+template <typename Field, typename FromName, typename ToName>
+ConfigKey named(std::string name, Field field, std::string names, FromName from_name,
+                ToName to_name) {
+  return {name,
+          [=](const Json& j, const std::string& where, TrainerOptions& o) -> Status {
+            KEVIN_ASSIGN_OR_RETURN(std::string given,
+                                   get_or<std::string>(j, where, name.c_str(), to_name(field(o))));
+            const auto value = from_name(given);
+            if (!value) {
+              return invalid_argument(where + "." + name + ": expected " + names + ", got \"" +
+                                      given + "\"");
+            }
+            field(o) = *value;
+            return Status::ok();
+          },
+          [=](const TrainerOptions& o) { return Json(to_name(field(o))); }};
+}
+
+std::set<std::string> key_names(const Section& section) {
+  std::set<std::string> names;
+  for (const ConfigKey& k : section.keys) names.insert(k.name);
+  return names;
+}
+
+// Reads every key of `section` present in `j` (an object; unknown keys are errors unless
+// `also_allowed` names them); `quoted` names the section in those errors.
+Status read_section(const Json& j, const Section& section, const std::string& quoted,
+                    TrainerOptions& o, const std::vector<std::string>& also_allowed = {}) {
+  std::set<std::string> allowed = key_names(section);
+  allowed.insert(also_allowed.begin(), also_allowed.end());
+  KEVIN_RETURN_IF_ERROR(check_keys(j, quoted, allowed));
+  for (const ConfigKey& k : section.keys) KEVIN_RETURN_IF_ERROR(k.read(j, section.where, o));
+  return Status::ok();
+}
+
+Json write_section(const Section& section, const TrainerOptions& o) {
+  Json j = Json::object();
+  for (const ConfigKey& k : section.keys) j[k.name] = k.write(o);
+  return j;
+}
+
+// A key holding a section of its own (an object, empty when left out).
+ConfigKey subsection(const Section& section) {
+  return {section.where,
+          [&section](const Json& j, const std::string&, TrainerOptions& o) {
+            return read_section(j.value(section.where, Json::object()), section,
+                                "\"" + section.where + "\"", o);
+          },
+          [&section](const TrainerOptions& o) { return write_section(section, o); }};
+}
+
+const Section& grpo_section() {
+  static const Section s{
+      "grpo",
+      {plain(
+           "clip_low", [](auto& o) -> auto& { return o.update.grpo.clip_low; }),
+       plain(
+           "clip_high", [](auto& o) -> auto& { return o.update.grpo.clip_high; }),
+       plain(
+           "kl_beta", [](auto& o) -> auto& { return o.update.grpo.kl_beta; }),
+       named(
+           "length_norm", [](auto& o) -> auto& { return o.update.grpo.norm; }, length_norm_names(),
+           length_norm_from_name, length_norm_name),
+       plain(
+           "steps_per_batch", [](auto& o) -> auto& { return o.update.optimizer_steps; }),
+       named(
+           "step_samples", [](auto& o) -> auto& { return o.step_samples; }, "whole_batch or split",
+           [](const std::string& n) -> std::optional<StepSamples> {
+             if (n == "whole_batch") return StepSamples::kWholeBatch;
+             if (n == "split") return StepSamples::kSplit;
+             return std::nullopt;
+           },
+           [](StepSamples v) {
+             return std::string(v == StepSamples::kSplit ? "split" : "whole_batch");
+           }),
+       plain(
+           "micro_batch", [](auto& o) -> auto& { return o.update.micro_batch; }),
+       plain(
+           "micro_batch_tokens", [](auto& o) -> auto& { return o.update.micro_batch_tokens; }),
+       plain(
+           "logit_chunk_rows", [](auto& o) -> auto& { return o.update.logit_chunk_rows; }),
+       plain(
+           "grad_clip", [](auto& o) -> auto& { return o.update.grad_clip; }),
+       // Written as 0 where it follows each step's response limit (a resolved number would
+       // pin L against the schedule).
+       {"max_tokens",
+        [](const Json& j, const std::string& where, TrainerOptions& o) -> Status {
+          KEVIN_ASSIGN_OR_RETURN(o.update.max_tokens,
+                                 get_or<int64_t>(j, where, "max_tokens", o.update.max_tokens));
+          o.normalisation_follows_limit = o.update.max_tokens == 0;
+          return Status::ok();
+        },
+        [](const TrainerOptions& o) {
+          return Json(o.normalisation_follows_limit ? 0 : o.update.max_tokens);
+        }}}};
+  return s;
+}
+
+const Section& optimizer_section() {
+  static const Section s{
+      "optimizer",
+      {plain(
+           "lr", [](auto& o) -> auto& { return o.optimizer.lr; }),
+       plain(
+           "weight_decay", [](auto& o) -> auto& { return o.optimizer.weight_decay; }),
+       plain(
+           "beta1", [](auto& o) -> auto& { return o.optimizer.beta1; }),
+       plain(
+           "beta2", [](auto& o) -> auto& { return o.optimizer.beta2; }),
+       plain(
+           "eps", [](auto& o) -> auto& { return o.optimizer.eps; }),
+       plain(
+           "warmup_steps", [](auto& o) -> auto& { return o.optimizer.warmup_steps; }),
+       plain(
+           "warmup_ratio", [](auto& o) -> auto& { return o.optimizer.warmup_ratio; }),
+       plain(
+           "state_on_host", [](auto& o) -> auto& { return o.optimizer.state_on_host; })}};
+  return s;
+}
+
+const Section& lora_section() {
+  static const Section s{"lora",
+                         {plain(
+                              "rank", [](auto& o) -> auto& { return o.lora.rank; }),
+                          plain(
+                              "alpha", [](auto& o) -> auto& { return o.lora.alpha; }),
+                          plain(
+                              "targets", [](auto& o) -> auto& { return o.lora.targets; })}};
+  return s;
+}
+
+const Section& export_section() {
+  static const Section s{"export",
+                         {plain(
+                              "merged", [](auto& o) -> auto& { return o.export_merged; }),
+                          plain(
+                              "lora", [](auto& o) -> auto& { return o.export_lora; }),
+                          plain(
+                              "dtype", [](auto& o) -> auto& { return o.export_dtype; })}};
+  return s;
+}
+
+// "model" and "out": required paths.
+ConfigKey required_path(std::string name, std::filesystem::path TrainerOptions::*field) {
+  return {name,
+          [name, field](const Json& j, const std::string&, TrainerOptions& o) -> Status {
+            KEVIN_ASSIGN_OR_RETURN(std::string path, json_get<std::string>(j, name));
+            o.*field = path;
+            return Status::ok();
+          },
+          [field](const TrainerOptions& o) { return Json((o.*field).string()); }};
+}
+
+// "rollout": kevin run's section (rollout::RolloutConfig's own keys), with the trainer's
+// shorthand for its one allocation and its response-limit schedule.
+ConfigKey rollout_key() {
+  return {"rollout",
+          [](const Json& j, const std::string&, TrainerOptions& o) -> Status {
+            const Json rollout = j.value("rollout", Json::object());
+            KEVIN_ASSIGN_OR_RETURN(o.rollout, parse_rollout(rollout));
+            KEVIN_ASSIGN_OR_RETURN(o.max_tokens_schedule, parse_max_tokens_schedule(rollout));
+            return Status::ok();
+          },
+          [](const TrainerOptions& o) {
+            Json rollout = rollout::to_json(o.rollout);
+            const auto& first = o.rollout.allocations.front();
+            rollout["trajectories"] = first.trajectories;
+            rollout["turns"] = first.turns;
+            for (const char* search_only : {"allocations", "search", "beam_width", "beam_rounds"})
+              rollout.erase(search_only);
+            Json schedule = Json::array();
+            for (const auto& change : o.max_tokens_schedule)
+              schedule.push_back({{"step", change.step}, {"max_tokens", change.max_tokens}});
+            rollout["max_tokens_schedule"] = schedule;
+            return rollout;
+          }};
+}
+
+// "gpus": "all" (every visible GPU: an empty list) or a list of ordinals.
+ConfigKey gpus_key() {
+  return {"gpus",
+          [](const Json& j, const std::string& where, TrainerOptions& o) -> Status {
+            if (!j.contains("gpus") || j["gpus"] == "all") return Status::ok();
+            KEVIN_ASSIGN_OR_RETURN(o.gpus, get_or<std::vector<int>>(j, where, "gpus", {}));
+            if (o.gpus.empty())
+              return invalid_argument("gpus: expected \"all\" or a non-empty list of GPU ordinals");
+            return Status::ok();
+          },
+          [](const TrainerOptions& o) { return o.gpus.empty() ? Json("all") : Json(o.gpus); }};
+}
+
+const Section& top_section() {
+  static const Section s{
+      "config",
+      {required_path("model", &TrainerOptions::model_dir),
+       required_path("out", &TrainerOptions::out_dir),
+       plain(
+           "steps", [](auto& o) -> auto& { return o.steps; }),
+       plain(
+           "tasks_per_step", [](auto& o) -> auto& { return o.tasks_per_step; }),
+       plain(
+           "holdout_every", [](auto& o) -> auto& { return o.holdout_every; }),
+       plain(
+           "checkpoint_every", [](auto& o) -> auto& { return o.checkpoint_every; }),
+       plain(
+           "keep_checkpoints", [](auto& o) -> auto& { return o.keep_checkpoints; }),
+       plain(
+           "seed", [](auto& o) -> auto& { return o.seed; }),
+       plain(
+           "activation_checkpointing", [](auto& o) -> auto& { return o.activation_checkpointing; }),
+       plain(
+           "device", [](auto& o) -> auto& { return o.device; }),
+       plain(
+           "precision", [](auto& o) -> auto& { return o.precision; }),
+       plain(
+           "open_think", [](auto& o) -> auto& { return o.open_think; }),
+       plain(
+           "not_okay_prefix", [](auto& o) -> auto& { return o.not_okay_prefix; }),
+       plain(
+           "cpu_replicas", [](auto& o) -> auto& { return o.cpu_replicas; }),
+       gpus_key(),
+       rollout_key(),
+       subsection(grpo_section()),
+       subsection(optimizer_section()),
+       subsection(lora_section()),
+       subsection(export_section())}};
+  return s;
+}
+
+// Ranges, after every key is read (some rules span keys).
+Status check_schedule_and_runtime(const TrainerOptions& o) {
+  KEVIN_RETURN_IF_ERROR(at_least("steps", o.steps, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("tasks_per_step", o.tasks_per_step, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("holdout_every", o.holdout_every, 0));
+  KEVIN_RETURN_IF_ERROR(at_least("checkpoint_every", o.checkpoint_every, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("keep_checkpoints", o.keep_checkpoints, 1));
+  KEVIN_RETURN_IF_ERROR(at_least("cpu_replicas", o.cpu_replicas, 1));
+  for (int g : o.gpus) KEVIN_RETURN_IF_ERROR(at_least("gpus", g, 0));
+  if (std::set<int>(o.gpus.begin(), o.gpus.end()).size() != o.gpus.size())
+    return invalid_argument("gpus: a GPU is listed twice");
+  if (o.device != "auto" && o.device != "cuda" && o.device != "cpu")
+    return invalid_argument("device: expected auto, cuda or cpu");
+  if (o.precision != "auto" && o.precision != "bf16" && o.precision != "fp32")
+    return invalid_argument("precision: expected auto, bf16 or fp32");
+  return Status::ok();
+}
+
+Status check_grpo(const UpdateConfig& u) {
   KEVIN_RETURN_IF_ERROR(at_least("grpo.clip_low", u.grpo.clip_low, 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.clip_high", u.grpo.clip_high, 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.kl_beta", u.grpo.kl_beta, 0));
@@ -144,26 +396,10 @@ Status parse_grpo(const Json& j, TrainerOptions& o) {
       at_least("grpo.logit_chunk_rows", static_cast<double>(u.logit_chunk_rows), 0));
   KEVIN_RETURN_IF_ERROR(at_least("grpo.max_tokens", static_cast<double>(u.max_tokens), 0));
   if (!(u.grad_clip > 0)) return invalid_argument("grpo.grad_clip must be positive");
-  o.normalisation_follows_limit = u.max_tokens == 0;
   return Status::ok();
 }
 
-Status parse_optimizer(const Json& j, OptimizerConfig& o) {
-  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"optimizer\"",
-                                   {"lr", "weight_decay", "beta1", "beta2", "eps", "warmup_steps",
-                                    "warmup_ratio", "state_on_host"}));
-  KEVIN_ASSIGN_OR_RETURN(o.lr, get_or<double>(j, "optimizer", "lr", o.lr));
-  KEVIN_ASSIGN_OR_RETURN(o.weight_decay,
-                         get_or<double>(j, "optimizer", "weight_decay", o.weight_decay));
-  KEVIN_ASSIGN_OR_RETURN(o.beta1, get_or<double>(j, "optimizer", "beta1", o.beta1));
-  KEVIN_ASSIGN_OR_RETURN(o.beta2, get_or<double>(j, "optimizer", "beta2", o.beta2));
-  KEVIN_ASSIGN_OR_RETURN(o.eps, get_or<double>(j, "optimizer", "eps", o.eps));
-  KEVIN_ASSIGN_OR_RETURN(o.warmup_steps,
-                         get_or<int>(j, "optimizer", "warmup_steps", o.warmup_steps));
-  KEVIN_ASSIGN_OR_RETURN(o.warmup_ratio,
-                         get_or<double>(j, "optimizer", "warmup_ratio", o.warmup_ratio));
-  KEVIN_ASSIGN_OR_RETURN(o.state_on_host,
-                         get_or<bool>(j, "optimizer", "state_on_host", o.state_on_host));
+Status check_optimizer(const OptimizerConfig& o) {
   if (!(o.lr > 0)) return invalid_argument("optimizer.lr must be positive");
   if (!(o.eps > 0)) return invalid_argument("optimizer.eps must be positive");
   KEVIN_RETURN_IF_ERROR(at_least("optimizer.weight_decay", o.weight_decay, 0));
@@ -178,173 +414,41 @@ Status parse_optimizer(const Json& j, OptimizerConfig& o) {
   return Status::ok();
 }
 
-Status parse_lora(const Json& j, LoraConfig& l) {
-  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"lora\"", {"rank", "alpha", "targets"}));
-  KEVIN_ASSIGN_OR_RETURN(l.rank, get_or<int64_t>(j, "lora", "rank", l.rank));
-  KEVIN_ASSIGN_OR_RETURN(l.alpha, get_or<double>(j, "lora", "alpha", l.alpha));
-  KEVIN_ASSIGN_OR_RETURN(l.targets,
-                         get_or<std::vector<std::string>>(j, "lora", "targets", l.targets));
-  KEVIN_RETURN_IF_ERROR(at_least("lora.rank", static_cast<double>(l.rank), 0));
-  if (!(l.alpha > 0)) return invalid_argument("lora.alpha must be positive");
-  return Status::ok();
-}
-
-Status parse_export(const Json& j, TrainerOptions& o) {
-  KEVIN_RETURN_IF_ERROR(check_keys(j, "\"export\"", {"merged", "lora", "dtype"}));
-  KEVIN_ASSIGN_OR_RETURN(o.export_merged, get_or<bool>(j, "export", "merged", o.export_merged));
-  KEVIN_ASSIGN_OR_RETURN(o.export_lora, get_or<bool>(j, "export", "lora", o.export_lora));
-  KEVIN_ASSIGN_OR_RETURN(o.export_dtype, get_or<std::string>(j, "export", "dtype", o.export_dtype));
-  if (o.export_dtype != "bfloat16" && o.export_dtype != "float16" && o.export_dtype != "float32") {
+Status check_lora_and_export(const TrainerOptions& o) {
+  KEVIN_RETURN_IF_ERROR(at_least("lora.rank", static_cast<double>(o.lora.rank), 0));
+  if (!(o.lora.alpha > 0)) return invalid_argument("lora.alpha must be positive");
+  if (o.export_dtype != "bfloat16" && o.export_dtype != "float16" && o.export_dtype != "float32")
     return invalid_argument("export.dtype: expected bfloat16, float16 or float32");
-  }
-  return Status::ok();
-}
-
-Status parse_schedule(const Json& j, TrainerOptions& o) {
-  KEVIN_ASSIGN_OR_RETURN(o.steps, get_or<int>(j, "config", "steps", o.steps));
-  KEVIN_ASSIGN_OR_RETURN(o.tasks_per_step,
-                         get_or<int>(j, "config", "tasks_per_step", o.tasks_per_step));
-  KEVIN_ASSIGN_OR_RETURN(o.holdout_every,
-                         get_or<int>(j, "config", "holdout_every", o.holdout_every));
-  KEVIN_ASSIGN_OR_RETURN(o.checkpoint_every,
-                         get_or<int>(j, "config", "checkpoint_every", o.checkpoint_every));
-  KEVIN_ASSIGN_OR_RETURN(o.keep_checkpoints,
-                         get_or<int>(j, "config", "keep_checkpoints", o.keep_checkpoints));
-  KEVIN_ASSIGN_OR_RETURN(o.seed, get_or<uint64_t>(j, "config", "seed", o.seed));
-  KEVIN_RETURN_IF_ERROR(at_least("steps", o.steps, 1));
-  KEVIN_RETURN_IF_ERROR(at_least("tasks_per_step", o.tasks_per_step, 1));
-  KEVIN_RETURN_IF_ERROR(at_least("holdout_every", o.holdout_every, 0));
-  KEVIN_RETURN_IF_ERROR(at_least("checkpoint_every", o.checkpoint_every, 1));
-  return at_least("keep_checkpoints", o.keep_checkpoints, 1);
-}
-
-Status parse_runtime(const Json& j, TrainerOptions& o) {
-  KEVIN_ASSIGN_OR_RETURN(o.activation_checkpointing,
-                         get_or<bool>(j, "config", "activation_checkpointing", false));
-  KEVIN_ASSIGN_OR_RETURN(o.device, get_or<std::string>(j, "config", "device", o.device));
-  KEVIN_ASSIGN_OR_RETURN(o.precision, get_or<std::string>(j, "config", "precision", o.precision));
-  KEVIN_ASSIGN_OR_RETURN(o.open_think, get_or<bool>(j, "config", "open_think", o.open_think));
-  KEVIN_ASSIGN_OR_RETURN(o.not_okay_prefix,
-                         get_or<std::string>(j, "config", "not_okay_prefix", o.not_okay_prefix));
-  KEVIN_ASSIGN_OR_RETURN(o.cpu_replicas, get_or<int>(j, "config", "cpu_replicas", o.cpu_replicas));
-  KEVIN_RETURN_IF_ERROR(at_least("cpu_replicas", o.cpu_replicas, 1));
-  if (j.contains("gpus") && j["gpus"] != "all") {
-    KEVIN_ASSIGN_OR_RETURN(o.gpus, get_or<std::vector<int>>(j, "config", "gpus", {}));
-    if (o.gpus.empty())
-      return invalid_argument("gpus: expected \"all\" or a non-empty list of GPU ordinals");
-    for (int g : o.gpus) KEVIN_RETURN_IF_ERROR(at_least("gpus", g, 0));
-    if (std::set<int>(o.gpus.begin(), o.gpus.end()).size() != o.gpus.size())
-      return invalid_argument("gpus: a GPU is listed twice");
-  }
-  if (o.device != "auto" && o.device != "cuda" && o.device != "cpu")
-    return invalid_argument("device: expected auto, cuda or cpu");
-  if (o.precision != "auto" && o.precision != "bf16" && o.precision != "fp32") {
-    return invalid_argument("precision: expected auto, bf16 or fp32");
-  }
   return Status::ok();
 }
 
 }  // namespace
 
 Result<TrainerOptions> trainer_options_from_json(const Json& j) {
-  std::set<std::string> allowed = {"model",
-                                   "out",
-                                   "steps",
-                                   "tasks_per_step",
-                                   "holdout_every",
-                                   "checkpoint_every",
-                                   "keep_checkpoints",
-                                   "seed",
-                                   "rollout",
-                                   "grpo",
-                                   "optimizer",
-                                   "lora",
-                                   "activation_checkpointing",
-                                   "device",
-                                   "precision",
-                                   "open_think",
-                                   "not_okay_prefix",
-                                   "export",
-                                   "gpus",
-                                   "cpu_replicas"};
-  allowed.insert(kCallerConfigKeys.begin(), kCallerConfigKeys.end());
-  KEVIN_RETURN_IF_ERROR(check_keys(j, "the config", allowed));
   TrainerOptions o;
   o.source = j;
-  KEVIN_ASSIGN_OR_RETURN(std::string model, json_get<std::string>(j, "model"));
-  KEVIN_ASSIGN_OR_RETURN(std::string out, json_get<std::string>(j, "out"));
-  o.model_dir = model;
-  o.out_dir = out;
-  KEVIN_RETURN_IF_ERROR(parse_schedule(j, o));
-  KEVIN_RETURN_IF_ERROR(parse_runtime(j, o));
-  const Json rollout = j.value("rollout", Json::object());
-  KEVIN_ASSIGN_OR_RETURN(o.rollout, parse_rollout(rollout));
-  KEVIN_ASSIGN_OR_RETURN(o.max_tokens_schedule, parse_max_tokens_schedule(rollout));
-  KEVIN_RETURN_IF_ERROR(parse_grpo(j.value("grpo", Json::object()), o));
+  KEVIN_RETURN_IF_ERROR(read_section(j, top_section(), "the config", o, kCallerConfigKeys));
+  KEVIN_RETURN_IF_ERROR(check_schedule_and_runtime(o));
+  KEVIN_RETURN_IF_ERROR(check_grpo(o.update));
   o.update.temperature = o.rollout.generation.temperature;
   if (o.update.temperature <= 0)
     return invalid_argument("rollout.temperature must be positive for training");
   if (o.update.max_tokens == 0) o.update.max_tokens = o.rollout.generation.max_tokens;
-  KEVIN_RETURN_IF_ERROR(parse_optimizer(j.value("optimizer", Json::object()), o.optimizer));
-  KEVIN_RETURN_IF_ERROR(parse_lora(j.value("lora", Json::object()), o.lora));
-  KEVIN_RETURN_IF_ERROR(parse_export(j.value("export", Json::object()), o));
+  KEVIN_RETURN_IF_ERROR(check_optimizer(o.optimizer));
+  KEVIN_RETURN_IF_ERROR(check_lora_and_export(o));
   return o;
 }
 
-Json to_json(const TrainerOptions& o) {
-  Json rollout = rollout::to_json(o.rollout);
-  const auto& first = o.rollout.allocations.front();
-  rollout["trajectories"] = first.trajectories;
-  rollout["turns"] = first.turns;
-  rollout.erase("allocations");
-  rollout.erase("search");
-  rollout.erase("beam_width");
-  rollout.erase("beam_rounds");
-  Json schedule = Json::array();
-  for (const auto& change : o.max_tokens_schedule)
-    schedule.push_back({{"step", change.step}, {"max_tokens", change.max_tokens}});
-  rollout["max_tokens_schedule"] = schedule;
-  return {
-      {"model", o.model_dir.string()},
-      {"out", o.out_dir.string()},
-      {"steps", o.steps},
-      {"tasks_per_step", o.tasks_per_step},
-      {"holdout_every", o.holdout_every},
-      {"checkpoint_every", o.checkpoint_every},
-      {"keep_checkpoints", o.keep_checkpoints},
-      {"seed", o.seed},
-      {"rollout", rollout},
-      {"grpo",
-       {{"clip_low", o.update.grpo.clip_low},
-        {"clip_high", o.update.grpo.clip_high},
-        {"kl_beta", o.update.grpo.kl_beta},
-        {"length_norm", length_norm_name(o.update.grpo.norm)},
-        {"steps_per_batch", o.update.optimizer_steps},
-        {"step_samples", o.step_samples == StepSamples::kSplit ? "split" : "whole_batch"},
-        {"micro_batch", o.update.micro_batch},
-        {"micro_batch_tokens", o.update.micro_batch_tokens},
-        {"logit_chunk_rows", o.update.logit_chunk_rows},
-        {"grad_clip", o.update.grad_clip},
-        // 0: each step's response limit (a resolved number would pin L against the schedule).
-        {"max_tokens", o.normalisation_follows_limit ? 0 : o.update.max_tokens}}},
-      {"optimizer",
-       {{"lr", o.optimizer.lr},
-        {"weight_decay", o.optimizer.weight_decay},
-        {"beta1", o.optimizer.beta1},
-        {"beta2", o.optimizer.beta2},
-        {"eps", o.optimizer.eps},
-        {"warmup_steps", o.optimizer.warmup_steps},
-        {"warmup_ratio", o.optimizer.warmup_ratio},
-        {"state_on_host", o.optimizer.state_on_host}}},
-      {"lora", {{"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"targets", o.lora.targets}}},
-      {"activation_checkpointing", o.activation_checkpointing},
-      {"device", o.device},
-      {"precision", o.precision},
-      {"open_think", o.open_think},
-      {"not_okay_prefix", o.not_okay_prefix},
-      {"export", {{"merged", o.export_merged}, {"lora", o.export_lora}, {"dtype", o.export_dtype}}},
-      {"gpus", o.gpus.empty() ? Json("all") : Json(o.gpus)},
-      {"cpu_replicas", o.cpu_replicas}};
+Json to_json(const TrainerOptions& o) { return write_section(top_section(), o); }
+
+std::vector<std::string> trainer_config_keys() {
+  std::vector<std::string> names;
+  for (const ConfigKey& k : top_section().keys) names.push_back(k.name);
+  for (const Section* s :
+       {&grpo_section(), &optimizer_section(), &lora_section(), &export_section()}) {
+    for (const ConfigKey& k : s->keys) names.push_back(s->where + "." + k.name);
+  }
+  return names;
 }
 
 int max_tokens_at(const TrainerOptions& o, int step) {

@@ -415,6 +415,45 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
   auto again = trainer_options_from_json(resolved);
   ASSERT_TRUE(again.is_ok()) << again.status().to_string();
   EXPECT_EQ(to_json(*again), resolved);
+  std::vector<std::string> written;
+  for (const auto& [key, value] : resolved.items()) {
+    const bool section = key != "rollout" && value.is_object();
+    if (!section) written.push_back(key);
+    if (section)
+      for (const auto& item : value.items()) written.push_back(key + "." + item.key());
+  }
+  std::vector<std::string> schema = trainer_config_keys();
+  for (auto& k : schema) {  // sections are written as their keys
+    if (k == "grpo" || k == "optimizer" || k == "lora" || k == "export") k.clear();
+  }
+  std::erase(schema, "");
+  std::sort(schema.begin(), schema.end());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, schema) << "to_json writes exactly the keys the schema reads";
+}
+
+TEST(TrainerConfig, EveryKeyIsDocumentedInItsSectionsRow) {
+  // docs/trainer.md's table: a row per top-level key (or a few keys sharing one), and a row
+  // per section whose text names each of its keys.
+  const auto doc = read_file(KEVIN_TRAINER_DOC);
+  ASSERT_TRUE(doc.is_ok()) << doc.status().to_string();
+  const auto row_of = [&](const std::string& key) -> std::string {
+    const size_t at = doc->find("\n| `" + key + "`");
+    if (at == std::string::npos) return "";
+    return doc->substr(at + 1, doc->find('\n', at + 1) - at - 1);
+  };
+  for (const std::string& key : trainer_config_keys()) {
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      const bool has_row =
+          !row_of(key).empty() || doc->find(", `" + key + "` |") != std::string::npos;
+      EXPECT_TRUE(has_row) << key << " has no row in docs/trainer.md's table of keys";
+      continue;
+    }
+    const std::string row = row_of(key.substr(0, dot));
+    EXPECT_NE(row.find("`" + key.substr(dot + 1) + "`"), std::string::npos)
+        << key << " is not named in the " << key.substr(0, dot) << " row of docs/trainer.md";
+  }
 }
 
 TEST(TrainerConfig, WarmupRatioCountsTheRunsOptimizerSteps) {
