@@ -125,7 +125,8 @@ struct Section {
 // lambda from the options to a reference to the field).
 template <typename Field>
 ConfigKey plain(std::string name, Field field) {
-  using T = std::remove_cvref_t<decltype(field(std::declval<TrainerOptions&>()))>;
+  using T =
+      std::remove_cv_t<std::remove_reference_t<decltype(field(std::declval<TrainerOptions&>()))>>;
   return {name,
           [name, field](const Json& j, const std::string& where, TrainerOptions& o) -> Status {
             T& slot = field(o);

@@ -426,7 +426,7 @@ TEST(TrainerConfig, TheResolvedConfigReadsBackAsItself) {
   for (auto& k : schema) {  // sections are written as their keys
     if (k == "grpo" || k == "optimizer" || k == "lora" || k == "export") k.clear();
   }
-  std::erase(schema, "");
+  schema.erase(std::remove(schema.begin(), schema.end(), ""), schema.end());
   std::sort(schema.begin(), schema.end());
   std::sort(written.begin(), written.end());
   EXPECT_EQ(written, schema) << "to_json writes exactly the keys the schema reads";
