@@ -59,6 +59,22 @@ bool is_code_language(const std::string& info, engine::CandidateFormat format) {
   return false;
 }
 
+engine::CandidateFormat format_of(std::string_view reply, const ReplyRules& rules) {
+  if (!rules.either_format) return rules.format;
+  const bool python = reply.find("```python") != std::string_view::npos ||
+                      reply.find("```py\n") != std::string_view::npos ||
+                      engine::detect_format(reply) == engine::CandidateFormat::kKernelBench;
+  return python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
+}
+
+bool unfenced_source(std::string_view reply, engine::CandidateFormat format, Unfenced rule) {
+  if (rule == Unfenced::kParseError || reply.find("```") != std::string_view::npos) return false;
+  if (rule == Unfenced::kAlwaysSource) return true;
+  const char* entry =
+      format == engine::CandidateFormat::kKernelBench ? "class ModelNew" : "kevin_forward";
+  return reply.find(entry) != std::string_view::npos;
+}
+
 }  // namespace
 
 ParsedResponse parse_response(std::string_view response, size_t max_summary,
@@ -129,26 +145,6 @@ ParsedResponse parse_response(std::string_view response, size_t max_summary,
   out.ok = true;
   return out;
 }
-
-namespace {
-
-engine::CandidateFormat format_of(std::string_view reply, const ReplyRules& rules) {
-  if (!rules.either_format) return rules.format;
-  const bool python = reply.find("```python") != std::string_view::npos ||
-                      reply.find("```py\n") != std::string_view::npos ||
-                      engine::detect_format(reply) == engine::CandidateFormat::kKernelBench;
-  return python ? engine::CandidateFormat::kKernelBench : engine::CandidateFormat::kKevin;
-}
-
-bool unfenced_source(std::string_view reply, engine::CandidateFormat format, Unfenced rule) {
-  if (rule == Unfenced::kParseError || reply.find("```") != std::string_view::npos) return false;
-  if (rule == Unfenced::kAlwaysSource) return true;
-  const char* entry =
-      format == engine::CandidateFormat::kKernelBench ? "class ModelNew" : "kevin_forward";
-  return reply.find(entry) != std::string_view::npos;
-}
-
-}  // namespace
 
 Action read_reply(std::string_view reply, const ReplyRules& rules) {
   const engine::CandidateFormat format = format_of(reply, rules);

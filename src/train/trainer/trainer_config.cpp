@@ -106,6 +106,8 @@ Result<std::vector<MaxTokensChange>> parse_max_tokens_schedule(const Json& rollo
   return out;
 }
 
+struct Section;
+
 // One key of a section of the config, named once: how its value is read from the section's
 // object into the options, and written back from them. The options' values before reading
 // are the defaults (TrainerOptions in trainer.h states each one once); reading checks the type
@@ -114,6 +116,7 @@ struct ConfigKey {
   std::string name;
   std::function<Status(const Json& section, const std::string& where, TrainerOptions& o)> read;
   std::function<Json(const TrainerOptions& o)> write;
+  const Section* section = nullptr;  // the keys of a key that is a section of its own
 };
 
 struct Section {
@@ -186,7 +189,7 @@ ConfigKey subsection(const Section& section) {
             return read_section(j.value(section.where, Json::object()), section,
                                 "\"" + section.where + "\"", o);
           },
-          [&section](const TrainerOptions& o) { return write_section(section, o); }};
+          [&section](const TrainerOptions& o) { return write_section(section, o); }, &section};
 }
 
 const Section& grpo_section() {
@@ -444,10 +447,10 @@ Json to_json(const TrainerOptions& o) { return write_section(top_section(), o); 
 
 std::vector<std::string> trainer_config_keys() {
   std::vector<std::string> names;
-  for (const ConfigKey& k : top_section().keys) names.push_back(k.name);
-  for (const Section* s :
-       {&grpo_section(), &optimizer_section(), &lora_section(), &export_section()}) {
-    for (const ConfigKey& k : s->keys) names.push_back(s->where + "." + k.name);
+  for (const ConfigKey& k : top_section().keys) {
+    names.push_back(k.name);
+    if (k.section == nullptr) continue;
+    for (const ConfigKey& inner : k.section->keys) names.push_back(k.name + "." + inner.name);
   }
   return names;
 }
