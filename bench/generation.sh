@@ -29,7 +29,7 @@ fi
 if wants small; then
   step "0.5B shape, batch 32: today's sampler and the engine"
   for graphs in 0 1; do
-    trace=$([[ $graphs == 0 ]] && echo "$OUT")  # a profile of the run without graphs
+    trace=$([[ $graphs == 1 ]] && echo "$OUT")  # a profile of the run with graphs: kernel times
     timeout 200 "$bin" small --batch 32 --prompt 128 --new 256 --graphs $graphs $trace | tee -a "$OUT/small.jsonl"
   done
 fi

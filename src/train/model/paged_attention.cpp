@@ -10,41 +10,43 @@
 namespace kevin::train {
 namespace {
 
-// Keys per partition of the kernel's split over the sequence: short enough that a batch of short
-// contexts still spreads over many blocks.
-constexpr int64_t kPartitionTokens = 128;
-
 #if KEVIN_TRAIN_CUDA_KERNELS
 
 bool takes_kernel(const torch::Tensor& q, const PagedKeys& keys) {
   const int64_t heads = q.size(1), kv_heads = keys.k_pool.size(1), dim = q.size(2);
   return q.is_cuda() && has_kernel_type(q) && q.scalar_type() == keys.k_pool.scalar_type() &&
          keys.v_pool.scalar_type() == q.scalar_type() && heads % kv_heads == 0 &&
-         heads / kv_heads <= kernels::kMaxQueryGroups && dim <= 256 &&
-         (dim * q.element_size()) % 16 == 0 && keys.k_pool.is_contiguous() &&
-         keys.v_pool.is_contiguous() && keys.block_table.scalar_type() == torch::kInt32 &&
+         heads / kv_heads <= kernels::kMaxQueryGroups && kernels::paged_attention_supports(dim) &&
+         keys.k_pool.is_contiguous() && keys.v_pool.is_contiguous() &&
+         keys.block_table.scalar_type() == torch::kInt32 &&
          keys.lengths.scalar_type() == torch::kInt32;
 }
 
 torch::Tensor kernel_attention(const torch::Tensor& q, const PagedKeys& keys) {
   const auto query = q.contiguous();
   const auto table = keys.block_table.contiguous(), lengths = keys.lengths.contiguous();
-  const int64_t n = q.size(0), heads = q.size(1), dim = q.size(2);
-  const int64_t partitions =
-      std::max<int64_t>(1, (keys.max_length + kPartitionTokens - 1) / kPartitionTokens);
-  const kernels::PagedAttentionShape shape{n,          heads,           keys.k_pool.size(1),
-                                           dim,        keys.page_size,  table.size(1),
-                                           partitions, kPartitionTokens};
+  const int64_t n = q.size(0), heads = q.size(1), dim = q.size(2), kv_heads = keys.k_pool.size(1);
+  const int64_t partitions = std::max<int64_t>(
+      1, (keys.max_length + kernels::kAttentionPartition - 1) / kernels::kAttentionPartition);
+  const kernels::PagedAttentionShape shape{
+      n, heads, kv_heads, dim, keys.page_size, table.size(1), partitions};
   auto workspace =
       torch::empty({n * heads * partitions * (dim + 2)}, q.options().dtype(torch::kFloat32));
+  auto arrivals = keys.arrivals.defined()
+                      ? keys.arrivals
+                      : torch::zeros({n * kv_heads}, q.options().dtype(torch::kInt32));
+  TORCH_CHECK(arrivals.numel() >= n * kv_heads && arrivals.scalar_type() == torch::kInt32 &&
+                  arrivals.is_contiguous(),
+              "paged_decode_attention: arrivals must be N x KV contiguous int32");
   auto out = torch::empty_like(query);
   const OnDeviceOf on(q);
-  check_launch(kernels::paged_decode_attention(
-                   query.data_ptr(), kernel_type(q), keys.k_pool.data_ptr(), keys.v_pool.data_ptr(),
-                   table.data_ptr<int32_t>(), lengths.data_ptr<int32_t>(), shape,
-                   static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))),
-                   workspace.data_ptr<float>(), out.data_ptr(), on.stream()),
-               "paged decode attention");
+  check_launch(
+      kernels::paged_decode_attention(
+          query.data_ptr(), kernel_type(q), keys.k_pool.data_ptr(), keys.v_pool.data_ptr(),
+          table.data_ptr<int32_t>(), lengths.data_ptr<int32_t>(), shape,
+          static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))),
+          workspace.data_ptr<float>(), arrivals.data_ptr<int32_t>(), out.data_ptr(), on.stream()),
+      "paged decode attention");
   return out;
 }
 

@@ -18,13 +18,16 @@ struct PagedKeys {
   torch::Tensor k_pool, v_pool, block_table, lengths;
   int64_t page_size = 16;
   int64_t max_length = 0;
+  // Optional, for the CUDA kernel: N × KV int32 zeros it counts in and leaves zero, so one
+  // tensor serves every layer of a step (undefined: a fresh one per call, one more kernel).
+  torch::Tensor arrivals;
 };
 
 // Attention of q [N, H, D] (query head h reads kv head h / (H / KV)) over each sequence's keys,
 // scaled by 1/sqrt(D), no mask: every stored key is in the past. Returns [N, H, D] in q's
 // dtype. The CUDA kernel when q is a CUDA tensor of the pools' dtype and the shape suits it
-// (H / KV <= 8, D <= 256 and a multiple of 16 bytes), else the reference. Throws c10::Error
-// on shape mismatches, as torch ops do.
+// (H / KV <= 8; D 32, 64, 128 or 256), else the reference. Throws c10::Error on shape mismatches,
+// as torch ops do.
 torch::Tensor paged_decode_attention(const torch::Tensor& q, const PagedKeys& keys);
 
 // The same in stock ops, softmax in fp32 (gathers every sequence's keys densely).

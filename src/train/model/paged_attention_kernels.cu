@@ -1,7 +1,7 @@
-// paged_attention_kernels.cu — decode attention over a paged KV cache (split-K): one block per
-// (partition of keys, kv head, query) scores its tokens for all the query heads that share the
-// kv head, then a second kernel merges the partitions by their log-sum-exp.
-#include <algorithm>
+// paged_attention_kernels.cu — decode attention over a paged KV cache (split-K) in one launch:
+// one block per (partition of keys, kv head, query) stages the partition's key and value rows in
+// shared memory once, one warp per query head of the group scores and weighs them, and the last
+// block of a query's partitions to finish merges them by their log-sum-exp.
 #include <cfloat>
 #include <cstdint>
 
@@ -11,238 +11,240 @@
 namespace kevin::train::kernels {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kMaxDim = 256;
+constexpr int kPartition = static_cast<int>(kAttentionPartition);
 
-// The pool slot of token `j` of a sequence whose pages are `pages`.
-__device__ __forceinline__ int64_t slot_of(const int32_t* pages, int64_t j, int64_t page_size) {
-  return static_cast<int64_t>(pages[j / page_size]) * page_size + j % page_size;
+__device__ __forceinline__ float warp_max(float x) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+  return x;
 }
 
-// Teams of threads that each read whole value rows in 16-byte vectors (partition_kernel).
-template <typename T>
-int value_slices(int64_t dim) {
-  return kThreads / static_cast<int>(dim / kPerVector<T>);
+__device__ __forceinline__ float warp_sum(float x) {
+  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
 }
 
-// Loads issued together before their arithmetic: one chain of memory latency per kInFlight
-// loads rather than per load (the loops below would otherwise wait on each in turn).
-constexpr int kInFlight = 4;
-
-// Every query head's q · k over `dim` elements for one key row, read once in 16-byte vectors
-// (the launcher checks the alignment); q is in shared memory, groups x dim.
-template <typename T>
-__device__ __forceinline__ void dot_rows(const float* q, const T* k, int dim, int groups,
-                                         float* sums) {
-  constexpr int kWidth = kPerVector<T>;
-  for (int base = 0; base < dim; base += kInFlight * kWidth) {
-    uint4 chunks[kInFlight];
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      if (base + j * kWidth < dim)
-        chunks[j] = *reinterpret_cast<const uint4*>(k + base + j * kWidth);
-    }
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      const int d = base + j * kWidth;
-      if (d >= dim) break;
-      const T* elements = reinterpret_cast<const T*>(&chunks[j]);
-#pragma unroll
-      for (int e = 0; e < kWidth; ++e) {
-        const float key = to_float(elements[e]);
-#pragma unroll
-        for (int g = 0; g < kMaxQueryGroups; ++g) {
-          if (g < groups) sums[g] += q[g * dim + d + e] * key;
-        }
-      }
-    }
+// Dynamic shared memory of one block, in this order: keys (kPartition rows of kDim elements plus
+// one 16-byte vector of padding, so the lanes of a warp reading a row each hit other banks),
+// values (kPartition rows of kDim), then per query head the scaled query (kDim floats) and the
+// partition's softmax numerators (kPartition floats).
+template <typename T, int kDim>
+struct SharedLayout {
+  static constexpr int kKeyRow = kDim + kPerVector<T>;
+  static constexpr size_t kKeys = sizeof(T) * kPartition * kKeyRow;
+  static constexpr size_t kValues = sizeof(T) * kPartition * kDim;
+  static constexpr size_t per_group() { return sizeof(float) * (kDim + kPartition); }
+  static size_t bytes(int groups) {
+    return kKeys + kValues + per_group() * static_cast<size_t>(groups);
   }
+};
+
+// q · key over kDim elements, the key read from shared memory in 16-byte vectors and the query
+// (fp32, shared) broadcast to every lane; four partial sums for the FMA pipeline.
+template <typename T, int kDim>
+__device__ __forceinline__ float dot(const float* query, const T* key) {
+  constexpr int kVector = kPerVector<T>;
+  float sums[4] = {};
+#pragma unroll
+  for (int c = 0; c < kDim / kVector; ++c) {
+    const uint4 chunk = *reinterpret_cast<const uint4*>(key + c * kVector);
+    const T* elements = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+    for (int e = 0; e < kVector; ++e) sums[e % 4] += query[c * kVector + e] * to_float(elements[e]);
+  }
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-// Shared memory: q (groups x dim), then scores (groups x partition_size), then the PV
-// partial sums (value_slices<T>(dim) x groups x dim), all fp32.
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    partition_kernel(const T* __restrict__ q, const T* __restrict__ k_pool,
+// At most three blocks of eight warps per SM's registers: enough warps to hide the latency of
+// a block's short chains, without the full unroll of the dot product spilling.
+template <typename T, int kDim>
+__global__ void __launch_bounds__(kMaxQueryGroups * 32, 3)
+    attention_kernel(const T* __restrict__ q, const T* __restrict__ k_pool,
                      const T* __restrict__ v_pool, const int32_t* __restrict__ block_table,
                      const int32_t* __restrict__ lengths, PagedAttentionShape shape, float scale,
-                     float* __restrict__ workspace) {
-  extern __shared__ float shared[];
-  const int partition = blockIdx.x, kv = blockIdx.y;
-  const int64_t n = blockIdx.z;
-  const int groups = static_cast<int>(shape.heads / shape.kv_heads),
-            dim = static_cast<int>(shape.dim);
-  const int64_t length = lengths[n], start = partition * shape.partition_size;
-  const int64_t count =
-      length - start < shape.partition_size ? length - start : shape.partition_size;
-  const int64_t kv_stride = shape.kv_heads * shape.dim;  // between consecutive slots
-  // This partition's result for query head h of row n: (dim values, max, sum).
-  auto result = [&](int g) {
-    const int64_t h = static_cast<int64_t>(kv) * groups + g;
-    return workspace + ((n * shape.heads + h) * shape.partitions + partition) * (shape.dim + 2);
-  };
-  if (count <= 0) return;  // past the sequence's end: the merge does not read it
-  float* q_s = shared;
-  float* scores = q_s + groups * dim;
-  float* partial = scores + groups * shape.partition_size;
-  for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
-    const int64_t h = static_cast<int64_t>(kv) * groups + i / dim;
-    q_s[i] = to_float(q[(n * shape.heads + h) * shape.dim + i % dim]) * scale;
-  }
-  __syncthreads();
-  const int32_t* pages = block_table + n * shape.max_pages;
-  // Scores: one token per thread.
-  for (int64_t t = threadIdx.x; t < count; t += kThreads) {
-    const T* key = k_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + kv * shape.dim;
-    float sums[kMaxQueryGroups] = {};
-    dot_rows(q_s, key, dim, groups, sums);
-#pragma unroll
-    for (int g = 0; g < kMaxQueryGroups; ++g) {
-      if (g < groups) scores[g * shape.partition_size + t] = sums[g];
-    }
-  }
-  __syncthreads();
-  // Softmax numerators per query head: one warp per head, the max then the sum.
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int g = warp; g < groups; g += kThreads / 32) {
-    float* row = scores + g * shape.partition_size;
-    float top = -FLT_MAX;
-    for (int64_t t = lane; t < count; t += 32) top = fmaxf(top, row[t]);
-    for (int offset = 16; offset > 0; offset /= 2)
-      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
-    float sum = 0;
-    for (int64_t t = lane; t < count; t += 32) {
-      row[t] = __expf(row[t] - top);
-      sum += row[t];
-    }
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    if (lane == 0) {
-      result(g)[dim] = top;
-      result(g)[dim + 1] = sum;
-    }
-  }
-  __syncthreads();
-  // Weighted values: a value row is read as 16-byte vectors by `lanes` threads side by side, and
-  // the block's threads form `slices` such teams, each summing every slices-th token: many
-  // independent loads in flight rather than one long chain per thread.
-  constexpr int kWidth = kPerVector<T>;
-  const int lanes = dim / kWidth, slices = kThreads / lanes;
-  const int vector_lane = threadIdx.x % lanes, slice = threadIdx.x / lanes;
-  if (slice < slices) {
-    float acc[kMaxQueryGroups][kWidth] = {};
-    const int64_t column = kv * shape.dim + vector_lane * kWidth;
-    for (int64_t first = slice; first < count; first += kInFlight * slices) {
-      uint4 chunks[kInFlight];
-#pragma unroll
-      for (int j = 0; j < kInFlight; ++j) {
-        const int64_t t = first + j * slices;
-        if (t < count) {
-          chunks[j] = *reinterpret_cast<const uint4*>(
-              v_pool + slot_of(pages, start + t, shape.page_size) * kv_stride + column);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kInFlight; ++j) {
-        const int64_t t = first + j * slices;
-        if (t >= count) break;
-        const T* elements = reinterpret_cast<const T*>(&chunks[j]);
-#pragma unroll
-        for (int g = 0; g < kMaxQueryGroups; ++g) {
-          if (g >= groups) break;
-          const float weight = scores[g * shape.partition_size + t];
-#pragma unroll
-          for (int e = 0; e < kWidth; ++e) acc[g][e] += weight * to_float(elements[e]);
-        }
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < kMaxQueryGroups; ++g) {
-      if (g >= groups) break;
-#pragma unroll
-      for (int e = 0; e < kWidth; ++e)
-        partial[(slice * groups + g) * dim + vector_lane * kWidth + e] = acc[g][e];
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < groups * dim; i += kThreads) {
-    float total = 0;
-    for (int s = 0; s < slices; ++s) total += partial[s * groups * dim + i];
-    result(i / dim)[i % dim] = total;
-  }
-}
+                     float* __restrict__ workspace, int32_t* __restrict__ arrivals,
+                     T* __restrict__ out) {
+  using Layout = SharedLayout<T, kDim>;
+  constexpr int kVector = kPerVector<T>, kVectorsPerRow = kDim / kVector;
+  constexpr int kPerLane = kDim / 32;  // value elements a lane weighs and sums
+  extern __shared__ __align__(16) unsigned char shared[];
+  __shared__ int32_t pages[kPartition + 1];
+  __shared__ bool merges;
+  T* keys = reinterpret_cast<T*>(shared);
+  T* values = reinterpret_cast<T*>(shared + Layout::kKeys);
+  // Partitions vary slowest, so the blocks of first partitions, which every sequence has, start
+  // first and those past short sequences' ends (they return at once) come last.
+  const int kv = static_cast<int>(blockIdx.x), partition = static_cast<int>(blockIdx.z);
+  const int64_t n = blockIdx.y;
+  const int groups = static_cast<int>(blockDim.x / 32), group = static_cast<int>(threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  float* query = reinterpret_cast<float*>(shared + Layout::kKeys + Layout::kValues) +
+                 group * (kDim + kPartition);
+  float* weights = query + kDim;
 
-// One block per (query, head): out = Σ_p e^(m_p − M) acc_p / Σ_p e^(m_p − M) l_p over the
-// partitions that hold keys of the query's sequence (a CUDA graph launches for the longest
-// context it serves; the partitions past a short sequence's end are never read).
-template <typename T>
-__global__ void combine_kernel(const float* __restrict__ workspace,
-                               const int32_t* __restrict__ lengths, PagedAttentionShape shape,
-                               T* __restrict__ out) {
-  const int64_t row = blockIdx.x;  // n * heads + h
-  const float* parts = workspace + row * shape.partitions * (shape.dim + 2);
-  const int64_t length = lengths[row / shape.heads];
-  const int64_t used_by_length = (length + shape.partition_size - 1) / shape.partition_size;
-  const int64_t used = used_by_length < shape.partitions ? used_by_length : shape.partitions;
+  const int page_size = static_cast<int>(shape.page_size);
+  const int length = lengths[n], start = partition * kPartition;
+  const int count = min(length - start, kPartition);
+  if (count <= 0) return;  // past the sequence's end: nobody waits for this partition
+  const int used = min((length + kPartition - 1) / kPartition, static_cast<int>(shape.partitions));
+  const int first_page = start / page_size;
+  const int page_count = (start + count - 1) / page_size - first_page + 1;
+  for (int i = static_cast<int>(threadIdx.x); i < page_count; i += static_cast<int>(blockDim.x)) {
+    pages[i] = block_table[n * shape.max_pages + first_page + i];
+  }
+  const int64_t head = n * shape.heads + static_cast<int64_t>(kv) * groups + group;
+  for (int d = lane; d < kDim; d += 32) query[d] = to_float(q[head * kDim + d]) * scale;
+  __syncthreads();
+  // Stage the partition's rows: every thread moves 16-byte vectors of keys and values.
+  const int64_t row_stride = shape.kv_heads * kDim;  // elements between consecutive slots
+  for (int i = static_cast<int>(threadIdx.x); i < count * kVectorsPerRow;
+       i += static_cast<int>(blockDim.x)) {
+    const int t = i / kVectorsPerRow, c = i % kVectorsPerRow, j = start + t;
+    const int64_t slot =
+        static_cast<int64_t>(pages[j / page_size - first_page]) * page_size + j % page_size;
+    const int64_t from = slot * row_stride + static_cast<int64_t>(kv) * kDim + c * kVector;
+    const uint4 key = *reinterpret_cast<const uint4*>(k_pool + from);
+    const uint4 value = *reinterpret_cast<const uint4*>(v_pool + from);
+    *reinterpret_cast<uint4*>(keys + t * Layout::kKeyRow + c * kVector) = key;
+    *reinterpret_cast<uint4*>(values + t * kDim + c * kVector) = value;
+  }
+  __syncthreads();
+
+  // This warp's query head: a score per token (a lane per token), the softmax numerators, then
+  // the weighted values (a lane per kPerLane elements).
   float top = -FLT_MAX;
-  for (int64_t p = 0; p < used; ++p) top = fmaxf(top, parts[p * (shape.dim + 2) + shape.dim]);
-  for (int64_t d = threadIdx.x; d < shape.dim; d += blockDim.x) {
-    float numerator = 0, denominator = 0;
-    for (int64_t p = 0; p < used; ++p) {
-      const float* part = parts + p * (shape.dim + 2);
-      const float weight = __expf(part[shape.dim] - top);
-      numerator += weight * part[d];
-      denominator += weight * part[shape.dim + 1];
-    }
-    out[row * shape.dim + d] = from_float<T>(numerator / denominator);
+  for (int t = lane; t < count; t += 32) {
+    const float score = dot<T, kDim>(query, keys + t * Layout::kKeyRow);
+    weights[t] = score;
+    top = fmaxf(top, score);
   }
+  top = warp_max(top);
+  float sum = 0;
+  for (int t = lane; t < count; t += 32) {
+    const float weight = __expf(weights[t] - top);
+    weights[t] = weight;
+    sum += weight;
+  }
+  sum = warp_sum(sum);
+  __syncwarp();
+  float acc[kPerLane] = {};
+  for (int t = 0; t < count; ++t) {
+    const float weight = weights[t];
+    const T* row = values + t * kDim + lane * kPerLane;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) acc[e] += weight * to_float(row[e]);
+  }
+  T* output = out + head * kDim + lane * kPerLane;
+  if (used == 1) {
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) output[e] = from_float<T>(acc[e] / sum);
+    return;
+  }
+  // Several partitions: (kDim weighted sums, max, sum) per query head to the workspace; whoever
+  // of the sequence's blocks finishes last merges them all.
+  const int64_t stride = kDim + 2;
+  float* parts = workspace + head * shape.partitions * stride;
+  float* mine = parts + partition * stride;
+#pragma unroll
+  for (int e = 0; e < kPerLane; ++e) mine[lane * kPerLane + e] = acc[e];
+  if (lane == 0) {
+    mine[kDim] = top;
+    mine[kDim + 1] = sum;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int32_t* arrived = arrivals + n * shape.kv_heads + kv;
+    merges = atomicAdd(arrived, 1) == used - 1;
+    if (merges) *arrived = 0;  // ready for a later launch that reuses the counters
+  }
+  __syncthreads();
+  if (!merges) return;
+  __threadfence();
+  float overall = -FLT_MAX;
+  for (int p = lane; p < used; p += 32) overall = fmaxf(overall, __ldcg(parts + p * stride + kDim));
+  overall = warp_max(overall);
+  float total = 0;
+  float merged[kPerLane] = {};
+#pragma unroll 4
+  for (int p = 0; p < used; ++p) {
+    const float* part = parts + p * stride;
+    const float weight = __expf(__ldcg(part + kDim) - overall);
+    total += weight * __ldcg(part + kDim + 1);
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) merged[e] += weight * __ldcg(part + lane * kPerLane + e);
+  }
+#pragma unroll
+  for (int e = 0; e < kPerLane; ++e) output[e] = from_float<T>(merged[e] / total);
 }
 
-template <typename T>
-size_t shared_bytes(const PagedAttentionShape& shape) {
-  const int64_t groups = shape.heads / shape.kv_heads;
-  const int64_t slices = value_slices<T>(shape.dim);
-  return sizeof(float) * static_cast<size_t>(groups * shape.dim + groups * shape.partition_size +
-                                             slices * groups * shape.dim);
+template <typename T, int kDim>
+cudaError_t launch(const void* q, const void* k_pool, const void* v_pool,
+                   const int32_t* block_table, const int32_t* lengths,
+                   const PagedAttentionShape& shape, float scale, float* workspace,
+                   int32_t* arrivals, void* out, cudaStream_t stream) {
+  const int groups = static_cast<int>(shape.heads / shape.kv_heads);
+  const size_t shared = SharedLayout<T, kDim>::bytes(groups);
+  if (shared > 48 * 1024) {
+    const cudaError_t status =
+        cudaFuncSetAttribute(attention_kernel<T, kDim>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(shared));
+    if (status != cudaSuccess) return status;
+  }
+  const dim3 grid(static_cast<unsigned>(shape.kv_heads), static_cast<unsigned>(shape.queries),
+                  static_cast<unsigned>(shape.partitions));
+  attention_kernel<T, kDim><<<grid, static_cast<unsigned>(groups * 32), shared, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k_pool), static_cast<const T*>(v_pool),
+      block_table, lengths, shape, scale, workspace, arrivals, static_cast<T*>(out));
+  return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t paged_decode_attention_as(const void* q, const void* k_pool, const void* v_pool,
                                       const int32_t* block_table, const int32_t* lengths,
                                       const PagedAttentionShape& shape, float scale,
-                                      float* workspace, void* out, cudaStream_t stream) {
+                                      float* workspace, int32_t* arrivals, void* out,
+                                      cudaStream_t stream) {
   if (shape.queries == 0) return cudaSuccess;
   if (!vector_aligned({k_pool, v_pool}, shape.dim, sizeof(T))) return cudaErrorMisalignedAddress;
-  const size_t shared = shared_bytes<T>(shape);
-  if (shared > 48 * 1024) {
-    const cudaError_t status = cudaFuncSetAttribute(
-        partition_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-    if (status != cudaSuccess) return status;
+  const auto with = [&](auto kernel) {
+    return kernel(q, k_pool, v_pool, block_table, lengths, shape, scale, workspace, arrivals, out,
+                  stream);
+  };
+  switch (shape.dim) {
+    case 32:
+      return with(launch<T, 32>);
+    case 64:
+      return with(launch<T, 64>);
+    case 128:
+      return with(launch<T, 128>);
+    case 256:
+      return with(launch<T, 256>);
+    default:
+      return cudaErrorInvalidValue;
   }
-  const dim3 grid(static_cast<unsigned>(shape.partitions), static_cast<unsigned>(shape.kv_heads),
-                  static_cast<unsigned>(shape.queries));
-  partition_kernel<T><<<grid, kThreads, shared, stream>>>(
-      static_cast<const T*>(q), static_cast<const T*>(k_pool), static_cast<const T*>(v_pool),
-      block_table, lengths, shape, scale, workspace);
-  const unsigned threads = static_cast<unsigned>(std::min<int64_t>(shape.dim, 256));
-  combine_kernel<T><<<static_cast<unsigned>(shape.queries * shape.heads), threads, 0, stream>>>(
-      workspace, lengths, shape, static_cast<T*>(out));
-  return cudaGetLastError();
 }
 
 }  // namespace
 
+bool paged_attention_supports(int64_t dim) {
+  return dim == 32 || dim == 64 || dim == 128 || dim == 256;
+}
+
 cudaError_t paged_decode_attention(const void* q, ElementType type, const void* k_pool,
                                    const void* v_pool, const int32_t* block_table,
                                    const int32_t* lengths, const PagedAttentionShape& shape,
-                                   float scale, float* workspace, void* out, cudaStream_t stream) {
+                                   float scale, float* workspace, int32_t* arrivals, void* out,
+                                   cudaStream_t stream) {
   if (shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
-      shape.heads / shape.kv_heads > kMaxQueryGroups || shape.dim <= 0 || shape.dim > kMaxDim ||
-      shape.page_size <= 0 || shape.partition_size <= 0 || shape.partitions <= 0) {
+      shape.heads / shape.kv_heads > kMaxQueryGroups || !paged_attention_supports(shape.dim) ||
+      shape.page_size <= 0 || shape.partitions <= 0 || shape.partitions > 65535 ||
+      shape.queries > 65535) {
     return cudaErrorInvalidValue;
   }
   return with_element_type(type, [&](auto element) {
-    return paged_decode_attention_as<decltype(element)>(q, k_pool, v_pool, block_table, lengths,
-                                                        shape, scale, workspace, out, stream);
+    return paged_decode_attention_as<decltype(element)>(
+        q, k_pool, v_pool, block_table, lengths, shape, scale, workspace, arrivals, out, stream);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <string>
 
 namespace kevin::train {
 namespace {
@@ -90,22 +91,49 @@ TEST(PagedAttention, StaleSlotsBeyondALengthAreNeverRead) {
   EXPECT_TRUE(torch::allclose(paged_decode_attention(c.q, c.keys), before));
 }
 
+// Kernel against fp64 dense attention: a bf16 output within a few units in its last place
+// (2^-8 relative) at most, 1e-3 on average.
+void expect_kernel_matches_dense(const Case& c, torch::ScalarType dtype, const std::string& what) {
+  const auto got = paged_decode_attention(c.q, c.keys).to(torch::kFloat64);
+  const auto error = (got - dense_attention(c)).abs();
+  EXPECT_LT(error.max().item<double>(), dtype == torch::kFloat32 ? 1e-5 : 3e-2) << what;
+  EXPECT_LT(error.mean().item<double>(), dtype == torch::kFloat32 ? 1e-6 : 1e-3) << what;
+}
+
 TEST(PagedAttention, CudaKernelEqualsDenseAttention) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const auto cuda = torch::TensorOptions(torch::kCUDA);
-  // 0.5B's groups of 7 over 64-wide heads, QwQ-32B's 5 over 128; lengths across partitions.
-  for (const auto& [heads, kv_heads, dim] : {std::tuple{14, 2, 64}, std::tuple{40, 8, 128}}) {
+  // 0.5B's groups of 7 over 64-wide heads, QwQ-32B's 5 over 128, 3B's 8 over 128, and the
+  // narrowest and widest heads; lengths within one partition and across up to 71.
+  for (const auto& [heads, kv_heads, dim] :
+       {std::tuple{14, 2, 64}, std::tuple{40, 8, 128}, std::tuple{16, 2, 128}, std::tuple{4, 2, 32},
+        std::tuple{4, 4, 256}}) {
     for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
       const Case c =
-          make_case({1, 33, 511, 512, 513, 1500}, heads, kv_heads, dim, cuda.dtype(dtype));
-      const auto got = paged_decode_attention(c.q, c.keys).to(torch::kFloat64);
-      const auto error = (got - dense_attention(c)).abs();
-      // bf16 output: a few units in its last place (2^-8 relative) at most, 1e-3 on average.
-      EXPECT_LT(error.max().item<double>(), dtype == torch::kFloat32 ? 1e-5 : 3e-2)
-          << heads << "/" << kv_heads << " " << dtype;
-      EXPECT_LT(error.mean().item<double>(), dtype == torch::kFloat32 ? 1e-6 : 1e-3);
+          make_case({1, 33, 64, 65, 511, 1500, 4500}, heads, kv_heads, dim, cuda.dtype(dtype));
+      expect_kernel_matches_dense(
+          c, dtype,
+          std::to_string(heads) + "/" + std::to_string(kv_heads) + " " + c10::toString(dtype));
     }
   }
+}
+
+TEST(PagedAttention, CudaKernelLaunchedForLongerContextsThanTheSequencesHave) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  // A CUDA graph launches for its bucket's context: partitions past each sequence's end idle.
+  Case c = make_case({3, 70, 200}, 14, 2, 64, torch::TensorOptions(torch::kCUDA));
+  c.keys.max_length = 8192;
+  expect_kernel_matches_dense(c, torch::kFloat32, "graph bucket");
+}
+
+TEST(PagedAttention, CudaKernelNeverReadsStaleSlotsBeyondALength) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Case c = make_case({3, 20}, 4, 2, 64, torch::TensorOptions(torch::kCUDA));
+  const auto before = paged_decode_attention(c.q, c.keys);
+  const int64_t page = c.keys.block_table[0][0].item<int64_t>();
+  c.keys.k_pool.narrow(0, page * 16 + 3, 13).fill_(NAN);
+  c.keys.v_pool.narrow(0, page * 16 + 3, 13).fill_(NAN);
+  EXPECT_TRUE(torch::allclose(paged_decode_attention(c.q, c.keys), before));
 }
 
 // The store's pools and rotated query against apply_rotary's (the model's prefill path) on the

@@ -93,8 +93,8 @@ void DecodeModel::refresh() {
 
 torch::Tensor DecodeModel::attend(size_t index, const torch::Tensor& q, const DecodeInputs& in,
                                   KVPool& pool) const {
-  const PagedKeys keys{pool.keys(index), pool.values(index),     in.block_table,
-                       in.lengths,       pool.shape().page_size, in.max_length};
+  const PagedKeys keys{pool.keys(index),       pool.values(index), in.block_table, in.lengths,
+                       pool.shape().page_size, in.max_length,      arrivals_};
   const auto out = paged_decode_attention(q.to(keys.k_pool.scalar_type()), keys);
   return out.to(dtype_).reshape({q.size(0), q.size(1) * q.size(2)});
 }
@@ -112,9 +112,11 @@ torch::Tensor DecodeModel::fused_layer(const Layer& w, size_t index, torch::Tens
   const auto q = rotary_store(qkv.narrow(1, 0, q_width), qkv.narrow(1, q_width, kv_width),
                               qkv.narrow(1, q_width + kv_width, kv_width), cos, sin, in.slots,
                               pool.keys(index), pool.values(index));
-  x = torch::addmm(x, attend(index, q, in, pool), w.o.t());
+  // The residual adds accumulate into x in place: an out-of-place addmm first copies x into its
+  // output, one more kernel per projection.
+  x.addmm_(attend(index, q, in, pool), w.o.t());
   h = rms_norm(x, w.post_norm, eps);
-  return torch::addmm(x, swiglu(torch::mm(h, w.gate_up.t())), w.down.t());
+  return x.addmm_(swiglu(torch::mm(h, w.gate_up.t())), w.down.t());
 }
 
 torch::Tensor DecodeModel::module_layer(size_t index, torch::Tensor x, const torch::Tensor& cos,
@@ -138,6 +140,7 @@ torch::Tensor DecodeModel::module_layer(size_t index, torch::Tensor x, const tor
 torch::Tensor DecodeModel::hidden(const DecodeInputs& in, KVPool& pool) {
   const AutocastOff autocast_off;
   const int64_t n = in.tokens.size(0);
+  arrivals_ = torch::zeros({n * pool.shape().kv_heads}, in.tokens.options().dtype(torch::kInt32));
   auto [cos, sin] = model_->rotary_at(in.positions.view({n, 1}));
   cos = cos.view({n, -1});
   sin = sin.view({n, -1});

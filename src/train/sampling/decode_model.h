@@ -71,6 +71,9 @@ class DecodeModel {
   bool fuse_;
   std::vector<Layer> layers_;
   torch::Tensor embed_, final_norm_, head_;  // fused form only
+  // The attention kernel's counters for the step under way (hidden() makes them; every layer's
+  // launch leaves them zero for the next).
+  torch::Tensor arrivals_;
   std::vector<std::pair<const void*, int64_t>> versions_;
 };
 

@@ -2,15 +2,59 @@
 #include "train/sampling/generate.h"
 
 #include <algorithm>
+#include <climits>
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+#include "train/model/kernel_launch.h"
+#endif
 
 namespace kevin::train {
 
-std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
+namespace {
+
+// top_p <= 0 keeps only the most likely token, as greedy decoding does.
+bool greedy(const SamplingParams& p) { return p.temperature <= 0 || p.top_p <= 0; }
+
+#if KEVIN_TRAIN_CUDA_KERNELS
+
+bool takes_sampler_kernel(const torch::Tensor& logits) {
+  return logits.is_cuda() && logits.dim() == 2 && has_kernel_type(logits) &&
+         logits.size(0) <= 65535 && logits.size(1) > 0 && logits.size(1) <= INT_MAX;
+}
+
+std::pair<torch::Tensor, torch::Tensor> kernel_sample(const torch::Tensor& logits,
                                                       const SamplingParams& p) {
+  const auto x = logits.contiguous();
+  const int64_t rows = x.size(0), vocab = x.size(1);
+  const auto longs = x.options().dtype(torch::kLong), floats = x.options().dtype(torch::kFloat32);
+  // A seed per row from torch's generator: torch::manual_seed repeats a run, and inside a CUDA
+  // graph each replay draws fresh ones.
+  const auto seeds = greedy(p) ? torch::Tensor() : torch::empty({rows}, longs).random_();
+  auto workspace = torch::empty({kernels::sample_workspace_floats(rows, vocab)}, floats);
+  auto arrivals = torch::zeros({rows}, x.options().dtype(torch::kInt32));
+  auto tokens = torch::empty({rows}, longs), logprobs = torch::empty({rows}, floats);
+  const OnDeviceOf on(x);
+  check_launch(
+      kernels::sample_rows(x.data_ptr(), kernel_type(x), rows, vocab,
+                           static_cast<float>(p.temperature > 0 ? 1.0 / p.temperature : 1.0),
+                           static_cast<float>(p.top_p), greedy(p),
+                           seeds.defined() ? seeds.data_ptr<int64_t>() : nullptr,
+                           workspace.data_ptr<float>(), arrivals.data_ptr<int32_t>(),
+                           tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(), on.stream()),
+      "sampling");
+  return {tokens, logprobs};
+}
+
+#endif
+
+}  // namespace
+
+std::pair<torch::Tensor, torch::Tensor> sample_tokens_reference(const torch::Tensor& logits,
+                                                                const SamplingParams& p) {
   const auto scaled = logits.to(torch::kFloat32) / (p.temperature > 0 ? p.temperature : 1.0);
   const auto logprobs = torch::log_softmax(scaled, -1);
   torch::Tensor tokens;
-  if (p.temperature <= 0) {
+  if (greedy(p)) {
     tokens = scaled.argmax(-1);
   } else {
     auto probs = logprobs.exp();
@@ -25,6 +69,14 @@ std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logit
     tokens = (probs / torch::empty_like(probs).exponential_(1.0)).argmax(-1);
   }
   return {tokens, logprobs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)};
+}
+
+std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
+                                                      const SamplingParams& p) {
+#if KEVIN_TRAIN_CUDA_KERNELS
+  if (takes_sampler_kernel(logits)) return kernel_sample(logits, p);
+#endif
+  return sample_tokens_reference(logits, p);
 }
 
 std::vector<Sampled> generate(Qwen2ForCausalLM& model,

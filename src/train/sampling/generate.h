@@ -27,11 +27,18 @@ struct Sampled {
 };
 
 // One token per row of `logits` [B, V] under `params` (temperature, top-p; greedy at
-// temperature 0), with its log-probability under the temperature-scaled distribution: (tokens
-// [B] int64, logprobs [B] fp32), on the logits' device, without reading anything back to the
-// host (no synchronisation with the GPU).
+// temperature 0 or top_p 0), with its log-probability under the temperature-scaled
+// distribution: (tokens [B] int64, logprobs [B] fp32), on the logits' device, without reading
+// anything back to the host (no synchronisation with the GPU). On CUDA one fused kernel
+// (sampler_kernels.cu: no sort, no fp32 copy of the logits; at top-p, ties at the nucleus's edge
+// all stay in), elsewhere sample_tokens_reference. Both draw from torch's generator on the
+// logits' device, so torch::manual_seed repeats a run; they draw different streams.
 std::pair<torch::Tensor, torch::Tensor> sample_tokens(const torch::Tensor& logits,
                                                       const SamplingParams& params);
+
+// The same in stock ops (sorting for top-p): the CPU path and the kernel's test oracle.
+std::pair<torch::Tensor, torch::Tensor> sample_tokens_reference(const torch::Tensor& logits,
+                                                                const SamplingParams& params);
 
 // Samples one continuation per prompt (all prompts non-empty). Uses torch's global RNG on
 // the model's device (seed it with torch::manual_seed for reproducible runs). Runs without

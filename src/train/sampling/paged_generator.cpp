@@ -469,12 +469,14 @@ PagedGenerator::DecodeGraph* PagedGenerator::graph_for(int64_t n, int64_t widest
   const int64_t page = pool_.shape().page_size;
   const int64_t most = (options_.graph_context + page - 1) / page;
   if (!options_.cuda_graphs || !device_.is_cuda() || widest > most) return nullptr;
-  // Buckets: rows in powers of two up to max_batch; pages in powers of two from 1024 tokens' up
+  // Buckets: rows in powers of two up to max_batch; pages in powers of two from 256 tokens' up
   // to graph_context's, so the attention launched sizes its split for the context at hand.
   int64_t rows = 1;
   while (rows < n) rows *= 2;
   rows = std::max(n, std::min(rows, options_.max_batch));
-  constexpr int64_t kSmallestContext = 1024;  // tokens
+  // Short enough that a batch of short answers does not launch attention over many partitions
+  // past every sequence's end.
+  constexpr int64_t kSmallestContext = 256;  // tokens
   int64_t width = std::min(most, (kSmallestContext + page - 1) / page);
   while (width < widest) width = std::min(most, width * 2);
   for (const auto& g : graphs_) {

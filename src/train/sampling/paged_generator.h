@@ -46,7 +46,7 @@ struct PagedGeneratorOptions {
   int64_t prefill_chunk = 4096;      // prompt tokens per prefill forward
   size_t max_cached_prefixes = 256;  // 0: no prefix cache
   // Decode steps replayed as CUDA graphs, one per batch-size bucket (powers of two up to
-  // max_batch), context bucket (powers of two from 1024 tokens) and sampling setting, all in
+  // max_batch), context bucket (powers of two from 256 tokens) and sampling setting, all in
   // one memory pool, for sequences of up to graph_context tokens (longer ones decode without a
   // graph). Only on CUDA; ignored elsewhere. The step runs with autocast off in the cache's
   // dtype, so a caller's autocast scope does not stop the capture.
