@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <type_traits>
+#include <vector>
 
 #include "core/file.h"
 #include "reward/reward.h"
@@ -15,105 +18,190 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
+// Every field of a turn record, named once: fields(record, visit) calls visit(name, member) in
+// the record's order, for a const record (writing) and a mutable one (reading).
+template <typename Record, typename Visit>
+void fields(Record& r, Visit&& visit) {
+  visit("task", r.task);
+  visit("trajectory", r.trajectory);
+  visit("turn", r.turn);
+  visit("allocation", r.allocation);
+  visit("parent", r.parent);
+  visit("prompt", r.prompt);
+  visit("prompt_estimated_tokens", r.prompt_estimated_tokens);
+  visit("turns_dropped", r.turns_dropped);
+  visit("response", r.response);
+  visit("reasoning_chars", r.reasoning_chars);
+  visit("finish_reason", r.finish_reason);
+  visit("code", r.code);
+  visit("summary", r.summary);
+  visit("verdict", r.verdict);
+  visit("reason", r.reason);
+  visit("feedback", r.feedback);
+  visit("correct", r.correct);
+  visit("speedup", r.speedup);
+  visit("score", r.score);
+  visit("prompt_tokens", r.prompt_tokens);
+  visit("completion_tokens", r.completion_tokens);
+  visit("candidate_ms", r.candidate_ms);
+  visit("baseline_ms", r.baseline_ms);
+  visit("compile_ms", r.compile_ms);
+  visit("eval_ms", r.eval_ms);
+  visit("cache_hit", r.cache_hit);
+  visit("roofline_fraction", r.roofline_fraction);
+  visit("baseline_roofline_fraction", r.baseline_roofline_fraction);
+  visit("prompt_token_ids", r.prompt_token_ids);
+  visit("completion_token_ids", r.completion_token_ids);
+  visit("logprobs", r.logprobs);
+}
 
-// `record[key]` as T, or `fallback` when it is missing or of another type.
+// The JSON of one field's value; presence (null, omitted) is decided by put below.
 template <typename T>
-T field(const Json& record, std::string_view key, T fallback) {
-  auto value = json_get_or<T>(record, key, fallback);
-  return value.is_ok() ? *std::move(value) : fallback;
+Json value_json(const T& value) {
+  return Json(value);
+}
+Json value_json(const std::vector<ChatMessage>& messages) {
+  Json out = Json::array();
+  for (const auto& m : messages) out.push_back({{"role", m.role}, {"content", m.content}});
+  return out;
+}
+template <typename T>
+Json value_json(const std::optional<T>& value) {
+  return value ? value_json(*value) : Json();
 }
 
 template <typename T>
-std::optional<T> optional_field(const Json& record, std::string_view key) {
-  auto value = json_get<T>(record, key);
-  return value.is_ok() ? std::optional<T>(*std::move(value)) : std::nullopt;
+void put(Json& j, const char* name, const T& value) {
+  j[name] = value_json(value);
+}
+template <typename T>
+void put(Json& j, const char* name, const Omitted<T>& field) {
+  if (field.value) j[name] = value_json(*field.value);
+}
+
+// `j[name]` read into `value` when it is there and of the right type; `value` kept otherwise.
+template <typename T>
+void take(const Json& j, const char* name, T& value) {
+  auto got = json_get<T>(j, name);
+  if (got.is_ok()) value = *std::move(got);
+}
+void take(const Json& j, const char* name, std::vector<ChatMessage>& messages) {
+  if (!j.is_object() || !j.contains(name) || !j[name].is_array()) return;
+  for (const auto& m : j[name]) {
+    ChatMessage message;
+    take(m, "role", message.role);
+    take(m, "content", message.content);
+    messages.push_back(std::move(message));
+  }
+}
+template <typename T>
+void take(const Json& j, const char* name, std::optional<T>& value) {
+  auto got = json_get<T>(j, name);
+  if (got.is_ok()) value = *std::move(got);
+}
+// An Omitted field is there when its key is; a value of the wrong type reads as absent,
+// except that an Omitted optional reads it as null.
+template <typename T>
+void take(const Json& j, const char* name, Omitted<T>& field) {
+  if (!j.is_object() || !j.contains(name)) return;
+  if constexpr (std::is_same_v<T, std::optional<double>>) {
+    take(j, name, field.value.emplace());
+  } else {
+    take(j, name, field.value);
+  }
 }
 
 }  // namespace
 
-Json turn_record(std::optional<int> parent, const TurnKey& key, const env::Prompt& prompt,
-                 const policy::Generation& gen, const env::TurnOutcome& t) {
-  Json messages = Json::array();
-  for (const auto& m : prompt.messages)
-    messages.push_back({{"role", m.role}, {"content", m.content}});
-  const std::string& reasoning = gen.reasoning.empty() ? t.reasoning : gen.reasoning;
-  Json j = {{"task", key.task},
-            {"trajectory", key.trajectory},
-            {"turn", key.turn},
-            {"allocation", key.allocation},
-            {"parent", parent ? Json(*parent) : Json()},
-            {"prompt", messages},
-            {"prompt_estimated_tokens", prompt.estimated_tokens},
-            {"turns_dropped", prompt.turns_dropped},
-            {"response", gen.content},
-            {"reasoning_chars", reasoning.size()},
-            {"finish_reason", gen.finish_reason},
-            {"code", t.code},
-            {"summary", t.summary},
-            {"verdict", verdict_name(t.verdict)},
-            {"reason", t.reason},
-            {"feedback", t.feedback},
-            {"correct", t.correct()},
-            {"speedup", optional_number(t.speedup)},
-            {"score", t.score},
-            {"prompt_tokens", gen.prompt_tokens},
-            {"completion_tokens", gen.completion_tokens},
-            {"candidate_ms", Json()},
-            {"baseline_ms", Json()},
-            {"compile_ms", 0.0},
-            {"eval_ms", 0.0}};
-  if (!gen.completion_token_ids.empty()) {
-    j["prompt_token_ids"] = gen.prompt_token_ids;
-    j["completion_token_ids"] = gen.completion_token_ids;
-    j["logprobs"] = gen.completion_logprobs;
-  }
-  if (t.eval) {
-    j["candidate_ms"] = optional_number(t.eval->candidate_ms);
-    j["baseline_ms"] = optional_number(t.eval->baseline_ms);
-    j["compile_ms"] = t.eval->compile_ms;
-    j["eval_ms"] = t.eval->total_ms;
-    j["cache_hit"] = t.eval->cache_hit;
-    if (const auto& sol = t.eval->speed_of_light) {
-      // Fractions of the roofline bound: what `kevin report` plots against turns.
-      j["roofline_fraction"] = sol->candidate ? Json(sol->candidate->fraction) : Json();
-      j["baseline_roofline_fraction"] = sol->baseline ? Json(sol->baseline->fraction) : Json();
-    }
-  }
+Json to_json(const TurnRecord& record) {
+  Json j = Json::object();
+  fields(record, [&](const char* name, const auto& value) { put(j, name, value); });
   return j;
 }
 
-env::TurnOutcome outcome_from_record(const Json& r) {
+TurnRecord parse_turn_record(const Json& record) {
+  TurnRecord r;
+  if (!record.is_object()) return r;
+  fields(r, [&](const char* name, auto& value) { take(record, name, value); });
+  return r;
+}
+
+Json turn_record(std::optional<int> parent, const TurnKey& key, const env::Prompt& prompt,
+                 const policy::Generation& gen, const env::TurnOutcome& t) {
+  TurnRecord r;
+  r.task = key.task;
+  r.trajectory = key.trajectory;
+  r.turn = key.turn;
+  r.allocation = key.allocation;
+  r.parent = parent;
+  r.prompt = prompt.messages;
+  r.prompt_estimated_tokens = static_cast<int64_t>(prompt.estimated_tokens);
+  r.turns_dropped = static_cast<int64_t>(prompt.turns_dropped);
+  r.response = gen.content;
+  r.reasoning_chars =
+      static_cast<int64_t>((gen.reasoning.empty() ? t.reasoning : gen.reasoning).size());
+  r.finish_reason = gen.finish_reason;
+  r.code = t.code;
+  r.summary = t.summary;
+  r.verdict = verdict_name(t.verdict);
+  r.reason = t.reason;
+  r.feedback = t.feedback;
+  r.correct = t.correct();
+  r.speedup = t.speedup;
+  r.score = t.score;
+  r.prompt_tokens = gen.prompt_tokens;
+  r.completion_tokens = gen.completion_tokens;
+  if (!gen.completion_token_ids.empty()) {
+    r.prompt_token_ids.value = gen.prompt_token_ids;
+    r.completion_token_ids.value = gen.completion_token_ids;
+    r.logprobs.value = gen.completion_logprobs;
+  }
+  if (t.eval) {
+    r.candidate_ms = t.eval->candidate_ms;
+    r.baseline_ms = t.eval->baseline_ms;
+    r.compile_ms = t.eval->compile_ms;
+    r.eval_ms = t.eval->total_ms;
+    r.cache_hit.value = t.eval->cache_hit;
+    if (const auto& sol = t.eval->speed_of_light) {
+      // Fractions of the roofline bound: what `kevin report` plots against turns.
+      r.roofline_fraction.value =
+          sol->candidate ? std::optional(sol->candidate->fraction) : std::nullopt;
+      r.baseline_roofline_fraction.value =
+          sol->baseline ? std::optional(sol->baseline->fraction) : std::nullopt;
+    }
+  }
+  return to_json(r);
+}
+
+env::TurnOutcome outcome_from_record(const Json& record) {
+  const TurnRecord r = parse_turn_record(record);
   env::TurnOutcome t;
-  t.code = field<std::string>(r, "code", "");
-  t.summary = field<std::string>(r, "summary", "");
-  t.verdict =
-      verdict_from_name(field<std::string>(r, "verdict", "")).value_or(VerdictKind::kParseError);
-  t.reason = field<std::string>(r, "reason", "");
-  t.feedback = field<std::string>(r, "feedback", "");
-  if (t.correct()) t.speedup = optional_field<double>(r, "speedup");
-  t.score = field<double>(r, "score", 0.0);
+  t.code = r.code;
+  t.summary = r.summary;
+  t.verdict = verdict_from_name(r.verdict).value_or(VerdictKind::kParseError);
+  t.reason = r.reason;
+  t.feedback = r.feedback;
+  if (t.correct()) t.speedup = r.speedup;
+  t.score = r.score;
   return t;
 }
 
 ScoredTurn read_turn(const TurnKey& key, Json record) {
+  TurnRecord r = parse_turn_record(record);
   ScoredTurn t;
   t.key = key;
-  t.parent = optional_field<int>(record, "parent");
-  t.code = field<std::string>(record, "code", "");
-  t.finish_reason = field<std::string>(record, "finish_reason", "");
-  t.correct = field<bool>(record, "correct", false);
-  if (t.correct) t.speedup = optional_field<double>(record, "speedup");
-  t.score = field<double>(record, "score", 0.0);
-  t.completion_tokens = field<int64_t>(record, "completion_tokens", 0);
-  auto prompt = optional_field<std::vector<int32_t>>(record, "prompt_token_ids");
-  auto completion = optional_field<std::vector<int32_t>>(record, "completion_token_ids");
-  auto logprobs = optional_field<std::vector<float>>(record, "logprobs");
-  t.has_tokens = prompt && completion && logprobs;
+  t.parent = r.parent;
+  t.code = std::move(r.code);
+  t.finish_reason = std::move(r.finish_reason);
+  t.correct = r.correct;
+  if (t.correct) t.speedup = r.speedup;
+  t.score = r.score;
+  t.completion_tokens = r.completion_tokens;
+  t.has_tokens = r.prompt_token_ids.value && r.completion_token_ids.value && r.logprobs.value;
   if (t.has_tokens) {
-    t.prompt_token_ids = std::move(*prompt);
-    t.completion_token_ids = std::move(*completion);
-    t.logprobs = std::move(*logprobs);
+    t.prompt_token_ids = std::move(*r.prompt_token_ids.value);
+    t.completion_token_ids = std::move(*r.completion_token_ids.value);
+    t.logprobs = std::move(*r.logprobs.value);
   }
   t.record = std::move(record);
   return t;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/chat.h"
 #include "core/json.h"
 #include "env/episode.h"
 #include "policy/policy.h"
@@ -18,6 +19,42 @@
 #include "rollout/run_store.h"
 
 namespace kevin::rollout {
+
+// One judged turn's stored record, typed (docs/run.md, "Turn records"). Its fields are listed
+// once (records.cpp), and that list both writes the JSON and reads it back. An empty
+// std::optional is written as null; an empty Omitted is left out of the record; an Omitted
+// holding an empty std::optional is written as null.
+template <typename T>
+struct Omitted {
+  std::optional<T> value;
+};
+struct TurnRecord {
+  std::string task, allocation;
+  int trajectory = 0, turn = 0;
+  std::optional<int> parent;  // a beam copy's source trajectory
+  std::vector<ChatMessage> prompt;
+  int64_t prompt_estimated_tokens = 0, turns_dropped = 0;
+  std::string response;
+  int64_t reasoning_chars = 0;
+  std::string finish_reason, code, summary, verdict, reason, feedback;
+  bool correct = false;
+  std::optional<double> speedup;
+  double score = 0;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  std::optional<double> candidate_ms, baseline_ms;
+  double compile_ms = 0, eval_ms = 0;
+  Omitted<bool> cache_hit;  // with an evaluation only
+  // With a speed-of-light bound only (each null when that side has none).
+  Omitted<std::optional<double>> roofline_fraction, baseline_roofline_fraction;
+  // In-process sampling only: the exact tokens and their log-probabilities.
+  Omitted<std::vector<int32_t>> prompt_token_ids, completion_token_ids;
+  Omitted<std::vector<float>> logprobs;
+};
+// The record as JSON. A field the caller adds afterwards (generation_ms, ...) is not in it.
+Json to_json(const TurnRecord& record);
+// The record a stored JSON object holds. A missing or ill-typed field takes its default (an
+// absent Omitted stays absent); never fails.
+TurnRecord parse_turn_record(const Json& record);
 
 // The record stored for one judged turn `key` of a trajectory continued from `parent` (a beam
 // copy's source trajectory; none for a first-round trajectory): the prompt as sent, the
