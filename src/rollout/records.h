@@ -20,8 +20,8 @@
 
 namespace kevin::rollout {
 
-// One judged turn's stored record, typed (docs/run.md, "Turn records"). Its fields are listed
-// once (records.cpp), and that list both writes the JSON and reads it back. An empty
+// One judged turn's stored record, typed (docs/run.md, "The run directory"). Its fields are
+// listed once (records.cpp), and that list both writes the JSON and reads it back. An empty
 // std::optional is written as null; an empty Omitted is left out of the record; an Omitted
 // holding an empty std::optional is written as null.
 template <typename T>
