@@ -36,8 +36,8 @@ torch::Tensor kernel_attention(const torch::Tensor& q, const PagedKeys& keys) {
                       ? keys.arrivals
                       : torch::zeros({n * kv_heads}, q.options().dtype(torch::kInt32));
   TORCH_CHECK(arrivals.numel() >= n * kv_heads && arrivals.scalar_type() == torch::kInt32 &&
-                  arrivals.is_contiguous(),
-              "paged_decode_attention: arrivals must be N x KV contiguous int32");
+                  arrivals.is_contiguous() && arrivals.device() == q.device(),
+              "paged_decode_attention: arrivals must be N x KV contiguous int32 on q's device");
   auto out = torch::empty_like(query);
   const OnDeviceOf on(q);
   check_launch(
