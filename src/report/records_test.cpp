@@ -1,11 +1,13 @@
-// records_test.cpp — reading trajectories.jsonl: every field of a full record, defaults for
-// optional fields, and one clear error naming the line for each kind of malformed input.
+// records_test.cpp — reading trajectories.jsonl: every field of a full record, the record the
+// rollout writes read back field for field, defaults for optional fields, and one clear error
+// naming the line for each kind of malformed input.
 #include "report/records.h"
 
 #include <gtest/gtest.h>
 
 #include "core/file.h"
 #include "report/test_records.h"
+#include "rollout/records.h"
 #include "sys/tempdir.h"
 
 namespace kevin::report {
@@ -70,6 +72,45 @@ TEST_F(ReportRecords, ReadsFullContractRecords) {
   EXPECT_DOUBLE_EQ(b.compile_ms, 100.0);
   EXPECT_DOUBLE_EQ(b.eval_ms, 50.0);
   EXPECT_EQ(b.line, 2u);
+}
+
+// The report validates the file by key; the rollout writes it from its typed record
+// (rollout::TurnRecord): every field the report reads must come back with the value written.
+TEST_F(ReportRecords, ReadsEveryFieldTheRolloutWritesWithItsValue) {
+  rollout::TurnRecord r;
+  r.task = "level1/019_relu";
+  r.allocation = "beam";
+  r.trajectory = 7;
+  r.turn = 3;
+  r.parent = 4;
+  r.finish_reason = "length";
+  r.verdict = "correct";
+  r.correct = true;
+  r.speedup = 2.5;
+  r.compile_ms = 812.0;
+  r.eval_ms = 96.5;
+  r.roofline_fraction.value = 0.375;
+  r.baseline_roofline_fraction.value = 0.125;
+  Json record = rollout::to_json(r);
+  record["generation_ms"] = 4321.0;  // added by the run after judging (docs/run.md)
+  record["cached_eval"] = true;
+  const auto row = turn_row_from_json(record);
+  ASSERT_TRUE(row.is_ok()) << row.status().to_string();
+  EXPECT_EQ(row->task, r.task);
+  EXPECT_EQ(row->allocation, r.allocation);
+  EXPECT_EQ(row->trajectory, r.trajectory);
+  EXPECT_EQ(row->turn, r.turn);
+  EXPECT_EQ(row->parent, r.parent);
+  EXPECT_EQ(row->verdict, VerdictKind::kCorrect);
+  EXPECT_TRUE(row->correct);
+  EXPECT_EQ(row->speedup, r.speedup);
+  EXPECT_EQ(row->roofline_fraction, *r.roofline_fraction.value);
+  EXPECT_EQ(row->baseline_roofline_fraction, *r.baseline_roofline_fraction.value);
+  EXPECT_DOUBLE_EQ(row->compile_ms, r.compile_ms);
+  EXPECT_DOUBLE_EQ(row->eval_ms, r.eval_ms);
+  EXPECT_TRUE(row->truncated);
+  EXPECT_DOUBLE_EQ(row->generation_ms, 4321.0);
+  EXPECT_TRUE(row->cached_eval);
 }
 
 TEST_F(ReportRecords, OptionalFieldsDefaultAndIncorrectSpeedupIsDropped) {
