@@ -9,7 +9,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/parallel.h"
-#include "engine/runner_session.h"
+#include "engine/run/runner_session.h"
 #include "sys/cuda_probe.h"
 #include "tasks/kernelbench_tools.h"
 #include "tasks/problem.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/mutex.h"
-#include "engine/judge.h"
+#include "engine/judge/judge.h"
 #include "env/device_pool.h"
 #include "env/evaluator.h"
 #include "tasks/reference_provider.h"

@@ -11,8 +11,8 @@
 
 #include "core/device_gate.h"
 #include "core/mutex.h"
-#include "engine/eval_result.h"
-#include "engine/kernelbench.h"
+#include "engine/judge/eval_result.h"
+#include "engine/build/kernelbench.h"
 #include "tasks/suite.h"
 
 namespace kevin::env {

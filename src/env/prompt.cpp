@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "engine/gate.h"
+#include "engine/gates/gate.h"
 
 namespace kevin::env {
 namespace {

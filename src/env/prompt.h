@@ -6,7 +6,7 @@
 #pragma once
 
 #include "core/chat.h"
-#include "engine/kernelbench.h"
+#include "engine/build/kernelbench.h"
 
 #include <cstddef>
 #include <string>

@@ -6,7 +6,7 @@
 // changes. Untrusted input: never throws, any byte string.
 #pragma once
 
-#include "engine/kernelbench.h"
+#include "engine/build/kernelbench.h"
 
 #include <cstddef>
 #include <optional>

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/sha256.h"
-#include "engine/kernelbench.h"
+#include "engine/build/kernelbench.h"
 
 namespace kevin::queue {
 namespace {

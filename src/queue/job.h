@@ -9,7 +9,7 @@
 
 #include "core/json.h"
 #include "core/status.h"
-#include "engine/eval_result.h"
+#include "engine/judge/eval_result.h"
 
 namespace kevin::queue {
 

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "core/file.h"
-#include "engine/compiler.h"
-#include "engine/elf.h"
-#include "engine/gate.h"
-#include "engine/symbol_gate.h"
+#include "engine/build/compiler.h"
+#include "engine/gates/elf.h"
+#include "engine/gates/gate.h"
+#include "engine/gates/symbol_gate.h"
 #include "sys/tempdir.h"
 
 namespace kevin::tasks {

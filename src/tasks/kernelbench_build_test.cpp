@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "core/file.h"
-#include "engine/compiler.h"
+#include "engine/build/compiler.h"
 #include "sys/process.h"
 #include "sys/tempdir.h"
 #include "tasks/kernelbench_tools.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "engine/kernelbench.h"
+#include "engine/build/kernelbench.h"
 
 namespace kevin::tasks {
 

@@ -8,8 +8,8 @@
 
 #include "core/json.h"
 #include "core/tensor.h"
-#include "engine/kernelbench.h"
-#include "engine/reference.h"
+#include "engine/build/kernelbench.h"
+#include "engine/run/reference.h"
 #include "tasks/suite.h"
 
 namespace kevin::tasks {

@@ -17,7 +17,7 @@
 #include "core/long_wait.h"
 #include "core/mutex.h"
 #include "core/sha256.h"
-#include "engine/runner_session.h"
+#include "engine/run/runner_session.h"
 
 namespace kevin::tasks {
 namespace fs = std::filesystem;

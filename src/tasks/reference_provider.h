@@ -17,7 +17,7 @@
 
 #include "core/device_gate.h"
 #include "core/mutex.h"
-#include "engine/reference.h"
+#include "engine/run/reference.h"
 #include "tasks/reference_store.h"
 #include "tasks/reference_worker.h"
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/reference.h"
+#include "engine/run/reference.h"
 
 namespace kevin::tasks {
 

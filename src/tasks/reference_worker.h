@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "engine/reference.h"
+#include "engine/run/reference.h"
 #include "sys/fd.h"
 #include "sys/process.h"
 

@@ -3,7 +3,7 @@
 # system. It loads KernelBench-format task files with PyTorch and, per request, writes the
 # correctness and timing sets with their expected outputs and the work the task must do, times
 # the eager baseline, or measures the device's peak rates (reference protocol 3; layout in
-# src/engine/reference.h). JSON requests on stdin, one JSON reply per line on stdout.
+# src/engine/run/reference.h). JSON requests on stdin, one JSON reply per line on stdout.
 import contextlib
 import hashlib
 import importlib.util
@@ -192,7 +192,7 @@ SUPPORTED = {
 
 
 def set_bytes(tensors):
-    """Padded size of a set holding `tensors` (the layout of src/engine/reference.h)."""
+    """Padded size of a set holding `tensors` (the layout of src/engine/run/reference.h)."""
     at = sum(-(-t.numel() * t.element_size() // ALIGN) * ALIGN for t in tensors)
     return max(at, ALIGN)
 

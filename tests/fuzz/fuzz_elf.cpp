@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/elf.h"
-#include "engine/symbol_gate.h"
+#include "engine/gates/elf.h"
+#include "engine/gates/symbol_gate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using kevin::engine::Backend;

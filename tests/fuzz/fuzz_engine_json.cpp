@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "core/json.h"
-#include "engine/kernelbench.h"
-#include "engine/reference.h"
+#include "engine/build/kernelbench.h"
+#include "engine/run/reference.h"
 #include "scratch_file.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/gate.h"
+#include "engine/gates/gate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using kevin::engine::Backend;

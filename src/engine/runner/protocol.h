@@ -46,7 +46,7 @@ struct Setup {
 // One argument of a KernelBench answer's forward, in the reference's order.
 struct KernelBenchArg {
   std::string name;
-  std::string role;  // "input", "parameter", "buffer" (engine/reference.h's arg roles)
+  std::string role;  // "input", "parameter", "buffer" (engine/run/reference.h's arg roles)
 };
 
 // Loads the candidate (candidate.so, or answer.py for the Python runner) and seals the sandbox.

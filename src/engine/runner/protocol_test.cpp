@@ -13,7 +13,7 @@
 #include "core/file.h"
 #include "engine/harness_math.h"
 #include "engine/runner/host_kernels.h"
-#include "engine/runner_session.h"
+#include "engine/run/runner_session.h"
 #include "sys/tempdir.h"
 
 namespace kevin::runner_protocol {
