@@ -413,7 +413,7 @@ class Server::Impl {
         bodies_(options.max_buffered_body_bytes > 0 ? options.max_buffered_body_bytes
                                                     : 4 * options.max_body_bytes),
         shared_{front_end, &queue_, &bodies_, options, {}, {}, {}, 0},
-        acceptor_(ioc_) {}
+        acceptor_(net::make_strand(ioc_)) {}
 
   Status listen(const std::string& host, uint16_t port, uint16_t* bound) {
     boost::system::error_code ec;
@@ -484,7 +484,9 @@ class Server::Impl {
   // is closed and, within the drain timeout, its last writes flushed.
   void shut_down() {
     front_end_->begin_shutdown();
-    net::post(ioc_, [this] {
+    // On the acceptor's strand: an accept's completion (which starts the next accept) may be
+    // running on another I/O thread, and the acceptor is not safe to use from two at once.
+    net::post(acceptor_.get_executor(), [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
     });
@@ -509,7 +511,7 @@ class Server::Impl {
   BodyBudget bodies_;  // before the connections (in ioc_), which give their shares back
   Shared shared_;
   net::io_context ioc_;
-  tcp::acceptor acceptor_;
+  tcp::acceptor acceptor_;  // on its own strand: accepts and the close are serialised
   Notification stop_;
   int signals_seen_ = 0;  // only in the signal handler, which never runs twice at once
 };
