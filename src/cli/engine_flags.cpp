@@ -19,6 +19,7 @@ Json EngineFlags::settings() const {
           {"call_timeout_s", call_timeout_s},
           {"max_timed_calls", max_timed_calls},
           {"timing_ci", timing_ci},
+          {"baseline", baseline},
           {"allow_degenerate_tasks", allow_degenerate},
           {"format", format}};
 }
@@ -77,6 +78,13 @@ void add_engine_flags(CLI::App* command, EngineFlags* f, const std::string& form
                    "stop timing a candidate once its median's 95% interval is within +- this "
                    "fraction (0.02: +-2%; 0: every call the budget affords)")
       ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  command
+      ->add_option("--baseline", f->baseline,
+                   "what speedups are measured against: eager (PyTorch as written) or compile "
+                   "(torch.compile's code, timed the same way, with eager's reported beside; "
+                   "PyTorch 2.0 or later)")
+      ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
   command->add_option("--format", f->format, format_help)
       ->check(CLI::IsMember({"kevin", "kernelbench", "auto"}))

@@ -14,6 +14,7 @@ namespace kevin::cli {
 struct EngineFlags {
   std::string backend = "auto", devices = "all", tolerance = "default", python, cache;
   std::string format = "kevin";  // a command may start from another default (eval, worker: auto)
+  std::string baseline = "eager";
   int seeds = 5, jobs = 0, max_timed_calls = 100, reference_workers = 4;
   double call_timeout_s = 20, timing_ci = 0;
   bool no_sandbox = false, allow_degenerate = false;
@@ -39,8 +40,8 @@ void add_queue_options(CLI::App* command, QueueFlags* flags);
 
 // Registers on `command`: --backend, --devices/--device, --jobs, --reference-workers, --seeds,
 // --tolerance,
-// --timeout, --timed-calls, --timing-ci, --format (with `format_help`: what the format means
-// to this command), --python, --cache-dir, --no-sandbox and --allow-degenerate-tasks, each
+// --timeout, --timed-calls, --timing-ci, --baseline, --format (with `format_help`: what the format
+// means to this command), --python, --cache-dir, --no-sandbox and --allow-degenerate-tasks, each
 // showing its default in --help. `flags` is borrowed and outlives the command.
 void add_engine_flags(CLI::App* command, EngineFlags* flags, const std::string& format_help);
 

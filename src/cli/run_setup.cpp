@@ -218,6 +218,7 @@ Result<Json> resolve_engine_json(const Json& given) {
             {"call_timeout_s", 20.0},
             {"max_timed_calls", 100},
             {"timing_ci", 0.0},
+            {"baseline", "eager"},
             {"fresh_seeds", false},
             {"fresh_baseline", false},
             {"allow_degenerate_tasks", false},
@@ -264,6 +265,9 @@ Result<Json> resolve_engine_json(const Json& given) {
     return invalid_argument("engine format must be kevin, kernelbench or auto (got \"" + format +
                             "\")");
   }
+  KEVIN_ASSIGN_OR_RETURN(std::string baseline, json_get<std::string>(e, "baseline"));
+  if (!engine::baseline_kind_from_name(baseline))
+    return invalid_argument("engine baseline must be eager or compile (got \"" + baseline + "\")");
   KEVIN_ASSIGN_OR_RETURN(std::string cache, json_get<std::string>(e, "cache_dir"));
   e["cache_dir"] = cache_dir(cache).string();
   return e;
@@ -368,7 +372,8 @@ Result<std::string> judging_of(const Json& e) {
   KEVIN_ASSIGN_OR_RETURN(std::string tolerance, json_get<std::string>(e, "tolerance"));
   KEVIN_ASSIGN_OR_RETURN(double timeout_s, json_get<double>(e, "call_timeout_s"));
   KEVIN_ASSIGN_OR_RETURN(bool degenerate, json_get_or<bool>(e, "allow_degenerate_tasks", false));
-  return queue::judging_key(seeds, tolerance, timeout_s, degenerate);
+  KEVIN_ASSIGN_OR_RETURN(std::string baseline, json_get_or<std::string>(e, "baseline", "eager"));
+  return queue::judging_key(seeds, tolerance, timeout_s, degenerate, baseline);
 #else
   (void)e;
   return std::string();
@@ -401,6 +406,11 @@ Result<env::EngineOptions> engine_options(const Json& e, const std::atomic<bool>
   if (!(o.timing_ci >= 0 && o.timing_ci < 1))
     return invalid_argument("engine setting \"timing_ci\" must be in [0, 1)");
   KEVIN_ASSIGN_OR_RETURN(o.format, json_get_or<std::string>(e, "format", "kevin"));
+  KEVIN_ASSIGN_OR_RETURN(std::string baseline, json_get_or<std::string>(e, "baseline", "eager"));
+  const auto baseline_kind = engine::baseline_kind_from_name(baseline);
+  if (!baseline_kind)
+    return invalid_argument("engine baseline must be eager or compile (got \"" + baseline + "\")");
+  o.baseline = *baseline_kind;
   KEVIN_ASSIGN_OR_RETURN(o.fresh_seeds, json_get_or<bool>(e, "fresh_seeds", false));
   KEVIN_ASSIGN_OR_RETURN(const bool fresh_baseline, json_get_or<bool>(e, "fresh_baseline", false));
   if (fresh_baseline) o.baseline_ttl = std::chrono::seconds(0);

@@ -90,6 +90,7 @@ TEST(ResolveEngineJsonTest, RejectsBadDeviceSettings) {
       {{{"devices", {0, -1}}}, "list entries must be GPU ordinals"},
       {{{"device", 0}, {"devices", "all"}}, "give \"devices\" or \"device\", not both"},
       {{{"queue_worker_wait_s", 0}}, "queue_worker_wait_s must be a positive number of seconds"},
+      {{{"baseline", "jit"}}, "engine baseline must be eager or compile (got \"jit\")"},
   };
   for (const Case& c : cases) {
     auto e = resolve_engine_json(c.given);
@@ -113,6 +114,7 @@ TEST(EngineFlags, EverySettingReachesTheEnginesOptions) {
   f.no_sandbox = true;
   f.allow_degenerate = true;
   f.format = "auto";
+  f.baseline = "compile";
   auto resolved = resolve_engine_json(f.settings());
   ASSERT_TRUE(resolved.is_ok()) << resolved.status().to_string();
   auto o = engine_options(*resolved);
@@ -126,6 +128,7 @@ TEST(EngineFlags, EverySettingReachesTheEnginesOptions) {
   EXPECT_DOUBLE_EQ(o->call_timeout_s, 9);
   EXPECT_EQ(o->max_timed_calls, 40);
   EXPECT_DOUBLE_EQ(o->timing_ci, 0.03);
+  EXPECT_EQ(o->baseline, engine::BaselineKind::kCompile);
   EXPECT_FALSE(o->sandbox);
   EXPECT_TRUE(o->allow_degenerate_tasks);
   EXPECT_EQ(o->format, "auto");

@@ -73,6 +73,7 @@ Result<std::unique_ptr<EngineEvaluator>> EngineEvaluator::create(const EngineOpt
   p.timing_bytes_budget = options.timing_bytes_budget;
   p.max_reference_bytes = options.max_reference_bytes;
   p.baseline_ttl = options.baseline_ttl;
+  p.baseline = options.baseline;
   p.cancel = options.cancel;
   // Looked up at each use: the lanes are made below. The provider dies with `ev`.
   p.timing_gate = [self = ev.get()](int device) { return self->lane_gate(device); };

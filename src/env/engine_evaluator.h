@@ -51,6 +51,9 @@ struct EngineOptions {
   // Above 0: a candidate's timed calls stop once its median's 95 % interval is within ± this
   // fraction (engine::EvalConfig::timing_ci). 0: every affordable call runs.
   double timing_ci = 0;
+  // What speedups are measured against: eager PyTorch, or torch.compile's code with eager's
+  // reported beside (tasks::ProviderOptions::baseline; needs PyTorch 2.0 or later).
+  engine::BaselineKind baseline = engine::BaselineKind::kEager;
   int jobs = 0;  // concurrent evaluations over all GPUs; 0 = CPU cores
   // Python reference workers at once: different tasks' data are prepared in parallel.
   int reference_workers = 4;

@@ -65,10 +65,12 @@ Json to_json(const Job& job) {
 }
 
 std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s,
-                        bool allow_degenerate_tasks) {
+                        bool allow_degenerate_tasks, const std::string& baseline) {
   std::ostringstream key;
   key << "seeds=" << seeds << " tolerance=" << tolerance << " timeout_s=" << call_timeout_s
       << " degenerate=" << (allow_degenerate_tasks ? "allow" : "refuse");
+  // Eager keys stay as they were before there was a choice, so older workers still match.
+  if (baseline != "eager") key << " baseline=" << baseline;
   return key.str();
 }
 

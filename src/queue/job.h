@@ -70,10 +70,10 @@ struct Job {
 };
 
 // The judging settings a verdict depends on, as one canonical text ("seeds=5
-// tolerance=default timeout_s=20 degenerate=refuse"): producers put it in every job, workers
-// compare it with their own.
+// tolerance=default timeout_s=20 degenerate=refuse", then " baseline=compile" for a baseline
+// other than eager): producers put it in every job, workers compare it with their own.
 std::string judging_key(int seeds, const std::string& tolerance, double call_timeout_s,
-                        bool allow_degenerate_tasks);
+                        bool allow_degenerate_tasks, const std::string& baseline = "eager");
 Json to_json(const Job& job);
 // kInvalidArgument naming the field for anything missing or mistyped.
 Result<Job> job_from_json(const Json& j);

@@ -63,6 +63,10 @@ TEST(JobCodec, RoundTripsJobsResultsAndModels) {
   EXPECT_NE(job_id(Job::Kind::kEvaluate, "cpu", "a", "b", judging_key(5, "kevin", 20, false)),
             job_id(Job::Kind::kEvaluate, "cpu", "a", "b", judging_key(5, "default", 20, false)))
       << "work judged under other rules is other work";
+  EXPECT_EQ(judging_key(5, "kevin", 20, false, "eager"), job.judging)
+      << "an eager baseline keeps the key older workers compare with";
+  EXPECT_EQ(judging_key(5, "kevin", 20, false, "compile"),
+            "seeds=5 tolerance=kevin timeout_s=20 degenerate=refuse baseline=compile");
   engine::EvalResult e;
   e.verdict = VerdictKind::kCorrect;
   e.speedup = 2.5;

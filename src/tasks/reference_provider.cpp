@@ -192,8 +192,14 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
                                                     const std::string& backend, int device) {
   KEVIN_ASSIGN_OR_RETURN(TaskKey k, task_key(task, backend, device));
   KEVIN_ASSIGN_OR_RETURN(engine::ReferenceSet ref, seed_set(k));
-  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats baseline, cached_baseline(k, ref));
-  ref.baseline = baseline;
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats eager,
+                         cached_baseline(k, ref, engine::BaselineKind::kEager));
+  ref.baseline = eager;
+  if (options_.baseline != engine::BaselineKind::kEager) {
+    KEVIN_ASSIGN_OR_RETURN(ref.baseline, cached_baseline(k, ref, options_.baseline));
+    ref.baseline_kind = options_.baseline;
+    ref.eager_baseline = eager;
+  }
   ref.peaks = device_peaks(k, ref);
   ref.task_file = fs::absolute(task);
   return ref;
@@ -245,24 +251,24 @@ Status ReferenceProvider::check_cancel(const std::string& what) const {
 }
 
 Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
-                                                               const engine::ReferenceSet& ref) {
+                                                               const engine::ReferenceSet& ref,
+                                                               engine::BaselineKind kind) {
   // The set names the device and torch version it was made with, so a warm cache needs no
-  // worker at all.
-  const fs::path file = options_.cache_dir / "baseline" /
-                        (Sha256()
-                             .update_field(k.task_hash)
-                             .update_field(ref.device_name)
-                             .update_field(ref.torch_version)
-                             .update_field(std::to_string(engine::kReferenceProtocol))
-                             .hex_digest() +
-                         ".json");
+  // worker at all. Eager baselines keep the key they had before there were kinds.
+  Sha256 key;
+  key.update_field(k.task_hash)
+      .update_field(ref.device_name)
+      .update_field(ref.torch_version)
+      .update_field(std::to_string(engine::kReferenceProtocol));
+  if (kind != engine::BaselineKind::kEager) key.update_field(engine::baseline_kind_name(kind));
+  const fs::path file = options_.cache_dir / "baseline" / (key.hex_digest() + ".json");
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
   // The baseline is timed like a candidate: with the device to itself. Gate before worker.
   const ExclusiveDeviceLock exclusive(gate(k.device));
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
   KEVIN_RETURN_IF_ERROR(check_cancel("the baseline of " + k.task.filename().string()));
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b,
-                         time_baseline(k.task, k.backend, k.device, options_.cancel));
+                         time_baseline(k.task, k.backend, k.device, kind, options_.cancel));
   if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
     KEVIN_LOG(warn) << "baseline not cached: " << s.message();
   }
@@ -314,11 +320,12 @@ Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& t
                                                                const std::string& backend,
                                                                int device) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
-  return time_baseline(task, backend, device, /*cancel=*/nullptr);
+  return time_baseline(task, backend, device, options_.baseline, /*cancel=*/nullptr);
 }
 
 Result<engine::TimingStats> ReferenceProvider::time_baseline(const fs::path& task,
                                                              const std::string& backend, int device,
+                                                             engine::BaselineKind kind,
                                                              const std::atomic<bool>* cancel) {
   KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
   BaselineRequest req;
@@ -333,8 +340,9 @@ Result<engine::TimingStats> ReferenceProvider::time_baseline(const fs::path& tas
   req.budget_ms = options_.timing_budget_ms;
   req.warmup = options_.warmup;
   req.min_calls = options_.min_calls;
-  KEVIN_LOG(info) << "timing the eager baseline of " << task.filename().string() << " on "
-                  << w->device_name(backend, device);
+  req.kind = kind;
+  KEVIN_LOG(info) << "timing the " << engine::baseline_kind_name(kind) << " baseline of "
+                  << task.filename().string() << " on " << w->device_name(backend, device);
   // No candidate code runs while a baseline is timed: every runner of this device waits
   // stopped (the caller holds the device's gate exclusively, so none is in an exchange).
   const engine::StoppedRunners stopped(device);

@@ -34,6 +34,10 @@ struct ProviderOptions {
   std::chrono::seconds baseline_ttl{6 * 3600};  // 0: the baseline is re-timed every time
   double timing_budget_ms = 2000;
   int warmup = 3, min_calls = 10, max_calls = 100;
+  // What speedups are measured against (ReferenceSet::baseline). kCompile times torch.compile's
+  // code as well as eager PyTorch's (ReferenceSet::eager_baseline, reported beside it); it
+  // needs PyTorch 2.0 or later in the worker.
+  engine::BaselineKind baseline = engine::BaselineKind::kEager;
   // T timing sets per seed set: as many as this many bytes of inputs and expected outputs
   // hold, at least min_timing_sets, at most max_calls.
   uint64_t timing_bytes_budget = kDefaultTimingBytesBudget;
@@ -53,15 +57,16 @@ struct ProviderOptions {
 
 // A seed set (K correctness seeds and max_calls timing seeds from the OS random source, never
 // stored) is prepared once per (task content, backend, device, K, timing parameters); a
-// baseline is cached per (task content hash, device name, torch version, protocol); the
+// baseline is cached per (task content hash, device name, torch version, protocol, kind); the
 // device's peak rates (speed of light) per (backend, device name, torch version), for good.
 class ReferenceProvider {
  public:
   explicit ReferenceProvider(ProviderOptions options);
 
   // Reference data for `task` on `backend` ("cuda"/"cpu") and CUDA device `device`, with
-  // its baseline (timed now under the exclusive gate when the cached one is missing or older
-  // than baseline_ttl) and the device's peak rates (measured the same way the first time this
+  // its baseline of options.baseline's kind, and eager's beside it when that is compile (each
+  // timed now under the exclusive gate when the cached one is missing or older than
+  // baseline_ttl) and the device's peak rates (measured the same way the first time this
   // device model and torch version are seen; a failed measurement is logged, not retried by
   // this provider, and leaves `peaks` empty: speed of light is a report, never a verdict). The set
   // carries a lease: its files stay in place while any copy of it lives, even if a newer set
@@ -74,7 +79,8 @@ class ReferenceProvider {
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend,
                                    int device);
 
-  // Times the eager baseline now on fresh secret seeds, WITHOUT taking the gate (the caller
+  // Times the baseline (options.baseline's kind) now on fresh secret seeds, WITHOUT taking the
+  // gate (the caller
   // — the judge, interleaving baseline and candidate blocks — already holds `device`
   // exclusively) and without reading or writing the cache. measured_at is now. For a set
   // from get(): retime_baseline(ref.task_file, ref.backend, device). Errors as get().
@@ -101,9 +107,10 @@ class ReferenceProvider {
                            int device) const;
   // The key's fresh current set, else a newly prepared and published one.
   Result<engine::ReferenceSet> seed_set(const TaskKey& k);
-  // The cached baseline for `ref`'s device and torch version while younger than
+  // The cached baseline of `kind` for `ref`'s device and torch version while younger than
   // baseline_ttl, else one timed now (under the exclusive gate) and cached.
-  Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref);
+  Result<engine::TimingStats> cached_baseline(const TaskKey& k, const engine::ReferenceSet& ref,
+                                              engine::BaselineKind kind);
   // The device's cached peak rates, else measured now under the exclusive gate and cached.
   std::optional<engine::DevicePeaks> device_peaks(const TaskKey& k,
                                                   const engine::ReferenceSet& ref);
@@ -111,6 +118,7 @@ class ReferenceProvider {
   // the caller holds the device's gate exclusively). `cancel` as in TaskRequest.
   Result<engine::TimingStats> time_baseline(const std::filesystem::path& task,
                                             const std::string& backend, int device,
+                                            engine::BaselineKind kind,
                                             const std::atomic<bool>* cancel);
   // kCancelled naming `what` once options_.cancel reads true, else OK.
   Status check_cancel(const std::string& what) const;

@@ -234,6 +234,49 @@ TEST_F(Provider, BaselineIsReTimedOnceOlderThanItsTtl) {
   EXPECT_GE(d->baseline->measured_at, c->baseline->measured_at);
 }
 
+TEST_F(Provider, CompileBaselineIsCachedApartAndEagersIsReportedBesideIt) {
+  ProviderOptions o = options();
+  o.baseline = engine::BaselineKind::kCompile;
+  ReferenceProvider p(o);
+  auto ref = p.get(fixture_task("vector_add.py"), "cpu", 0);
+  if (!ref.is_ok() && ref.status().code() == StatusCode::kFailedPrecondition &&
+      ref.status().message().find("needs PyTorch 2.0") != std::string::npos) {
+    GTEST_SKIP() << ref.status().message();  // CompileBaselineOnAnOldPyTorchSaysWhatItNeeds
+  }
+  ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+  EXPECT_EQ(ref->baseline_kind, engine::BaselineKind::kCompile);
+  ASSERT_TRUE(ref->baseline.has_value());
+  ASSERT_TRUE(ref->eager_baseline.has_value());
+  EXPECT_GT(ref->baseline->median_ms, 0);
+  EXPECT_GE(ref->baseline->calls, 3);
+  EXPECT_GT(ref->eager_baseline->median_ms, 0);
+  EXPECT_EQ(baseline_files().size(), 2u) << "eager's and compile's, each under its own key";
+
+  // An eager provider on the same cache finds eager's file and times nothing.
+  ReferenceProvider eager(options());
+  auto plain = eager.get(fixture_task("vector_add.py"), "cpu", 0);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  EXPECT_EQ(plain->baseline_kind, engine::BaselineKind::kEager);
+  EXPECT_FALSE(plain->eager_baseline.has_value());
+  EXPECT_EQ(plain->baseline->measured_at, ref->eager_baseline->measured_at);
+  EXPECT_DOUBLE_EQ(plain->baseline->median_ms, ref->eager_baseline->median_ms);
+  EXPECT_EQ(baseline_files().size(), 2u);
+}
+
+TEST_F(Provider, CompileBaselineOnAnOldPyTorchSaysWhatItNeeds) {
+  ProviderOptions o = options();
+  o.baseline = engine::BaselineKind::kCompile;
+  ReferenceProvider p(o);
+  auto ref = p.get(fixture_task("vector_add.py"), "cpu", 0);
+  if (ref.is_ok()) GTEST_SKIP() << "this PyTorch has torch.compile";
+  EXPECT_EQ(ref.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(ref.status().message().find("a torch.compile baseline needs PyTorch 2.0 or later"),
+            std::string::npos)
+      << ref.status().message();
+  EXPECT_NE(ref.status().message().find("--baseline eager"), std::string::npos);
+  EXPECT_EQ(baseline_files().size(), 1u) << "eager's was timed and kept; no compile file";
+}
+
 TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheSharedOne) {
   DeviceGate gate;
   Mutex mu;

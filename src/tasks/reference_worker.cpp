@@ -186,6 +186,18 @@ Result<std::vector<std::string>> ReferenceWorker::check(const fs::path& task,
 
 namespace {
 
+// torch.compile came with PyTorch 2.0: a version string ("1.13.0", "2.11.0+cu130") whose
+// major number is at least 2.
+bool has_torch_compile(const std::string& version) {
+  int major = 0;
+  for (char c : version) {
+    if (c < '0' || c > '9') break;
+    major = major * 10 + (c - '0');
+    if (major > 1000) break;
+  }
+  return major >= 2;
+}
+
 Json task_request_json(const char* op, const TaskRequest& r) {
   return {{"op", op},
           {"task", fs::absolute(r.task).string()},
@@ -207,7 +219,13 @@ Result<engine::ReferenceSet> ReferenceWorker::prepare(const PrepareRequest& r) {
 }
 
 Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) {
+  if (r.kind == engine::BaselineKind::kCompile && !has_torch_compile(torch_version_)) {
+    return failed_precondition("a torch.compile baseline needs PyTorch 2.0 or later; " + python_ +
+                               " has " + torch_version_ +
+                               " (pass --python with a newer one, or --baseline eager)");
+  }
   Json request = task_request_json("baseline", r);
+  request["mode"] = engine::baseline_kind_name(r.kind);
   request["timing"] = {
       {"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
   KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout, r.cancel));

@@ -60,12 +60,14 @@ struct PrepareRequest : TaskRequest {
   std::filesystem::path out_dir;  // receives meta.json and the four data files
 };
 
-// The judge's protocol on eager PyTorch: `warmup` calls (at least 3) on the correctness
-// seeds, then one call per timing set, each set timed once: as many as budget_ms allows at
-// the warm-up speed, at least min_calls, at most T.
+// The judge's protocol on PyTorch (eager, or torch.compile's code: `kind`): `warmup` calls
+// (at least 3) on the correctness seeds, then one call per timing set, each set timed once:
+// as many as budget_ms allows at the warm-up speed, at least min_calls, at most T. A compiled
+// baseline is compiled (and run once, untimed) before the first warm-up call.
 struct BaselineRequest : TaskRequest {
   double budget_ms = 2000;
   int warmup = 3, min_calls = 10;
+  engine::BaselineKind kind = engine::BaselineKind::kEager;
 };
 
 // A running worker. Not thread-safe: one request at a time.
@@ -91,9 +93,10 @@ class ReferenceWorker {
   // cancelled (request.cancel) kCancelled, leaving out_dir incomplete.
   Result<engine::ReferenceSet> prepare(const PrepareRequest& request);
 
-  // Times the eager baseline on sets built from request's seeds; writes nothing.
+  // Times the baseline of request.kind on sets built from request's seeds; writes nothing.
   // measured_at is left 0 (the caller stamps what it keeps). Errors as prepare, with
-  // options.baseline_timeout.
+  // options.baseline_timeout; kFailedPrecondition for a compile baseline on a PyTorch without
+  // torch.compile (before 2.0); kInvalidArgument when torch.compile fails on the task.
   Result<engine::TimingStats> baseline(const BaselineRequest& request);
 
   // The peak rates of `backend`'s device `device` (roofline.h: a copy's bandwidth, matrix

@@ -20,10 +20,12 @@ Json to_json(const EvalResult& r) {
             {"total_ms", r.total_ms},
             {"phases_ms",
              {{"prepare", r.phases.prepare_ms},
+              {"start", r.phases.start_ms},
               {"load", r.phases.load_ms},
               {"check", r.phases.check_ms},
               {"time", r.phases.time_ms},
-              {"gate_wait", r.phases.gate_wait_ms}}},
+              {"gate_wait", r.phases.gate_wait_ms},
+              {"alone", r.phases.alone_ms}}},
             {"sandbox", {{"enforced", r.sandbox_enforced}, {"skipped", r.sandbox_skipped}}}};
   if (r.device_ordinal >= 0) j["device_ordinal"] = r.device_ordinal;
   if (r.speedup_ci) j["speedup_ci"] = Json::array({r.speedup_ci->first, r.speedup_ci->second});
@@ -31,6 +33,9 @@ Json to_json(const EvalResult& r) {
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
   if (r.speed_of_light) j["speed_of_light"] = to_json(*r.speed_of_light);
   if (!r.baseline_source.empty()) j["baseline_source"] = r.baseline_source;
+  j["baseline_kind"] = baseline_kind_name(r.baseline_kind);
+  if (r.eager_baseline_ms) j["eager_baseline_ms"] = *r.eager_baseline_ms;
+  if (r.speedup_vs_eager) j["speedup_vs_eager"] = *r.speedup_vs_eager;
   if (r.baseline_retimes_refused) j["baseline_retimes_refused"] = *r.baseline_retimes_refused;
   if (r.harness_overhead_ms) {
     j["clock_check"] = {{"harness_overhead_ms", *r.harness_overhead_ms},
@@ -59,7 +64,9 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   for (const auto& [key, field] :
        {std::pair{"candidate_ms", &r.candidate_ms}, std::pair{"baseline_ms", &r.baseline_ms},
         std::pair{"speedup", &r.speedup}, std::pair{"max_abs_error", &r.max_abs_error},
-        std::pair{"max_rel_error", &r.max_rel_error}}) {
+        std::pair{"max_rel_error", &r.max_rel_error},
+        std::pair{"eager_baseline_ms", &r.eager_baseline_ms},
+        std::pair{"speedup_vs_eager", &r.speedup_vs_eager}}) {
     KEVIN_RETURN_IF_ERROR(opt(j, key, field));
   }
   KEVIN_ASSIGN_OR_RETURN(r.compile_ms, json_get_or<double>(j, "compile_ms", 0.0));
@@ -68,6 +75,13 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   KEVIN_ASSIGN_OR_RETURN(r.device_ordinal, json_get_or<int>(j, "device_ordinal", -1));
   KEVIN_ASSIGN_OR_RETURN(r.total_ms, json_get_or<double>(j, "total_ms", 0.0));
   KEVIN_ASSIGN_OR_RETURN(r.baseline_source, json_get_or<std::string>(j, "baseline_source", ""));
+  KEVIN_ASSIGN_OR_RETURN(const std::string kind_name,
+                         json_get_or<std::string>(j, "baseline_kind", "eager"));
+  const auto baseline_kind = baseline_kind_from_name(kind_name);
+  if (!baseline_kind)
+    return invalid_argument("field \"baseline_kind\": expected eager or compile, not \"" +
+                            kind_name + "\"");
+  r.baseline_kind = *baseline_kind;
   if (j.contains("speedup_ci") && !j["speedup_ci"].is_null()) {
     KEVIN_ASSIGN_OR_RETURN(const auto ci, json_get<std::vector<double>>(j, "speedup_ci"));
     if (ci.size() != 2 || !(ci[0] <= ci[1]))
@@ -100,10 +114,12 @@ Result<EvalResult> eval_result_from_json(const Json& j) {
   if (j.contains("phases_ms")) {
     const Json& p = j["phases_ms"];
     KEVIN_ASSIGN_OR_RETURN(r.phases.prepare_ms, json_get_or<double>(p, "prepare", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.start_ms, json_get_or<double>(p, "start", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.load_ms, json_get_or<double>(p, "load", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.check_ms, json_get_or<double>(p, "check", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.gate_wait_ms, json_get_or<double>(p, "gate_wait", 0.0));
     KEVIN_ASSIGN_OR_RETURN(r.phases.time_ms, json_get_or<double>(p, "time", 0.0));
+    KEVIN_ASSIGN_OR_RETURN(r.phases.alone_ms, json_get_or<double>(p, "alone", 0.0));
   }
   if (j.contains("sandbox")) {
     KEVIN_ASSIGN_OR_RETURN(r.sandbox_enforced,

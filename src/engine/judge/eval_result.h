@@ -33,6 +33,10 @@ struct EvalResult {
   // the roofline bound and what the kernel and the baseline achieve against it.
   std::optional<SpeedOfLight> speed_of_light;
   std::string baseline_source;  // "cached" or "retimed" (once the candidate's runner was gone)
+  // What baseline_ms and speedup are measured against (ReferenceSet::baseline_kind). With a
+  // compile baseline, eager PyTorch's time and the speedup against it are reported beside.
+  BaselineKind baseline_kind = BaselineKind::kEager;
+  std::optional<double> eager_baseline_ms, speedup_vs_eager;
   // Set where every re-time came out slower than baseline_drift allows (how many were made):
   // the cached baseline was kept.
   std::optional<int> baseline_retimes_refused;
@@ -48,13 +52,18 @@ struct EvalResult {
   std::string device_name;
   int device_ordinal = -1;  // the CUDA device it ran on (-1 on the CPU)
   double total_ms = 0;
-  // Where total_ms went: gate+compile+symbol gate, runner start and upload, correctness
-  // calls with the judge's comparisons, timed calls. Unreached phases stay 0.
+  // Where total_ms went: gate+compile+symbol gate (prepare); runner start, setup and input
+  // upload (start: it overlaps prepare when the runner is started ahead, so the phases may add
+  // up to more than total_ms); calibration and loading (load); correctness calls with the
+  // judge's comparisons (check); timed calls (time). Unreached phases stay 0.
   struct Phases {
-    double prepare_ms = 0, load_ms = 0, check_ms = 0, time_ms = 0;
-    // Of load, check and time: waiting for the device gate (shared behind another
+    double prepare_ms = 0, start_ms = 0, load_ms = 0, check_ms = 0, time_ms = 0;
+    // Of start, load, check and time: waiting for the device gate (shared behind another
     // evaluation's timing, or alone behind everyone else's use of the device).
     double gate_wait_ms = 0;
+    // The time this evaluation held the device alone (calibration, timed calls, baseline
+    // re-times, a retry with the device to itself): what it cost every other evaluation.
+    double alone_ms = 0;
   } phases;
 
   bool correct() const { return verdict == VerdictKind::kCorrect; }

@@ -52,6 +52,11 @@ class FakeRunner final : public Runner {
     if (step == "load") loaded_ = true;
     return deliver(cmd, x, measure_cpu);
   }
+  Status stage(const std::filesystem::path& object, std::string_view answer) override {
+    log_->staged.push_back({number_, object, std::string(answer), log_->requests.size()});
+    staged_ = true;
+    return Status::ok();
+  }
   const uint8_t* staging() const override { return staging_.data(); }
   pid_t pid() const override { return -1; }
   std::optional<double> cpu_ms_since(uint64_t before_ns, sys::Deadline) override {
@@ -94,6 +99,8 @@ class FakeRunner final : public Runner {
       x->judge_ms = calibration ? times_.calibration_judge_ms : times_.judge_ms;
       return proto::TimeCallReply{0, calibration ? times_.calibration_event_ms : times_.event_ms};
     }
+    // As kevin-runner: nothing to open until the judge has staged the candidate.
+    if (!staged_) return proto::Failure{"load", "cannot load the kernel: no candidate.so"};
     return proto::LoadReply{};
   }
 
@@ -162,6 +169,7 @@ class FakeRunner final : public Runner {
   std::vector<proto::TensorPlacement> inputs_at_, outputs_at_;
   std::map<std::string, int> answered_;
   bool loaded_ = false;
+  bool staged_ = false;  // stage() was called
   uint32_t next_poison_ = 0;
   uint64_t cpu_ns_ = 0;  // the runner's CPU time so far
   bool cpu_known_ = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -71,7 +72,16 @@ struct FakeRunnerLog {
     uint64_t slot_hash = 0;     // runner::host_hash of the timing-set slot (calibration, timed)
     size_t slot_set_bytes = 0;  // the set the request handed over for the slot (0: none)
   };
+  // A candidate placed in a fake (Runner::stage), and how many requests (of all fakes) had
+  // been made by then.
+  struct Staged {
+    int runner = 0;  // which fake (0: the first started)
+    std::filesystem::path object;
+    std::string answer;
+    size_t after_requests = 0;
+  };
   std::vector<Runner::Start> starts;  // each fake's start, in order
+  std::vector<Staged> staged;         // each stage() call, in order
   std::vector<Request> requests;      // every fake's requests, in order
   int finished = 0;                   // finish() calls
 

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -198,21 +199,34 @@ class MemoryWatch {
 
 // One timed call as the runner and the judge saw it.
 // The device gate as one step of an evaluation holds it: shared with other evaluations, or
-// alone (`alone`: the timing phase, or an evaluation retried with the device to itself). The
-// time spent waiting for it is added to *waited_ms: where an evaluation waits is reported.
+// alone (`alone`: calibration, the timing phase, or an evaluation retried with the device to
+// itself). The time spent waiting for it is added to phases->gate_wait_ms and, held alone, the
+// time it was held to phases->alone_ms: where an evaluation waits, and what it costs every
+// other evaluation of the device, are reported.
 class GateHold {
  public:
-  GateHold(DeviceGate* gate, bool alone, double* waited_ms)
-      : start_(Clock::now()), shared_(alone ? nullptr : gate), alone_(alone ? gate : nullptr) {
-    *waited_ms += ms_since(start_);
+  GateHold(DeviceGate* gate, bool alone, EvalResult::Phases* phases)
+      : shared_(alone ? nullptr : gate),
+        alone_(alone ? gate : nullptr),
+        held_alone_(alone ? &phases->alone_ms : nullptr) {
+    phases->gate_wait_ms += ms_since(asked_);
   }
+  ~GateHold() {
+    if (held_alone_) *held_alone_ += ms_since(held_);
+  }
+  GateHold(const GateHold&) = delete;
+  GateHold& operator=(const GateHold&) = delete;
   // The device time (ms) other holders took during this hold so far (0 when held alone).
   double ms_taken_by_others() const { return shared_.ms_taken_by_others(); }
 
  private:
-  Clock::time_point start_;
+  // Initialised before the locks are taken (asked_) and after (held_): members initialise in
+  // declaration order.
+  Clock::time_point asked_ = Clock::now();
   SharedDeviceLock shared_;
   ExclusiveDeviceLock alone_;
+  Clock::time_point held_ = Clock::now();
+  double* held_alone_;
 };
 
 struct TimedCall {
@@ -230,10 +244,12 @@ class Evaluation {
  public:
   // `pid_namespace_works` is shared by every evaluation of one judge: cleared (for good) the
   // first time the GPU cannot be used inside a runner's PID namespace.
+  // `format` picks the runner (kevin-runner, or the Python runner for KernelBench answers).
   Evaluation(const EvalConfig& config, const RunnerFactory& start_runner, const ReferenceSet& ref,
-             const EvalHooks& hooks, bool exclusive, std::atomic<bool>* pid_namespace_works,
-             EvalResult* result)
+             const EvalHooks& hooks, CandidateFormat format, bool exclusive,
+             std::atomic<bool>* pid_namespace_works, EvalResult* result)
       : config_(config),
+        format_(format),
         start_runner_(start_runner),
         ref_(ref),
         hooks_(hooks),
@@ -242,8 +258,16 @@ class Evaluation {
         result_(result),
         rng_(std::random_device{}()) {}
 
-  // Runs correctness then timing; returns the final decision. `failed_phase` names the phase
-  // a non-correct decision came from ("load", "check", "time").
+  // Starts the runner and sets it up (reference data mapped, inputs uploaded, the sandbox's
+  // doors closed) before the candidate exists: called while the candidate builds on another
+  // thread, so the two overlap, or by run() when not called before. Call it at most once, on
+  // the thread that calls run() (the runner dies with the thread that spawned it). Errors:
+  // the harness's; they are kept, and run() returns them too.
+  Status ready();
+  // Calibrates the ready runner (readying one first if ready() was not called), stages
+  // `object` in it and loads it, runs correctness then timing; returns the final decision.
+  // `failed_phase` names the phase a non-correct decision came from ("load", "check",
+  // "time"). Errors: the harness's, ready()'s included.
   Result<Decision> run(const fs::path& object);
   const char* failed_phase() const { return phase_; }
   // The share of its time limit that other holders of the device took from the exchange the
@@ -252,8 +276,8 @@ class Evaluation {
   // The object's writable data symbols (offsets from its load base): the runner resets those
   // that turn out to be device variables before every call.
   void set_data_symbols(std::vector<uint64_t> offsets) { data_symbols_ = std::move(offsets); }
-  // Runs a KernelBench answer (its text; the names of the extensions the object holds) in the
-  // Python runner.
+  // A KernelBench answer's text and the names of the extensions its object holds (the
+  // evaluation was made for CandidateFormat::kKernelBench).
   void set_kernelbench(std::string_view answer, std::vector<std::string> extensions) {
     answer_ = std::string(answer);
     extensions_ = std::move(extensions);
@@ -268,10 +292,11 @@ class Evaluation {
   }
 
  private:
-  Status start(const fs::path& object);
-  Status start_on_a_healthy_device(const fs::path& object);
+  Status start();
+  Status start_on_a_healthy_device();
   Result<double> calibrate();
-  Result<std::optional<Decision>> load();
+  // Stages `object` in the runner and loads it: the decision when loading fails.
+  Result<std::optional<Decision>> load(const fs::path& object);
   Result<std::optional<Decision>> check_call(size_t set, const char* stage, OutputCopy* got);
   Result<std::optional<Decision>> check_correctness();
   // The timing phase's calls (with the device held alone), or the answer's fate there in
@@ -337,6 +362,7 @@ class Evaluation {
   Decision lost(const Runner::Reply& reply, std::chrono::milliseconds limit, const char* stage);
 
   const EvalConfig& config_;
+  const CandidateFormat format_;
   const RunnerFactory& start_runner_;
   const ReferenceSet& ref_;
   const EvalHooks& hooks_;
@@ -349,11 +375,11 @@ class Evaluation {
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
   double overhead_ms_ = 0;             // harness time per timed call, measured before loading
   double timeout_share_taken_ = 0;
-  std::filesystem::path object_;  // the candidate's build (run)
+  std::optional<Status> readied_;  // ready()'s outcome, once called
   // What the answer printed, kept when its runner was stopped before the end (stop_runner).
   std::optional<std::string> stopped_output_;
   std::vector<uint64_t> data_symbols_;
-  bool kernelbench() const { return !extensions_.empty(); }
+  bool kernelbench() const { return format_ == CandidateFormat::kKernelBench; }
   std::string answer_;                   // a KernelBench answer
   std::vector<std::string> extensions_;  // its extensions (none: kevin's ABI)
   const char* phase_ = "load";
@@ -463,11 +489,10 @@ std::optional<Decision> Evaluation::compare_set(const uint8_t* got, const uint8_
   return std::nullopt;
 }
 
-Status Evaluation::start(const fs::path& object) {
+Status Evaluation::start() {
   const bool pid_namespace = config_.pid_namespace && pid_namespace_works_->load();
   Runner::Start how;
   how.runner = config_.runner_path;
-  how.object = object;
   how.inputs_file = ref_.inputs_file();
   how.staging_bytes = view_.out.set_bytes;
   how.slot_bytes = view_.in.set_bytes;
@@ -478,7 +503,6 @@ Status Evaluation::start(const fs::path& object) {
     how.python = config_.kernelbench->python;
     how.python_runner = config_.kernelbench->runner_script;
     how.support_library = config_.kernelbench->support_library;
-    how.answer = answer_;
   }
   KEVIN_ASSIGN_OR_RETURN(session_, start_runner_(how));
   runner_protocol::Setup setup;
@@ -498,7 +522,7 @@ Status Evaluation::start(const fs::path& object) {
   }
   Runner::Reply ready;
   {
-    const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
+    const GateHold hold(config_.gate, exclusive_, &result_->phases);
     KEVIN_ASSIGN_OR_RETURN(ready, ask(setup, config_.init_timeout));
   }
   // No candidate code has run yet: whatever went wrong is the harness's (or the GPU's).
@@ -536,12 +560,12 @@ Status Evaluation::start(const fs::path& object) {
   return Status::ok();
 }
 
-Status Evaluation::start_on_a_healthy_device(const fs::path& object) {
+Status Evaluation::start_on_a_healthy_device() {
   // No candidate code has run when start() fails: a GPU still busy tearing down a killed
   // runner's context, or short of memory for a moment, must not fail this candidate.
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
-    Status started = start(object);
+    Status started = start();
     if (started.is_ok() || started.code() != StatusCode::kUnavailable || attempt == kAttempts)
       return started;
     KEVIN_LOG(warn) << "runner start failed (attempt " << attempt << " of " << kAttempts
@@ -558,7 +582,7 @@ Result<double> Evaluation::calibrate() {
   // evaluations' correctness runs and reference preparation it came out 2-11 ms on an H100
   // instead of about 1, and every call is charged only its time beyond this overhead (and a
   // quarter of it), so a kernel's work on another stream hid inside the excess.
-  const GateHold hold(config_.gate, true, &result_->phases.gate_wait_ms);
+  const GateHold hold(config_.gate, true, &result_->phases);
   std::vector<double> overhead;
   for (int i = 0; i < config_.calibration_calls; ++i) {
     const size_t j = static_cast<size_t>(i) % ref_.num_timing_sets;
@@ -577,8 +601,11 @@ Result<double> Evaluation::calibrate() {
   return overhead[overhead.size() / 5];
 }
 
-Result<std::optional<Decision>> Evaluation::load() {
-  const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
+Result<std::optional<Decision>> Evaluation::load(const fs::path& object) {
+  // Placed only now: the runner was started and calibrated without it, perhaps before it
+  // was built.
+  KEVIN_RETURN_IF_ERROR(session_->stage(object, answer_));
+  const GateHold hold(config_.gate, exclusive_, &result_->phases);
   runner_protocol::Load cmd;
   cmd.next_poison = poison();
   cmd.data_symbols = data_symbols_;
@@ -606,7 +633,7 @@ Result<std::optional<Decision>> Evaluation::load() {
 Result<std::optional<Decision>> Evaluation::check_call(size_t set, const char* stage,
                                                        OutputCopy* got) {
   const runner_protocol::Call cmd{set, poison()};
-  const GateHold hold(config_.gate, exclusive_, &result_->phases.gate_wait_ms);
+  const GateHold hold(config_.gate, exclusive_, &result_->phases);
   KEVIN_ASSIGN_OR_RETURN(auto reply, ask(cmd, config_.call_timeout));
   if (!reply.answered()) {
     note_unanswered(hold, config_.call_timeout);
@@ -753,7 +780,7 @@ Result<std::vector<TimedCall>> Evaluation::measure_times(std::optional<Decision>
   std::shuffle(order.begin(), order.end(), rng_);
   order.resize(calls);
 
-  const GateHold alone(config_.gate, true, &result_->phases.gate_wait_ms);
+  const GateHold alone(config_.gate, true, &result_->phases);
   const auto phase_end = sys::Deadline::after(config_.timing_phase_limit);
   for (int w = 0; w < config_.warmup_calls; ++w) {
     KEVIN_ASSIGN_OR_RETURN(auto call,
@@ -821,7 +848,7 @@ Status Evaluation::recalibrate() {
   // None of the answer's code runs while a fresh runner, which never loads it, times the
   // harness alone.
   stop_runner();
-  KEVIN_RETURN_IF_ERROR(start_on_a_healthy_device(object_));
+  KEVIN_RETURN_IF_ERROR(start_on_a_healthy_device());
   KEVIN_ASSIGN_OR_RETURN(const double now, calibrate());
   result_->recalibrated_overhead_ms = now;
   overhead_ms_ = std::max(overhead_ms_, now);
@@ -837,7 +864,7 @@ Result<std::optional<TimingStats>> Evaluation::retime_baseline(
   // The candidate's runner, and any GPU work it left behind, are gone before the baseline is
   // timed; the device is held alone (other runners on it are stopped by the hook's timer).
   stop_runner();
-  const GateHold alone(config_.gate, true, &result_->phases.gate_wait_ms);
+  const GateHold alone(config_.gate, true, &result_->phases);
   const double ceiling = ref_.baseline->median_ms * (1 + config_.baseline_drift);
   std::optional<TimingStats> fastest;
   for (int attempt = 0; attempt < config_.baseline_retimes; ++attempt) {
@@ -920,9 +947,16 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
                       high = fmt_f(result_->speedup_ci->second, 2);
     // The interval is worth a model's attention only where it is wider than the rounding.
     const std::string interval = low == high ? "" : " (95% interval " + low + "-" + high + "x)";
-    feedback += " against " + fmt_g(baseline->median_ms, 4) +
-                " ms for the PyTorch reference: a speedup of " + fmt_f(*result_->speedup, 2) + "x" +
-                interval + ".";
+    const bool compiled = ref_.baseline_kind == BaselineKind::kCompile;
+    feedback += " against " + fmt_g(baseline->median_ms, 4) + " ms for the PyTorch reference" +
+                (compiled ? " under torch.compile" : "") + ": a speedup of " +
+                fmt_f(*result_->speedup, 2) + "x" + interval;
+    if (ref_.eager_baseline && ref_.eager_baseline->median_ms > 0) {
+      result_->speedup_vs_eager = ref_.eager_baseline->median_ms / t.median_ms;
+      feedback += " (" + fmt_f(*result_->speedup_vs_eager, 2) + "x against eager PyTorch's " +
+                  fmt_g(ref_.eager_baseline->median_ms, 4) + " ms)";
+    }
+    feedback += ".";
     feedback += *result_->speedup < 1
                     ? " It is slower than the reference; look for a faster approach."
                     : " See whether it can be made faster still.";
@@ -939,14 +973,22 @@ Decision Evaluation::judge_times(const std::vector<TimedCall>& calls,
   return Decision{VerdictKind::kCorrect, "", feedback};
 }
 
+Status Evaluation::ready() {
+  const auto start = Clock::now();
+  readied_ = [this]() -> Status {
+    KEVIN_ASSIGN_OR_RETURN(view_, map_reference(ref_));
+    return start_on_a_healthy_device();
+  }();
+  result_->phases.start_ms = ms_since(start);
+  return *readied_;
+}
+
 Result<Decision> Evaluation::run(const fs::path& object) {
-  object_ = object;
+  KEVIN_RETURN_IF_ERROR(readied_ ? *readied_ : ready());
   const auto load_start = Clock::now();
-  KEVIN_ASSIGN_OR_RETURN(view_, map_reference(ref_));
-  KEVIN_RETURN_IF_ERROR(start_on_a_healthy_device(object));
   KEVIN_ASSIGN_OR_RETURN(overhead_ms_, calibrate());
   watch_memory();
-  KEVIN_ASSIGN_OR_RETURN(auto load_failed, load());
+  KEVIN_ASSIGN_OR_RETURN(auto load_failed, load(object));
   result_->phases.load_ms = ms_since(load_start);
   if (load_failed) return *load_failed;
 
@@ -1009,12 +1051,14 @@ struct Judge::Prepared {
   std::vector<std::string> extensions;  // a KernelBench answer's extensions' names
 };
 
-Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult* result) const {
+Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult* result,
+                                             const std::function<void()>& before_build) const {
   Prepared p;
   if (auto r = check_source(source, config_.backend)) {
     p.decided = rejected(*r);
     return p;
   }
+  before_build();
   KEVIN_ASSIGN_OR_RETURN(p.build, build_(source));
   p.decided = build_outcome(p.build, result);
   if (p.decided) return p;
@@ -1024,8 +1068,9 @@ Result<Judge::Prepared> Judge::prepare_kevin(std::string_view source, EvalResult
   return p;
 }
 
-Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, const ReferenceSet& ref,
-                                                   EvalResult* result) const {
+Result<Judge::Prepared> Judge::prepare_kernelbench(
+    std::string_view source, const ReferenceSet& ref, EvalResult* result,
+    const std::function<void()>& before_build) const {
   if (!config_.kernelbench) {
     return failed_precondition(
         "this is a KernelBench answer (class ModelNew), and this evaluator judges kevin's ABI "
@@ -1069,6 +1114,7 @@ Result<Judge::Prepared> Judge::prepare_kernelbench(std::string_view source, cons
     p.extensions.push_back(ext.name);
     extensions.push_back(std::move(units));
   }
+  before_build();
   KEVIN_ASSIGN_OR_RETURN(p.build, kb.build(extensions));
   p.decided = build_outcome(p.build, result);
   return p;
@@ -1081,12 +1127,17 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
   if (config_.backend == Backend::kCuda) result.device_ordinal = config_.device;
   result.baseline = ref.baseline;
   if (ref.baseline) result.baseline_ms = ref.baseline->median_ms;
+  result.baseline_kind = ref.baseline_kind;
+  if (ref.eager_baseline) result.eager_baseline_ms = ref.eager_baseline->median_ms;
   const auto finish = [&](const Decision& d) {
     result.verdict = d.kind;
     result.reason = d.reason;
     result.feedback = d.feedback;
     result.total_ms = ms_since(start);
-    if (d.kind != VerdictKind::kCorrect) result.speedup.reset();
+    if (d.kind != VerdictKind::kCorrect) {
+      result.speedup.reset();
+      result.speedup_vs_eager.reset();
+    }
     return result;
   };
   KEVIN_ASSIGN_OR_RETURN(auto degenerate, degeneracy(ref));
@@ -1099,20 +1150,56 @@ Result<EvalResult> Judge::evaluate(std::string_view source, const ReferenceSet& 
         "): a kernel could pass without doing the work, so it is not evaluated. Fix the task "
         "(docs/tasks.md) or pass --allow-degenerate-tasks");
   }
-  KEVIN_ASSIGN_OR_RETURN(Prepared prepared, format == CandidateFormat::kKernelBench
-                                                ? prepare_kernelbench(source, ref, &result)
-                                                : prepare_kevin(source, &result));
-  if (prepared.decided) return finish(*prepared.decided);
-  result.phases.prepare_ms = ms_since(start);
+  // The first attempt's runner starts once the candidate is known to need one (it passed the
+  // text gate) and readies itself while the candidate builds: a runner start, its CUDA context
+  // and the input upload overlap the compiler instead of following it. It is used by this
+  // candidate only, and finished unused when the build decides the candidate's fate. The
+  // build, not the runner, goes to another thread: a runner dies with the thread that spawned
+  // it (PR_SET_PDEATHSIG), and this one outlives the evaluation.
+  std::optional<Evaluation> attempt;
+  const auto new_attempt = [&](bool exclusive) {
+    attempt.emplace(config_, start_runner_, ref, hooks, format, exclusive, &pid_namespace_works_,
+                    &result);
+  };
+  new_attempt(false);
+  const auto prepare = [&](const std::function<void()>& before_build) {
+    auto prepared = format == CandidateFormat::kKernelBench
+                        ? prepare_kernelbench(source, ref, &result, before_build)
+                        : prepare_kevin(source, &result, before_build);
+    result.phases.prepare_ms = ms_since(start);
+    return prepared;
+  };
+  Result<Prepared> prepared = internal_error("not prepared");
+  if (config_.start_runner_ahead) {
+    std::promise<bool> building;  // true: the build begins; false: prepare ended without one
+    std::future<bool> builds = building.get_future();
+    auto prepare_elsewhere = std::async(std::launch::async, [&] {
+      bool told = false;
+      auto p = prepare([&] {
+        told = true;
+        building.set_value(true);
+      });
+      if (!told) building.set_value(false);
+      return p;
+    });
+    // Its failure is ready()'s to keep: run() returns it once the build is done.
+    if (builds.get()) (void)attempt->ready();
+    prepared = prepare_elsewhere.get();
+  } else {
+    prepared = prepare([] {});
+  }
+  if (!prepared.is_ok() || prepared->decided) attempt->finish();  // no candidate code ran in it
+  KEVIN_RETURN_IF_ERROR(prepared.status());
+  if (prepared->decided) return finish(*prepared->decided);
 
   Result<Decision> decided = internal_error("not run");
   for (bool exclusive : {false, true}) {
-    Evaluation evaluation(config_, start_runner_, ref, hooks, exclusive, &pid_namespace_works_,
-                          &result);
-    evaluation.set_data_symbols(prepared.data_symbols);
+    if (exclusive) new_attempt(true);
+    Evaluation& evaluation = *attempt;
+    evaluation.set_data_symbols(prepared->data_symbols);
     if (format == CandidateFormat::kKernelBench)
-      evaluation.set_kernelbench(source, prepared.extensions);
-    decided = evaluation.run(prepared.build.object);
+      evaluation.set_kernelbench(source, prepared->extensions);
+    decided = evaluation.run(prepared->build.object);
     result.runner_output = evaluation.finish();
     if (!decided.is_ok() || exclusive || config_.gate == nullptr ||
         !neighbour_could_cause(*decided, evaluation)) {

@@ -92,6 +92,10 @@ struct EvalConfig {
   uint64_t cpu_seconds = 600;
   uint64_t device_memory_slack_bytes = uint64_t{512} << 20;  // GPU memory beyond the harness's
   bool allow_degenerate_tasks = false;  // evaluate even when a trivial output passes
+  // Start each candidate's runner (its process, CUDA context, uploaded inputs and sandbox)
+  // while the candidate builds, not after: one runner per candidate all the same, finished
+  // unused when the build fails. Off: started once the build is done.
+  bool start_runner_ahead = true;
   // Optional: shared during correctness runs, exclusive during timing (batch evaluation).
   DeviceGate* gate = nullptr;
   // Set: KernelBench answers can be judged (Judge::evaluate with CandidateFormat::kKernelBench).
@@ -141,9 +145,12 @@ class Judge {
   // A KernelBench answer's checks and build: the built extension, or the decision that ends
   // it (rejected, compile_error). Fills the result's compile fields.
   struct Prepared;
+  // Both call `before_build` once the candidate is known to need a build, just before it.
   Result<Prepared> prepare_kernelbench(std::string_view source, const ReferenceSet& ref,
-                                       EvalResult* result) const;
-  Result<Prepared> prepare_kevin(std::string_view source, EvalResult* result) const;
+                                       EvalResult* result,
+                                       const std::function<void()>& before_build) const;
+  Result<Prepared> prepare_kevin(std::string_view source, EvalResult* result,
+                                 const std::function<void()>& before_build) const;
 
   BuildFunction build_;
   RunnerFactory start_runner_;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <csignal>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <atomic>
@@ -171,6 +172,15 @@ class JudgeWithFakeRunner : public ::testing::Test {
     }));
   }
 
+  // For a candidate whose build decided its fate: the runner started ahead of the build was
+  // never given it, and was finished.
+  void expect_runner_started_ahead_and_finished_unused() const {
+    EXPECT_EQ(log_.starts.size(), 1u);
+    EXPECT_TRUE(log_.staged.empty());
+    EXPECT_TRUE(log_.of_step("load").empty());
+    EXPECT_EQ(log_.finished, 1);
+  }
+
   static AnswerCheck one_extension(std::string cuda_sources = "") {
     AnswerCheck check;
     check.extensions.push_back(
@@ -220,7 +230,7 @@ TEST_F(JudgeWithFakeRunner, BuildAGateRefusedIsRejectedWithTheGatesRuleAndNeverR
   EXPECT_EQ(r.verdict, VerdictKind::kRejected);
   EXPECT_EQ(r.reason, "load_time_code");
   EXPECT_TRUE(contains(r.feedback, "a constructor runs at load time")) << r.feedback;
-  EXPECT_TRUE(log_.starts.empty());
+  expect_runner_started_ahead_and_finished_unused();
 }
 
 TEST_F(JudgeWithFakeRunner, FailedBuildIsACompileErrorCarryingTheCompilerLogAndTimes) {
@@ -237,7 +247,55 @@ TEST_F(JudgeWithFakeRunner, FailedBuildIsACompileErrorCarryingTheCompilerLogAndT
   EXPECT_TRUE(contains(r.feedback, "candidate.cpp:2:7: error: expected ';'")) << r.feedback;
   EXPECT_DOUBLE_EQ(r.compile_ms, 12.5);
   EXPECT_TRUE(r.cache_hit);
-  EXPECT_TRUE(log_.starts.empty());
+  expect_runner_started_ahead_and_finished_unused();
+}
+
+TEST_F(JudgeWithFakeRunner, RunnerIsStartedAndSetUpWhileTheCandidateBuilds) {
+  // The build waits for the runner's setup: it would wait in vain (and say so) were the
+  // runner started only after the build.
+  std::promise<void> set_up;
+  std::future<void> set_up_seen = set_up.get_future();
+  bool seen_during_build = false;
+  build_ = [&](std::string_view) -> Result<BuildResult> {
+    seen_during_build = set_up_seen.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    return fake_build();
+  };
+  const EvalResult r = judged(at("setup", 0, [&](FakeExchange&) { set_up.set_value(); }));
+  EXPECT_TRUE(seen_during_build) << "the build ended before the runner was set up";
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  ASSERT_EQ(log_.starts.size(), 1u) << "one runner, started ahead and used for the candidate";
+  // The candidate reached that runner once its build was done, after the setup and the
+  // harness-only calibration, just before the load.
+  ASSERT_EQ(log_.staged.size(), 1u);
+  EXPECT_EQ(log_.staged[0].runner, 0);
+  EXPECT_EQ(log_.staged[0].object, fake_build().object);
+  EXPECT_EQ(log_.staged[0].answer, "") << "kevin's ABI stages no answer.py";
+  const size_t before_load = 1 + static_cast<size_t>(config_.calibration_calls);
+  EXPECT_EQ(log_.staged[0].after_requests, before_load);
+  EXPECT_EQ(log_.requests.at(before_load).step, "load");
+  EXPECT_GT(r.phases.start_ms, 0);
+}
+
+TEST_F(JudgeWithFakeRunner, RunnerStartedAfterTheBuildWhenNotAhead) {
+  config_.start_runner_ahead = false;
+  size_t requests_during_build = 0;
+  build_ = [&](std::string_view) -> Result<BuildResult> {
+    requests_during_build = log_.requests.size();  // no other thread is running now
+    return fake_build();
+  };
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(requests_during_build, 0u);
+  ASSERT_EQ(log_.starts.size(), 1u);
+  ASSERT_EQ(log_.staged.size(), 1u);
+}
+
+TEST_F(JudgeWithFakeRunner, RunnerThatFailsToStartAheadIsTheHarnessErrorOnceBuilt) {
+  const Status s = failed(at("setup", kEvery, [](FakeExchange& x) { x.dies = exited_with(1); }));
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(contains(s.message(), "the runner failed to start (exit code 1)")) << s.message();
+  EXPECT_EQ(builds_, 1) << "the build went on while the runner was started and started again";
+  EXPECT_TRUE(log_.staged.empty());
 }
 
 TEST_F(JudgeWithFakeRunner, BuiltObjectThatIsNotASharedObjectIsTheHarnessError) {
@@ -386,7 +444,8 @@ TEST_F(JudgeWithFakeRunner, KernelBenchAnswerRunsInThePythonRunnerWithItsExtensi
   EXPECT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   ASSERT_EQ(log_.starts.size(), 1u);
   EXPECT_EQ(log_.starts[0].python, "python3");
-  EXPECT_EQ(log_.starts[0].answer, source_);
+  ASSERT_EQ(log_.staged.size(), 1u);
+  EXPECT_EQ(log_.staged[0].answer, source_);
   const auto loads = log_.of_step("load");
   ASSERT_EQ(loads.size(), 1u);
   const Json& load = loads[0].cmd;
@@ -1342,6 +1401,44 @@ TEST_F(JudgeWithFakeRunner, SlowerCandidateIsToldToLookForAFasterApproach) {
       << r.feedback;
 }
 
+TEST_F(JudgeWithFakeRunner, CompileBaselineIsTheSpeedupsAndEagersIsReportedBesideIt) {
+  ref_.baseline = baseline_of(1.5);  // torch.compile's time
+  ref_.baseline_kind = BaselineKind::kCompile;
+  ref_.eager_baseline = baseline_of(4.0);
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_DOUBLE_EQ(*r.speedup, 1.5);
+  EXPECT_DOUBLE_EQ(*r.speedup_vs_eager, 4.0);
+  EXPECT_DOUBLE_EQ(*r.eager_baseline_ms, 4.0);
+  EXPECT_TRUE(contains(r.feedback,
+                       "against 1.5 ms for the PyTorch reference under torch.compile: a speedup "
+                       "of 1.50x (4.00x against eager PyTorch's 4 ms)."))
+      << r.feedback;
+  const Json j = to_json(r);
+  EXPECT_EQ(j["baseline_kind"], "compile");
+  EXPECT_DOUBLE_EQ(j["speedup_vs_eager"].get<double>(), 4.0);
+  auto back = eval_result_from_json(j);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->baseline_kind, BaselineKind::kCompile);
+  EXPECT_EQ(to_json(*back), j);
+
+  const EvalResult wrong = judged(at("call", 0, [](FakeExchange& x) { outputs_of(x)[0] += 1.0f; }));
+  EXPECT_FALSE(wrong.speedup_vs_eager.has_value()) << "no speedup of any kind for a wrong answer";
+}
+
+TEST_F(JudgeWithFakeRunner, EagerBaselineIsNamedInTheJsonAndNoSecondSpeedupIsGiven) {
+  const EvalResult r = judged();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(to_json(r)["baseline_kind"], "eager");
+  EXPECT_FALSE(r.speedup_vs_eager.has_value());
+  EXPECT_FALSE(contains(r.feedback, "torch.compile")) << r.feedback;
+  Json unknown = to_json(r);
+  unknown["baseline_kind"] = "jit";
+  auto refused = eval_result_from_json(unknown);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_TRUE(contains(refused.status().message(), "baseline_kind")) << refused.status().message();
+}
+
 // --- The result as JSON -----------------------------------------------------------------------
 
 TEST_F(JudgeWithFakeRunner, ResultReadsBackFromItsJsonForm) {
@@ -1442,9 +1539,26 @@ TEST_F(JudgeWithFakeRunner, WaitingForTheDeviceGateIsReportedApartFromTheWork) {
   timing_elsewhere.join();
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_GE(r.phases.gate_wait_ms, 250);
-  EXPECT_LE(r.phases.gate_wait_ms, r.phases.load_ms + r.phases.check_ms + r.phases.time_ms);
+  EXPECT_LE(r.phases.gate_wait_ms,
+            r.phases.start_ms + r.phases.load_ms + r.phases.check_ms + r.phases.time_ms);
   EXPECT_DOUBLE_EQ(to_json(r)["phases_ms"]["gate_wait"].get<double>(), r.phases.gate_wait_ms);
   EXPECT_EQ(judged().phases.gate_wait_ms < 250, true) << "nobody else holds the gate now";
+}
+
+TEST_F(JudgeWithFakeRunner, TimeHeldAloneCountsTheTimedCallsAndNotTheSharedOnes) {
+  config_.gate = &gate_;
+  const auto sleep_ms = [](int ms) {
+    return [ms](FakeExchange&) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  };
+  // 150 ms in a correctness call (the device shared), 60 ms in a timed call (held alone).
+  const EvalResult r = judged(both(at("call", 0, sleep_ms(150)), at("timed", 0, sleep_ms(60))));
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_GE(r.phases.alone_ms, 60);
+  EXPECT_LT(r.phases.alone_ms, 150) << "the shared correctness call is not time held alone";
+  EXPECT_LE(r.phases.alone_ms, r.phases.load_ms + r.phases.time_ms);
+  const Json phases = to_json(r)["phases_ms"];
+  EXPECT_DOUBLE_EQ(phases["alone"].get<double>(), r.phases.alone_ms);
+  EXPECT_DOUBLE_EQ(phases["start"].get<double>(), r.phases.start_ms);
 }
 
 TEST_F(JudgeWithFakeRunner, CalibrationHoldsTheDeviceAloneAsTheTimedCallsDo) {

@@ -81,6 +81,16 @@ Json to_json(const TimingStats& t) {
   return j;
 }
 
+const char* baseline_kind_name(BaselineKind kind) {
+  return kind == BaselineKind::kCompile ? "compile" : "eager";
+}
+
+std::optional<BaselineKind> baseline_kind_from_name(std::string_view name) {
+  if (name == "eager") return BaselineKind::kEager;
+  if (name == "compile") return BaselineKind::kCompile;
+  return std::nullopt;
+}
+
 Result<TimingStats> timing_stats_from_json(const Json& j) {
   TimingStats t;
   KEVIN_ASSIGN_OR_RETURN(t.median_ms, json_get<double>(j, "median_ms"));

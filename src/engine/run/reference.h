@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,6 +67,12 @@ TimingStats timing_stats(std::vector<double> ms);
 Json to_json(const TimingStats& t);
 Result<TimingStats> timing_stats_from_json(const Json& j);
 
+// What a candidate's speedup is measured against: PyTorch's eager reference, or the same
+// model under torch.compile (default mode), each timed with the candidates' protocol.
+enum class BaselineKind { kEager, kCompile };
+const char* baseline_kind_name(BaselineKind kind);  // "eager", "compile"
+std::optional<BaselineKind> baseline_kind_from_name(std::string_view name);
+
 struct ReferenceSet {
   std::string task_name;
   std::string backend;      // "cuda" or "cpu"
@@ -84,7 +91,12 @@ struct ReferenceSet {
   size_t num_timing_sets = 0;                       // T timing sets (each timed once)
   std::vector<std::vector<double>> timing_scalars;  // [timing set][scalar]
   std::filesystem::path dir;                        // holds the four data files and meta.json
-  std::optional<TimingStats> baseline;              // eager PyTorch, same protocol as candidates
+  // The baseline speedups are measured against (set by the provider, not stored in
+  // meta.json), timed with the candidates' protocol: of kind `baseline_kind`.
+  std::optional<TimingStats> baseline;
+  BaselineKind baseline_kind = BaselineKind::kEager;
+  // Eager PyTorch's, reported beside `baseline` when that is another kind (compile).
+  std::optional<TimingStats> eager_baseline;
   // The work one forward must do (meta.json "work"); none where the worker could not count it
   // or the data predates the count.
   std::optional<TaskWork> work;

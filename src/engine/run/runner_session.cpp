@@ -148,16 +148,6 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   KEVIN_ASSIGN_OR_RETURN(s.scratch_, sys::TempDir::create(scratch_prefix(::getpid())));
   // The runner may drop to an unprivileged uid; it needs to read (only) this copy.
   ::chmod(s.scratch_.path().c_str(), 0755);
-  const fs::path object = s.scratch_.path() / "candidate.so";
-  std::error_code ec;
-  fs::copy_file(how.object, object, ec);
-  if (ec) return io_error("cannot stage the candidate: " + ec.message());
-  ::chmod(object.c_str(), 0644);
-  if (!how.python.empty()) {
-    const fs::path answer = s.scratch_.path() / "answer.py";
-    KEVIN_RETURN_IF_ERROR(write_file_atomic(answer, how.answer));
-    ::chmod(answer.c_str(), 0644);
-  }
 
   const int inputs = ::open(how.inputs_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (inputs < 0)
@@ -203,6 +193,22 @@ Result<RunnerSession> RunnerSession::start(const Start& how) {
   s.commands_ = std::move(cmd.write);
   s.replies_ = std::move(rep.read);
   return s;
+}
+
+Status RunnerSession::stage(const fs::path& object, std::string_view answer) {
+  // The runner's root is its scratch folder (chroot at setup): files placed there now are the
+  // ones its "load" opens.
+  const fs::path staged = scratch_.path() / "candidate.so";
+  std::error_code ec;
+  fs::copy_file(object, staged, ec);
+  if (ec) return io_error("cannot stage the candidate: " + ec.message());
+  ::chmod(staged.c_str(), 0644);
+  if (!answer.empty()) {
+    const fs::path text = scratch_.path() / "answer.py";
+    KEVIN_RETURN_IF_ERROR(write_file_atomic(text, answer));
+    ::chmod(text.c_str(), 0644);
+  }
+  return Status::ok();
 }
 
 Result<Json> parse_runner_reply(std::string_view frame) {

@@ -44,9 +44,10 @@ Result<Json> parse_runner_reply(std::string_view frame);
 // script fakes behind it (fake_runner.h). Owned by one evaluation, used from one thread.
 class Runner {
  public:
+  // The process, before any candidate exists: a runner is started (and set up) while its
+  // candidate is still being built, and is given the candidate later with stage().
   struct Start {
     std::filesystem::path runner;       // kevin-runner executable
-    std::filesystem::path object;       // built candidate (copied into a scratch dir)
     std::filesystem::path inputs_file;  // inputs.bin, passed read-only
     uint64_t staging_bytes = 0;         // one output set
     uint64_t slot_bytes = 0;            // one input set
@@ -54,10 +55,9 @@ class Runner {
     bool sandbox = true;        // confine the runner (docs/sandbox.md)
     bool pid_namespace = true;  // ... in a PID namespace of its own too
     // KernelBench answers: kevin-runner execs `python` on `python_runner` (kernelbench_runner.py,
-    // given `support_library`), and the answer's text lies beside the object as answer.py.
+    // given `support_library`).
     std::string python;
     std::filesystem::path python_runner, support_library;
-    std::string answer;
   };
   struct Reply {
     // The runner's reply to the command when none of the below: a Failure, or the command's
@@ -76,6 +76,12 @@ class Runner {
   };
 
   virtual ~Runner() = default;
+
+  // Places the candidate where the runner's "load" finds it: a copy of the built `object` and,
+  // for a KernelBench answer, its text (`answer`, empty for kevin's ABI) as answer.py. Call
+  // it before "load", at most once; the runner reads neither file before then. Errors: the
+  // copy could not be made (the harness's).
+  virtual Status stage(const std::filesystem::path& object, std::string_view answer) = 0;
 
   // Sends `cmd` and waits for the reply until `deadline`. With `spin`, the judge polls without
   // sleeping (for timed calls, whose judge-side time must not include its own wake-up).
@@ -143,6 +149,7 @@ class RunnerSession final : public Runner {
   // pipes, a runner that cannot be spawned).
   static Result<RunnerSession> start(const Start& how);
 
+  Status stage(const std::filesystem::path& object, std::string_view answer) override;
   Result<Reply> request(const runner_protocol::Command& cmd, sys::Deadline deadline, bool spin,
                         bool measure_cpu, std::span<const uint8_t> slot_set) override;
   const uint8_t* staging() const override { return staging_.data(); }

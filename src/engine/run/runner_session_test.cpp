@@ -31,7 +31,6 @@ class ReadyGap : public ::testing::Test {
     ASSERT_TRUE(write_file_atomic(inputs, std::string(kSlotBytes, '\0')).is_ok());
     Runner::Start how;
     how.runner = fs::path(KEVIN_SOURCE_DIR) / "tests/fixtures/runner/ready_gap_probe.py";
-    how.object = inputs;  // staged beside the probe, which never opens it
     how.inputs_file = inputs;
     how.staging_bytes = 8;
     how.slot_bytes = kSlotBytes;

@@ -235,7 +235,6 @@ class BothRunners : public ::testing::Test {
   engine::Runner::Start start() const {
     engine::Runner::Start how;
     how.runner = fs::path(KEVIN_BUILD_DIR) / "bin/kevin-runner";
-    how.object = dir_.path() / "candidate.so";
     how.inputs_file = dir_.path() / "inputs.bin";
     how.staging_bytes = kTensorBytes;
     how.slot_bytes = kSetBytes;
@@ -248,7 +247,6 @@ class BothRunners : public ::testing::Test {
     how.python = KEVIN_SYSTEM_PYTHON;
     how.python_runner = fs::path(KEVIN_SOURCE_DIR) / "src/engine/runner/kernelbench_runner.py";
     how.support_library = fs::path(KEVIN_BUILD_DIR) / "bin/libkevin-runner-support.so";
-    how.answer = kAnswer;
     return how;
   }
 
@@ -268,10 +266,12 @@ class BothRunners : public ::testing::Test {
     return s;
   }
 
-  // The same exchange for either runner: setup, a calibration call on the slot, load, a call
-  // on each set, a warm-up and a timed call on the slot, then a call on a set that does not
-  // exist (the harness's failure, after which the runner is gone).
-  std::vector<Step> script(const engine::Runner::Start& how, const Load& load) {
+  // The same exchange for either runner: setup, a calibration call on the slot, the candidate
+  // staged (the object, and `answer` as answer.py where not empty) as the judge stages it once
+  // built, load, a call on each set, a warm-up and a timed call on the slot, then a call on a
+  // set that does not exist (the harness's failure, after which the runner is gone).
+  std::vector<Step> script(const engine::Runner::Start& how, const Load& load,
+                           std::string_view answer = {}) {
     auto started = engine::RunnerSession::start(how);
     EXPECT_TRUE(started.is_ok()) << started.status().to_string();
     if (!started.is_ok()) return {};
@@ -291,6 +291,8 @@ class BothRunners : public ::testing::Test {
     };
     ask("setup", setup());
     ask("calibration", TimeCall{std::nullopt, {}, 55}, bytes_of(input_set(7)));
+    const Status staged = session.stage(dir_.path() / "candidate.so", answer);
+    EXPECT_TRUE(staged.is_ok()) << staged.to_string();
     ask("load", load);
     ask("call 0", Call{0, 56});
     ask("call 1", Call{1, 57});
@@ -385,7 +387,7 @@ TEST_F(BothRunners, ThePythonRunnerRepliesAsKevinRunnerDoesFieldByField) {
 #endif
   if (!python_has_torch()) GTEST_SKIP() << KEVIN_SYSTEM_PYTHON << " cannot import torch";
   const auto native = script(start(), abi_load());
-  const auto python = script(python_start(), answer_load());
+  const auto python = script(python_start(), answer_load(), kAnswer);
   expect_conforming(python, "kernelbench_runner.py");
   ASSERT_EQ(native.size(), python.size());
   for (size_t i = 0; i < native.size(); ++i) {
