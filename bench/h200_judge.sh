@@ -6,11 +6,13 @@
 # before and after (the tree in .before/, made by `git archive`). Logs under $OUT.
 # `cleanup`: runners die with a killed kevin (CUDA too) and Ctrl-C stops a run in good order.
 # `quickstart`: wall times of the README's newcomer path on this machine (docs/quickstart.md).
+# `compilebase`: the torch.compile baselines (Provider.Compile*, needs reference_worker_test
+# among BUILD_TARGETS; six level-1 examples judged with --baseline compile).
 # `kernelbench`: every KernelBench fixture answer judged on the GPU (FixtureVerdicts.KernelBench*);
 # `kbbuild`: bench/kernelbench_build.sh (extension build times against load_inline).
 # `agreement`, `kbproblems`: bench/kernelbench_agreement.py and bench/kernelbench_problems.sh on
 # a KernelBench checkout at $KB_ROOT (default .deps/kernelbench, never committed).
-# Usage on the device: [STEPS="build probe gputests corpus kernelbench kbbuild agreement kbproblems cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."] [WITH_TORCH=1]
+# Usage on the device: [STEPS="build probe gputests corpus compilebase kernelbench kbbuild agreement kbproblems cleanup quickstart queue serve bench"] [BUILD_TARGETS="kevin ..."] [WITH_TORCH=1]
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +67,21 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
   if wants kbproblems; then step "KernelBench's own problems through kevin tasks check"
     timeout "$(left)" bash bench/kernelbench_problems.sh "${KB_ROOT:-.deps/kernelbench}" "$OUT/kbproblems" 2>&1 |
       tee "$OUT/kbproblems.log" | tail -40; fi
+  if wants compilebase; then step "torch.compile baselines (--baseline compile) beside eager"
+    timeout 180 build/src/tasks/reference_worker_test --gtest_filter='Provider.Compile*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure"
+    head -n 6 examples/demo-cuda.jsonl > examples/compile-batch.jsonl
+    timeout "$(left)" build/bin/kevin eval --batch examples/compile-batch.jsonl --backend cuda --json --jobs 8 \
+      --baseline compile > "$OUT/compile.jsonl" 2> "$OUT/compile.log"
+    rm -f examples/compile-batch.jsonl
+    python3 - "$OUT/compile.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        r = json.loads(line)
+        print(r.get("task", "")[-28:], r.get("verdict"), r.get("error", ""), "compile", r.get("baseline_ms"),
+              "eager", r.get("eager_baseline_ms"), "speedup", r.get("speedup"), "vs eager", r.get("speedup_vs_eager"))
+PY
+  fi
   if wants cleanup; then step "cleanup: runners die with kevin; Ctrl-C"
     timeout 180 build/tests/e2e_test --gtest_filter='Cleanup*.*:InterruptedRun.*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure|outlived" | head -20; fi
   if wants quickstart; then step "quickstart: the newcomer path, timed"

@@ -1,6 +1,7 @@
 """reference_worker_work_test.py — the reference worker's count of the work a task must do
 (FLOPs, minimum and eager bytes) against hand-computed figures for a matrix product, a
-convolution, an elementwise op and attention, and its peak-rate measurement on the CPU.
+convolution, an elementwise op and attention, its peak-rate measurement on the CPU, and the
+torch.compile baseline's protocol (with a stand-in for torch.compile).
 Run: python3 reference_worker_work_test.py (exit 77, skipped, without torch)."""
 
 import importlib.util
@@ -138,6 +139,64 @@ class WorkTest(unittest.TestCase):
         counted, error = rw.count_work(task(boom, lambda: [torch.randn(2)]), 0, CPU)
         self.assertIsNone(counted)
         self.assertIn("RuntimeError", error)
+
+
+class CompiledBaselineTest(unittest.TestCase):
+    """time_baseline's compile mode, with a stand-in for torch.compile that records what the
+    compiled module is called with (this machine's PyTorch may predate torch.compile)."""
+
+    def setUp(self):
+        self.compiles, self.weights = 0, []
+        self.had_compile = hasattr(torch, "compile")
+        self.real_compile = getattr(torch, "compile", None)
+
+        def fake_compile(model):
+            self.compiles += 1
+
+            def run(*args):
+                self.weights.append(model.weight.detach().clone())
+                return model(*args)
+
+            return run
+
+        torch.compile = fake_compile
+        self.module = task(None, lambda: [torch.randn(3, 8)], make=lambda: torch.nn.Linear(8, 4))
+
+    def tearDown(self):
+        if self.had_compile:
+            torch.compile = self.real_compile
+        else:
+            del torch.compile
+
+    def request(self, mode):
+        return {
+            "seeds": [1, 2, 3],
+            "timing_seeds": [11, 12, 13, 14],
+            "mode": mode,
+            "timing_bytes_budget": 1 << 30,
+            "min_timing_sets": 1,
+            "timing": {"budget_ms": 1e9, "warmup": 3, "min_calls": 1},
+        }
+
+    def test_compiles_once_and_runs_each_set_on_that_sets_weights(self):
+        stats = rw.time_baseline(self.module, CPU, self.request("compile"))
+        self.assertEqual(self.compiles, 1)
+        self.assertEqual(stats["calls"], 4)
+        # The untimed first run (seed 1), three warm-ups, then one call per timing set.
+        seeds = [1, 1, 2, 3, 11, 12, 13, 14]
+        self.assertEqual(len(self.weights), len(seeds))
+        for seen, seed in zip(self.weights, seeds):
+            want = rw.build(self.module, seed, CPU)[0].weight
+            self.assertTrue(torch.equal(seen, want), f"seed {seed}")
+
+    def test_eager_mode_compiles_nothing(self):
+        stats = rw.time_baseline(self.module, CPU, self.request("eager"))
+        self.assertEqual(self.compiles, 0)
+        self.assertEqual(stats["calls"], 4)
+
+    def test_an_unknown_mode_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "eager or compile"):
+            rw.time_baseline(self.module, CPU, self.request("jit"))
 
 
 class PeaksTest(unittest.TestCase):
