@@ -197,7 +197,6 @@ class MemoryWatch {
   std::thread thread_;
 };
 
-// One timed call as the runner and the judge saw it.
 // The device gate as one step of an evaluation holds it: shared with other evaluations, or
 // alone (`alone`: calibration, the timing phase, or an evaluation retried with the device to
 // itself). The time spent waiting for it is added to phases->gate_wait_ms and, held alone, the
@@ -229,6 +228,7 @@ class GateHold {
   double* held_alone_;
 };
 
+// One timed call as the runner and the judge saw it.
 struct TimedCall {
   double event_ms;  // the runner's measurement (the candidate can rewrite it)
   double judge_ms;  // the judge's wall clock: command sent to reply read
