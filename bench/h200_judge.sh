@@ -113,7 +113,7 @@ PY
       dir=build; [ "$which" = before ] && dir=build-before
       if [ "$(left)" -lt 150 ]; then echo "!! no time left for the $which benchmark"; continue; fi
       step "engine benchmark ($which)"
-      QUICK=1 timeout $(( $(left) - 10 )) bench/eval_throughput "$dir" "$OUT/bench-$which" cuda 2>&1 | grep -E "evals_per|e2e|compile_p50|verdicts|phase_p50|alone"
+      QUICK=1 timeout $(( $(left) - 10 )) bench/eval_throughput "$dir" "$OUT/bench-$which" cuda 2>&1 | grep -E "evals_per|e2e|compile_p50|verdicts|phase_p50|alone|fresh|slowest|candidates"
     done; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"
