@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <optional>
 
 #include "core/mutex.h"
 
@@ -76,6 +78,38 @@ class ExclusiveDeviceLock {
 
  private:
   DeviceGate* g_;
+};
+
+// How work that first prepares on a device and then times there holds its gate, in two steps:
+// `share()` before it prepares (builds inputs, runs untimed calls), `alone()` once only the
+// timed calls are left (giving up the shared hold first, so two such holders never wait for
+// each other). Each is called at most once, in that order, by the side that does the work once
+// it holds everything else it needs: the gate is the last thing it takes. Whoever makes the
+// pair owns the holds and releases them when the work is over.
+struct TwoStepHold {
+  std::function<void()> share, alone;
+};
+
+// A TwoStepHold of `gate`'s own locks (null gate: holds nothing), for work that needs no
+// account of its waits. Releases whatever it holds when destroyed; not copyable, since
+// hold()'s functions refer to it.
+class GateSteps {
+ public:
+  explicit GateSteps(DeviceGate* gate) : gate_(gate) {}
+  GateSteps(const GateSteps&) = delete;
+  GateSteps& operator=(const GateSteps&) = delete;
+  TwoStepHold hold() {
+    return {[this] { shared_.emplace(gate_); },
+            [this] {
+              shared_.reset();
+              alone_.emplace(gate_);
+            }};
+  }
+
+ private:
+  DeviceGate* gate_;
+  std::optional<SharedDeviceLock> shared_;
+  std::optional<ExclusiveDeviceLock> alone_;
 };
 
 }  // namespace kevin

@@ -251,10 +251,9 @@ Result<engine::EvalResult> EngineEvaluator::judge(const std::string& source,
   const Lane& lane = *lanes_[lease.lane()];
   engine::EvalHooks hooks;
   if (!ref.task_file.empty()) {
-    // Called by the judge while it holds this lane's gate exclusively (the provider takes no gate
-    // here).
-    hooks.retime_baseline = [this, &ref, device = lane.device] {
-      return provider_->retime_baseline(ref.task_file, backend(), device);
+    // The judge holds no gate when it asks; `hold` takes this lane's, as the provider needs it.
+    hooks.retime_baseline = [this, &ref, device = lane.device](const TwoStepHold& hold) {
+      return provider_->retime_baseline(ref.task_file, backend(), device, hold);
     };
   }
   return lane.judge->evaluate(source, ref, hooks, format.value_or(format_of(source)));

@@ -207,8 +207,6 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
 
 Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);
-  // Preparing runs the task on the device: hold it shared so that no timing runs meanwhile.
-  const SharedDeviceLock shared(gate(k.device));
   std::error_code ec;
   fs::create_directories(store_.key_dir(k.set_key), ec);
   const FileLock one_preparer(store_.key_dir(k.set_key) / "prepare.lock");
@@ -216,6 +214,10 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
     return std::move(*cached);  // made while we waited
 
   KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
+  // Preparing runs the task on the device: hold it shared so that no timing runs meanwhile.
+  // Worker before gate (the order of every path here): nobody waits for a worker while
+  // holding the gate.
+  const SharedDeviceLock shared(gate(k.device));
   // Checked after every wait: preparations queued for a worker do not start after Ctrl-C.
   KEVIN_RETURN_IF_ERROR(check_cancel("reference data for " + k.task.filename().string()));
   ::chmod(options_.cache_dir.c_str(), 0700);  // expected outputs: readable by us only
@@ -245,6 +247,14 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   return store_.publish(k.set_key, std::move(staging));
 }
 
+fs::path ReferenceProvider::lock_file(const fs::path& cached) const {
+  // Beside the cache's folders, not in them: their entries are the cached results only.
+  const fs::path dir = options_.cache_dir / "locks";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir / (cached.parent_path().filename().string() + "-" + cached.stem().string() + ".lock");
+}
+
 Status ReferenceProvider::check_cancel(const std::string& what) const {
   if (options_.cancel == nullptr || !options_.cancel->load()) return Status::ok();
   return cancelled(what + ": not prepared, the run was interrupted");
@@ -263,12 +273,13 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
   if (kind != engine::BaselineKind::kEager) key.update_field(engine::baseline_kind_name(kind));
   const fs::path file = options_.cache_dir / "baseline" / (key.hex_digest() + ".json");
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
-  // The baseline is timed like a candidate: with the device to itself. Gate before worker.
-  const ExclusiveDeviceLock exclusive(gate(k.device));
+  const FileLock one_timer(lock_file(file));
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
   KEVIN_RETURN_IF_ERROR(check_cancel("the baseline of " + k.task.filename().string()));
-  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b,
-                         time_baseline(k.task, k.backend, k.device, kind, options_.cancel));
+  // The baseline is timed like a candidate: with the device to itself, but only its calls.
+  GateSteps steps(gate(k.device));
+  KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, time_baseline(k.task, k.backend, k.device, kind,
+                                                              options_.cancel, steps.hold()));
   if (Status s = write_file_atomic(file, dump_json(engine::to_json(b))); !s.is_ok()) {
     KEVIN_LOG(warn) << "baseline not cached: " << s.message();
   }
@@ -292,13 +303,14 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
     return peaks_failed_.count(file.string()) != 0;
   };
   if (failed_before()) return std::nullopt;
-  // Measured like a baseline: with the device to itself. Gate before worker.
-  const ExclusiveDeviceLock exclusive(gate(k.device));
+  const FileLock one_measurer(lock_file(file));
   if (auto p = cached_peaks(file)) return p;  // measured while we waited
   if (failed_before()) return std::nullopt;
   if (!check_cancel("peak rates").is_ok()) return std::nullopt;
   auto w = lease_worker();
   if (!w.is_ok()) return std::nullopt;
+  // Measured like a baseline: with the device to itself. Worker before gate.
+  const ExclusiveDeviceLock exclusive(gate(k.device));
   KEVIN_LOG(info) << "measuring the peak bandwidth and FLOP rates of " << ref.device_name
                   << " (once per device model)";
   const engine::StoppedRunners stopped(k.device);
@@ -318,15 +330,17 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
 
 Result<engine::TimingStats> ReferenceProvider::retime_baseline(const fs::path& task,
                                                                const std::string& backend,
-                                                               int device) {
+                                                               int device,
+                                                               const TwoStepHold& hold) {
   if (!fs::is_regular_file(task)) return not_found("task file not found: " + task.string());
-  return time_baseline(task, backend, device, options_.baseline, /*cancel=*/nullptr);
+  return time_baseline(task, backend, device, options_.baseline, /*cancel=*/nullptr, hold);
 }
 
 Result<engine::TimingStats> ReferenceProvider::time_baseline(const fs::path& task,
                                                              const std::string& backend, int device,
                                                              engine::BaselineKind kind,
-                                                             const std::atomic<bool>* cancel) {
+                                                             const std::atomic<bool>* cancel,
+                                                             const TwoStepHold& hold) {
   KEVIN_ASSIGN_OR_RETURN(WorkerLease w, lease_worker());
   BaselineRequest req;
   req.cancel = cancel;
@@ -341,11 +355,18 @@ Result<engine::TimingStats> ReferenceProvider::time_baseline(const fs::path& tas
   req.warmup = options_.warmup;
   req.min_calls = options_.min_calls;
   req.kind = kind;
+  // No candidate code runs while a baseline is timed: once the device is held alone (so no
+  // runner is in an exchange), every runner of this device waits stopped until the calls end.
+  std::optional<engine::StoppedRunners> stopped;
+  req.sets_built = [&] {
+    hold.alone();
+    stopped.emplace(device);
+    return Status::ok();
+  };
   KEVIN_LOG(info) << "timing the " << engine::baseline_kind_name(kind) << " baseline of "
                   << task.filename().string() << " on " << w->device_name(backend, device);
-  // No candidate code runs while a baseline is timed: every runner of this device waits
-  // stopped (the caller holds the device's gate exclusively, so none is in an exchange).
-  const engine::StoppedRunners stopped(device);
+  // The worker builds its sets on the device before the calls: shared until then.
+  hold.share();
   KEVIN_ASSIGN_OR_RETURN(engine::TimingStats b, w->baseline(req));
   b.measured_at = unix_now();
   return b;

@@ -65,13 +65,16 @@ class ReferenceProvider {
 
   // Reference data for `task` on `backend` ("cuda"/"cpu") and CUDA device `device`, with
   // its baseline of options.baseline's kind, and eager's beside it when that is compile (each
-  // timed now under the exclusive gate when the cached one is missing or older than
-  // baseline_ttl) and the device's peak rates (measured the same way the first time this
-  // device model and torch version are seen; a failed measurement is logged, not retried by
-  // this provider, and leaves `peaks` empty: speed of light is a report, never a verdict). The set
-  // carries a lease: its files stay in place while any copy of it lives, even if a newer set
-  // replaces it. Lock order: gate, then a worker of the pool, so callers must not hold `device`'s
-  // gate (shared or exclusive) when calling this. While data is prepared, a LongWait names it
+  // timed now when the cached one is missing or older than baseline_ttl: its sets built with
+  // the gate shared, its calls with the device alone) and the device's peak rates (measured
+  // alone the first time this device model and torch version are seen; a failed measurement
+  // is logged, not retried by this provider, and leaves `peaks` empty: speed of light is a
+  // report, never a verdict). One thread or process at a time prepares a set, times a
+  // baseline or measures peaks (file locks); the others wait and reuse it. The set carries a
+  // lease: its files stay in place while any copy of it lives, even if a newer set replaces
+  // it. Lock order: file lock, a worker of the pool, then the gate, so callers must not hold
+  // `device`'s gate (shared or exclusive) when calling this. While data is prepared, a LongWait
+  // names it
   // ("preparing reference data for level1/028_gelu"); how long the preparation took is kept in the
   // key's folder (prepare_seconds) for the next one to quote. Errors: kNotFound (task file),
   // kInvalidArgument (the task is broken), kDeadlineExceeded (the task ran past the worker's
@@ -79,13 +82,14 @@ class ReferenceProvider {
   Result<engine::ReferenceSet> get(const std::filesystem::path& task, const std::string& backend,
                                    int device);
 
-  // Times the baseline (options.baseline's kind) now on fresh secret seeds, WITHOUT taking the
-  // gate (the caller
-  // — the judge, interleaving baseline and candidate blocks — already holds `device`
-  // exclusively) and without reading or writing the cache. measured_at is now. For a set
-  // from get(): retime_baseline(ref.task_file, ref.backend, device). Errors as get().
+  // Times the baseline (options.baseline's kind) now on fresh secret seeds, without reading
+  // or writing the cache, holding `device` through `hold` (the judge's, which counts the
+  // waits): shared while a worker builds the sets, alone for the calls. The caller holds no
+  // gate of `device` when calling this, and releases `hold` after. measured_at is now. For a
+  // set from get(): retime_baseline(ref.task_file, ref.backend, device, hold). Errors as get().
   Result<engine::TimingStats> retime_baseline(const std::filesystem::path& task,
-                                              const std::string& backend, int device);
+                                              const std::string& backend, int device,
+                                              const TwoStepHold& hold);
 
   // The task's ABI argument list at `backend`'s sizes (ReferenceWorker::describe), through
   // the same worker process. Errors as get().
@@ -114,12 +118,17 @@ class ReferenceProvider {
   // The device's cached peak rates, else measured now under the exclusive gate and cached.
   std::optional<engine::DevicePeaks> device_peaks(const TaskKey& k,
                                                   const engine::ReferenceSet& ref);
-  // Times with a worker, every runner of `device` stopped meanwhile (engine::StoppedRunners:
-  // the caller holds the device's gate exclusively). `cancel` as in TaskRequest.
+  // Times with a worker: leases it, then takes `hold` shared while the worker builds its sets
+  // and alone for the calls, every runner of `device` stopped while they run
+  // (engine::StoppedRunners). `cancel` as in TaskRequest.
   Result<engine::TimingStats> time_baseline(const std::filesystem::path& task,
                                             const std::string& backend, int device,
                                             engine::BaselineKind kind,
-                                            const std::atomic<bool>* cancel);
+                                            const std::atomic<bool>* cancel,
+                                            const TwoStepHold& hold);
+  // The lock file that one thread or process holds while it makes the cache file `cached`
+  // (a baseline's, the peak rates').
+  std::filesystem::path lock_file(const std::filesystem::path& cached) const;
   // kCancelled naming `what` once options_.cancel reads true, else OK.
   Status check_cancel(const std::string& what) const;
 

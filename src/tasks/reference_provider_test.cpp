@@ -308,7 +308,8 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
   {
     MutexLock lock(mu);
     EXPECT_EQ(asked, (std::vector<int>{0, 0, 0}))
-        << "one shared hold (data), one exclusive (baseline), one exclusive (peak rates)";
+        << "one shared hold (data), one for the baseline (shared, then alone), one exclusive "
+           "(peak rates)";
   }
   auto free_again = std::async(std::launch::async, [&] {
     gate.lock();
@@ -318,7 +319,7 @@ TEST_F(Provider, BaselineIsTimedUnderTheExclusiveGateAndDataPreparedUnderTheShar
       << "the provider released the gate";
 }
 
-TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
+TEST_F(Provider, RetimeBaselineHoldsTheDeviceThroughTheCallersStepsAndLeavesTheCacheAlone) {
   DeviceGate gate;
   ProviderOptions o = options();
   o.timing_gate = [&](int) { return &gate; };
@@ -328,19 +329,23 @@ TEST_F(Provider, RetimeBaselineSkipsTheGateAndLeavesTheCacheAlone) {
   ASSERT_EQ(baseline_files().size(), 1u);
   const std::string cached = *read_file(baseline_files().front());
 
-  gate.lock();  // the judge holds the device exclusively while it interleaves blocks
-  auto retimed = std::async(std::launch::async,
-                            [&] { return p.retime_baseline(ref->task_file, ref->backend, 0); });
+  // The judge's holds: the provider takes them, and never the gate itself.
+  std::vector<std::string> steps;
+  const TwoStepHold hold{[&] { steps.push_back("share"); }, [&] { steps.push_back("alone"); }};
+  gate.lock();  // were the provider to take the gate itself, it would wait here
+  auto retimed = std::async(
+      std::launch::async, [&] { return p.retime_baseline(ref->task_file, ref->backend, 0, hold); });
   const bool finished = retimed.wait_for(60s) == std::future_status::ready;
   gate.unlock();
-  ASSERT_TRUE(finished) << "retime_baseline must not wait for the gate its caller holds";
+  ASSERT_TRUE(finished) << "retime_baseline takes only the caller's holds";
   auto b = retimed.get();
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  EXPECT_EQ(steps, (std::vector<std::string>{"share", "alone"}));
   EXPECT_GT(b->median_ms, 0);
   EXPECT_GE(b->measured_at, ref->baseline->measured_at);
   EXPECT_EQ(*read_file(baseline_files().front()), cached) << "the cache is not touched";
   EXPECT_EQ(baseline_files().size(), 1u);
-  EXPECT_EQ(p.retime_baseline(tmp_.path() / "missing.py", "cpu", 0).status().code(),
+  EXPECT_EQ(p.retime_baseline(tmp_.path() / "missing.py", "cpu", 0, hold).status().code(),
             StatusCode::kNotFound);
 }
 

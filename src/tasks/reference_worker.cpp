@@ -131,28 +131,40 @@ std::string ReferenceWorker::device_name(const std::string& backend, int ordinal
   return cuda_devices_[static_cast<size_t>(ordinal)];
 }
 
-Result<Json> ReferenceWorker::exchange(const Json& request, sys::Deadline deadline,
-                                       const std::atomic<bool>* cancel) {
+Result<Json> ReferenceWorker::exchange(const Json& request, std::chrono::seconds limit,
+                                       const std::atomic<bool>* cancel, const Interim& interim) {
   // Any failure here leaves the channel out of step (a late reply would answer the next
   // request), so the worker is stopped; the provider starts a fresh one next time.
   const auto fail = [this](const Status& s) {
     child_.kill_and_reap();
     return s;
   };
-  const std::string line = dump_json(request) + "\n";
-  if (Status s = sys::write_all(to_worker_.get(), line.data(), line.size(), deadline); !s.is_ok())
-    return fail(s);
-  auto reply = read_line(from_worker_.get(), &pending_, deadline, cancel);
-  if (!reply.is_ok()) return fail(reply.status());
-  auto doc = parse_json(*reply);
-  if (!doc.is_ok() || !doc->is_object())
-    return fail(internal_error("the reference worker sent a malformed reply"));
-  return doc;
+  const auto send = [this](const Json& message, sys::Deadline deadline) {
+    const std::string line = dump_json(message) + "\n";
+    return sys::write_all(to_worker_.get(), line.data(), line.size(), deadline);
+  };
+  auto deadline = sys::Deadline::after(limit);
+  if (Status s = send(request, deadline); !s.is_ok()) return fail(s);
+  for (;;) {
+    auto line = read_line(from_worker_.get(), &pending_, deadline, cancel);
+    if (!line.is_ok()) return fail(line.status());
+    auto doc = parse_json(*line);
+    if (!doc.is_ok() || !doc->is_object())
+      return fail(internal_error("the reference worker sent a malformed reply"));
+    if (!doc->contains("interim")) return doc;
+    if (!interim)
+      return fail(internal_error("the reference worker sent an unexpected interim line"));
+    if (Status s = interim(*doc); !s.is_ok()) return fail(s);
+    // The wait in `interim` (for the device, say) is not the worker's time.
+    deadline = sys::Deadline::after(limit);
+    if (Status s = send(Json{{"go", true}}, deadline); !s.is_ok()) return fail(s);
+  }
 }
 
 Result<Json> ReferenceWorker::call(const Json& request, const fs::path& task,
-                                   std::chrono::seconds limit, const std::atomic<bool>* cancel) {
-  auto reply = exchange(request, sys::Deadline::after(limit), cancel);
+                                   std::chrono::seconds limit, const std::atomic<bool>* cancel,
+                                   const Interim& interim) {
+  auto reply = exchange(request, limit, cancel, interim);
   if (!reply.is_ok()) {
     if (reply.status().code() == StatusCode::kCancelled)
       return cancelled("task " + task.string() + ": cancelled; the reference worker was stopped");
@@ -228,7 +240,13 @@ Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) 
   request["mode"] = engine::baseline_kind_name(r.kind);
   request["timing"] = {
       {"budget_ms", r.budget_ms}, {"warmup", r.warmup}, {"min_calls", r.min_calls}};
-  KEVIN_ASSIGN_OR_RETURN(Json reply, call(request, r.task, options_.baseline_timeout, r.cancel));
+  Interim built;
+  if (r.sets_built) {
+    request["wait_to_time"] = true;
+    built = [&r](const Json&) { return r.sets_built(); };
+  }
+  KEVIN_ASSIGN_OR_RETURN(Json reply,
+                         call(request, r.task, options_.baseline_timeout, r.cancel, built));
   if (!reply.contains("baseline"))
     return internal_error("reference worker: baseline reply without times");
   return engine::timing_stats_from_json(reply["baseline"]);
@@ -236,7 +254,7 @@ Result<engine::TimingStats> ReferenceWorker::baseline(const BaselineRequest& r) 
 
 Result<engine::DevicePeaks> ReferenceWorker::peaks(const std::string& backend, int device) {
   const Json request = {{"op", "peaks"}, {"backend", backend}, {"device", device}};
-  auto reply = exchange(request, sys::Deadline::after(options_.peaks_timeout));
+  auto reply = exchange(request, options_.peaks_timeout);
   if (!reply.is_ok()) {
     if (reply.status().code() != StatusCode::kDeadlineExceeded) return reply.status();
     return deadline_exceeded("measuring the peak rates of " + device_name(backend, device) +

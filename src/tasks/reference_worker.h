@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,12 +63,17 @@ struct PrepareRequest : TaskRequest {
 
 // The judge's protocol on PyTorch (eager, or torch.compile's code: `kind`): `warmup` calls
 // (at least 3) on the correctness seeds, then one call per timing set, each set timed once:
-// as many as budget_ms allows at the warm-up speed, at least min_calls, at most T. A compiled
-// baseline is compiled (and run once, untimed) before the first warm-up call.
+// as many as budget_ms allows at the warm-up speed, at least min_calls, at most T. Every set
+// is built on the device before the first timed call, and a compiled baseline is compiled
+// (and run once, untimed) then too, so only the calls need the device alone.
 struct BaselineRequest : TaskRequest {
   double budget_ms = 2000;
   int warmup = 3, min_calls = 10;
   engine::BaselineKind kind = engine::BaselineKind::kEager;
+  // Called once the worker has built every set and waits to time them; the calls start when
+  // it returns OK (the caller takes the device alone here). An error is the request's, and
+  // the worker is stopped. Empty: the worker times as soon as its sets are built.
+  std::function<Status()> sets_built;
 };
 
 // A running worker. Not thread-safe: one request at a time.
@@ -115,15 +121,19 @@ class ReferenceWorker {
                                          const std::string& backend);
 
  private:
+  // What the caller does when the worker, midway through a request, sends a line with
+  // "interim" (it then waits): OK tells the worker to go on; an error ends the request.
+  using Interim = std::function<Status(const Json& line)>;
   // One request and its reply; on any failure (`cancel` read true included) the worker is
-  // killed, since a late reply would answer the next request.
-  Result<Json> exchange(const Json& request, sys::Deadline deadline,
-                        const std::atomic<bool>* cancel = nullptr);
-  // exchange() within `limit` plus the worker's error conventions: task errors →
-  // kInvalidArgument, the limit passed → kDeadlineExceeded naming the task, `cancel` →
-  // kCancelled naming it.
+  // killed, since a late reply would answer the next request. An interim line goes to
+  // `interim` (without one it is a malformed reply); after it the reply has `limit` again.
+  Result<Json> exchange(const Json& request, std::chrono::seconds limit,
+                        const std::atomic<bool>* cancel = nullptr, const Interim& interim = {});
+  // exchange() plus the worker's error conventions: task errors → kInvalidArgument, the limit
+  // passed → kDeadlineExceeded naming the task, `cancel` → kCancelled naming it.
   Result<Json> call(const Json& request, const std::filesystem::path& task,
-                    std::chrono::seconds limit, const std::atomic<bool>* cancel = nullptr);
+                    std::chrono::seconds limit, const std::atomic<bool>* cancel = nullptr,
+                    const Interim& interim = {});
 
   WorkerOptions options_;
   std::string python_, torch_version_;

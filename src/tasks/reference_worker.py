@@ -430,12 +430,13 @@ class Compiled:
         return self.compiled
 
 
-def time_baseline(module, dev, req):
+def time_baseline(module, dev, req, ready=None):
     """The judge's timing protocol on PyTorch (eager, or with mode "compile" torch.compile's
     code): warm-up calls on the correctness seeds (which also probe the call time), then one
-    call on each timing set in turn, every set built just before its call and timed once, as
-    many as the time budget allows (at least min_calls, at most T: the timing sets the data for
-    this budget would hold)."""
+    call on each timing set in turn, each set timed once, as many as the time budget allows
+    (at least min_calls, at most T: the timing sets the data for this budget would hold).
+    Every set is built on the device first, and a compiled model compiled, then `ready()` is
+    called (the engine takes the device alone then), and only the calls follow."""
     seeds, timing_seeds = req["seeds"], req["timing_seeds"]
     if not seeds or not timing_seeds:
         raise ValueError("baseline needs seeds and timing_seeds")
@@ -445,27 +446,44 @@ def time_baseline(module, dev, req):
     runnable = Compiled() if mode == "compile" else (lambda model, args: model)
     timing = req.get("timing", {})
     timer = CallTimer(dev)
-    probe, bytes_per_set = [], 0
     with torch.no_grad(), on_device(dev):
-        for i in range(max(3, timing.get("warmup", 3))):
-            model, args = build(module, seeds[i % len(seeds)], dev)
-            if i == 0:  # T's byte bound needs the set's size; a failing forward is the task's error
-                inputs = set_bytes(abi_arguments(model, args)[1])
-                bytes_per_set = inputs + set_bytes(reference_outputs(model, args))
-            probe.append(timer(runnable(model, args), args))
-            del model, args
+        warm = [
+            build(module, seeds[i % len(seeds)], dev)
+            for i in range(max(3, timing.get("warmup", 3)))
+        ]
+        # T's byte bound needs a set's size; a failing forward is the task's error.
+        model, args = warm[0]
+        bytes_per_set = set_bytes(abi_arguments(model, args)[1]) + set_bytes(
+            reference_outputs(model, args)
+        )
         limit = timing_set_count(
             bytes_per_set,
             req.get("timing_bytes_budget", 2 << 30),
             req.get("min_timing_sets", MIN_TIMING_SETS),
             len(timing_seeds),
         )
-        ms = []
-        for seed in timing_seeds[: call_count(probe, timing, limit)]:
-            model, args = build(module, seed, dev)
-            ms.append(timer(runnable(model, args), args))
-            del model, args
+        sets = [build(module, seed, dev) for seed in timing_seeds[:limit]]
+        if mode == "compile":
+            runnable(model, args)  # compiles, and runs once untimed
+        if ready is not None:
+            ready()
+        probe = [timer(runnable(model, args), args) for model, args in warm]
+        ms = [
+            timer(runnable(model, args), args)
+            for model, args in sets[: call_count(probe, timing, limit)]
+        ]
     return timing_stats(ms)
+
+
+def wait_for_go():
+    """The two-step baseline: tells the engine that the sets are built and waits for its go
+    (the engine takes the device alone meanwhile). An engine that is gone ends the worker."""
+    reply({"interim": "sets_built"})
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    if not json.loads(line).get("go"):
+        raise RuntimeError("the engine did not let the baseline be timed")
 
 
 # ---- The work a task must do (docs/eval.md, "Speed of light") ----
@@ -739,7 +757,9 @@ def baseline(req):
     module = load_task(req["task"], backend)
     return {
         "ok": True,
-        "baseline": time_baseline(module, dev, req),
+        "baseline": time_baseline(
+            module, dev, req, wait_for_go if req.get("wait_to_time") else None
+        ),
         "device_name": device_name(dev),
         "torch_version": torch.__version__,
     }

@@ -225,6 +225,42 @@ TEST_F(Worker, CheckComparesLargeOutputsInChunksWithTheSameFlags) {
   EXPECT_TRUE(honest->empty()) << honest->front();
 }
 
+// The two-step baseline: the worker builds its sets, then waits for the caller (who takes the
+// device alone meanwhile) before any timed call.
+TEST(WorkerTwoStep, BaselineWaitsForTheCallerOnceItsSetsAreBuiltAndTheWaitIsNotItsTime) {
+  WorkerOptions o = worker_options();
+  o.baseline_timeout = std::chrono::seconds(2);
+  auto w = ReferenceWorker::start(o);
+  ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+  BaselineRequest r;
+  r.task = fixture_task("vector_add.py");
+  r.backend = "cpu";
+  r.seeds = {1, 2};
+  r.timing_seeds = seed_range(200, 6);
+  r.min_calls = 3;
+  int asked = 0;
+  r.sets_built = [&] {
+    ++asked;
+    // Longer than the request's limit: a wait for the device is not the worker's time.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    return Status::ok();
+  };
+  auto timed = w->baseline(r);
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(timed->calls, 6);
+  EXPECT_TRUE(w->alive());
+
+  // The caller gives up (Ctrl-C while waiting for the device): the request fails with its
+  // error, and the worker, still waiting for its go, is stopped.
+  r.sets_built = [] { return cancelled("interrupted while waiting for the device"); };
+  auto refused = w->baseline(r);
+  EXPECT_EQ(refused.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(refused.status().message().find("the reference worker was stopped"), std::string::npos)
+      << refused.status().message();
+  EXPECT_FALSE(w->alive());
+}
+
 // The limit: a task whose get_inputs() never returns.
 TEST(WorkerLimits, ARequestPastItsLimitStopsTheWorkerAndNamesTaskAndLimit) {
   auto tmp = sys::TempDir::create("kevin-worker-limit-");

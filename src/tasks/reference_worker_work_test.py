@@ -189,6 +189,32 @@ class CompiledBaselineTest(unittest.TestCase):
             want = rw.build(self.module, seed, CPU)[0].weight
             self.assertTrue(torch.equal(seen, want), f"seed {seed}")
 
+    def test_sets_are_built_and_compiled_before_ready_and_only_calls_follow(self):
+        events = []
+        real_build = rw.build
+
+        def build(module, seed, dev):
+            events.append(("build", seed))
+            return real_build(module, seed, dev)
+
+        rw.build = build
+        try:
+            rw.time_baseline(
+                self.module,
+                CPU,
+                self.request("compile"),
+                ready=lambda: events.append(("ready", len(self.weights))),
+            )
+        finally:
+            rw.build = real_build
+        kinds = [kind for kind, _ in events]
+        self.assertEqual(kinds.count("ready"), 1)
+        ready_at = kinds.index("ready")
+        self.assertEqual([seed for _, seed in events[:ready_at]], [1, 2, 3, 11, 12, 13, 14])
+        self.assertEqual(events[ready_at][1], 1, "only the untimed compile run comes before")
+        self.assertEqual(events[ready_at + 1 :], [], "nothing is built once the calls start")
+        self.assertEqual(len(self.weights), 8, "three warm-ups and four timed calls after it")
+
     def test_eager_mode_compiles_nothing(self):
         stats = rw.time_baseline(self.module, CPU, self.request("eager"))
         self.assertEqual(self.compiles, 0)

@@ -326,8 +326,14 @@ class Evaluation {
     bool refused;
   };
   WindowExcess window_excess(const std::vector<TimedCall>& calls) const;
-  // One timed call on timing set `j` (or, with `warmup`, on correctness set `j`).
+  // One timed call on timing set `j` (or, with `warmup`, on correctness set `j`). A timing
+  // set's output is copied out at once, and compared with the expected one later, by
+  // check_timed_outputs() (with the device no longer held alone), while the copies waiting
+  // stay within EvalConfig::unchecked_output_bytes; past that, at once.
   Result<CallOutcome> timed_call(size_t j, bool warmup, sys::Deadline phase_end);
+  // Compares the timed outputs copied out and not yet compared, in the order they were made:
+  // the first that differs from its set's expected output decides (a wrong answer).
+  std::optional<Decision> check_timed_outputs();
   Result<std::vector<TimedCall>> timed_block(const std::vector<size_t>& sets,
                                              sys::Deadline phase_end,
                                              std::optional<Decision>* decided);
@@ -373,7 +379,10 @@ class Evaluation {
   std::mt19937_64 rng_;
   ReferenceView view_;
   std::vector<double> call_judge_ms_;  // correctness calls, the judge's clock
-  double overhead_ms_ = 0;             // harness time per timed call, measured before loading
+  // Timed outputs copied out and not yet compared: (timing set, its output).
+  std::vector<std::pair<size_t, OutputCopy>> unchecked_;
+  uint64_t unchecked_bytes_ = 0;
+  double overhead_ms_ = 0;  // harness time per timed call, measured before loading
   double timeout_share_taken_ = 0;
   std::optional<Status> readied_;  // ready()'s outcome, once called
   // What the answer printed, kept when its runner was stopped before the end (stop_runner).
@@ -724,12 +733,27 @@ Result<CallOutcome> Evaluation::timed_call(size_t j, bool warmup, sys::Deadline 
   OutputCopy got;
   if (!warmup) copy_parallel(session_->staging(), view_.out.set_bytes, &got);
   const TimedCall call{*event, reply.judge_ms, work_ms(reply)};
-  // Every timed output is compared in full with the expected output of its set.
+  // Every timed output is compared in full with the expected output of its set: after the
+  // phase, since comparing gigabytes on the host holds every other evaluation off an idle
+  // device, unless the copies waiting would take too much memory.
   if (!warmup) {
-    if (auto bad = compare_set(got.data.get(), view_.timing_expected_set(j), "a timed run"))
-      return CallOutcome(*bad);
+    unchecked_bytes_ += got.size;
+    unchecked_.emplace_back(j, std::move(got));
+    if (unchecked_bytes_ > config_.unchecked_output_bytes) {
+      if (auto bad = check_timed_outputs()) return CallOutcome(*bad);
+    }
   }
   return CallOutcome(call);
+}
+
+std::optional<Decision> Evaluation::check_timed_outputs() {
+  std::vector<std::pair<size_t, OutputCopy>> outputs = std::exchange(unchecked_, {});
+  unchecked_bytes_ = 0;
+  for (const auto& [set, got] : outputs) {
+    if (auto bad = compare_set(got.data.get(), view_.timing_expected_set(set), "a timed run"))
+      return bad;
+  }
+  return std::nullopt;
 }
 
 Result<std::vector<TimedCall>> Evaluation::timed_block(const std::vector<size_t>& sets,
@@ -825,6 +849,8 @@ Result<std::vector<TimedCall>> Evaluation::measure_times(std::optional<Decision>
 Result<Decision> Evaluation::time() {
   std::optional<Decision> decided;
   KEVIN_ASSIGN_OR_RETURN(std::vector<TimedCall> calls, measure_times(&decided));
+  // Outputs made before whatever ended the phase come first: a wrong one decides.
+  if (auto bad = check_timed_outputs()) return *bad;
   if (decided) return *decided;
   // The overhead was calibrated before the answer loaded, under that moment's load; a machine
   // busier since (a neighbour's compile) makes an honest answer's calls look longer than their
@@ -862,13 +888,19 @@ Result<std::optional<TimingStats>> Evaluation::retime_baseline(
   if (!hooks_.retime_baseline || !noisy(timing_stats(events), ref_.baseline))
     return std::optional<TimingStats>();
   // The candidate's runner, and any GPU work it left behind, are gone before the baseline is
-  // timed; the device is held alone (other runners on it are stopped by the hook's timer).
+  // timed; the device is held alone for its calls (other runners on it are stopped by the
+  // hook's timer), and shared while the hook builds the sets.
   stop_runner();
-  const GateHold alone(config_.gate, true, &result_->phases);
   const double ceiling = ref_.baseline->median_ms * (1 + config_.baseline_drift);
   std::optional<TimingStats> fastest;
   for (int attempt = 0; attempt < config_.baseline_retimes; ++attempt) {
-    KEVIN_ASSIGN_OR_RETURN(TimingStats b, hooks_.retime_baseline());
+    std::optional<GateHold> hold;
+    const TwoStepHold steps{[&] { hold.emplace(config_.gate, false, &result_->phases); },
+                            [&] {
+                              hold.reset();
+                              hold.emplace(config_.gate, true, &result_->phases);
+                            }};
+    KEVIN_ASSIGN_OR_RETURN(TimingStats b, hooks_.retime_baseline(steps));
     if (!fastest || b.median_ms < fastest->median_ms) fastest = b;
     if (fastest->median_ms <= ceiling) return fastest;
   }

@@ -72,6 +72,10 @@ struct EvalConfig {
   // interval is within ± this fraction of it (0.02: ± 2 %). 0: every affordable call runs.
   double timing_ci = 0;
   int calibration_calls = 10;  // harness-only timed calls before the candidate loads
+  // Timed outputs are copied out at once, but compared with the expected ones after the
+  // timing phase, when the device is no longer held alone, while the copies waiting fit in
+  // this many bytes; past it they are compared at once.
+  uint64_t unchecked_output_bytes = uint64_t{1} << 30;
   // The judge's clock is trusted beyond an allowance A = max(clock_slack_ms, a quarter of the
   // calibrated harness overhead per call): each timed call is charged max(event time, the
   // judge's time − overhead − A), and a median excess of the judge's time over the event
@@ -104,9 +108,11 @@ struct EvalConfig {
 
 // What one evaluation may ask of the rest of the system.
 struct EvalHooks {
-  // Times the eager baseline now (the judge holds the device exclusively and the candidate's
-  // runner is gone): used when the comparison is close or noisy. Empty: the cached baseline.
-  std::function<Result<TimingStats>()> retime_baseline;
+  // Times the baseline now (the candidate's runner is gone), holding the device through
+  // `hold`: shared while it prepares, alone for its calls (the judge's holds, which count the
+  // waits and the time alone, and which the judge releases after). Used when the comparison
+  // is close or noisy. Empty: the cached baseline.
+  std::function<Result<TimingStats>(const TwoStepHold& hold)> retime_baseline;
 };
 
 // Builds one candidate of kevin's ABI (CompileDriver::build; results and errors as that).

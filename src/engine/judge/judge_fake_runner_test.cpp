@@ -899,6 +899,25 @@ TEST_F(JudgeWithFakeRunner, WrongOutputOfOneTimedRunIsATimedOutputMismatch) {
   EXPECT_TRUE(contains(r.feedback, "its output is incorrect in a timed run")) << r.feedback;
 }
 
+TEST_F(JudgeWithFakeRunner, TimedOutputsAreComparedAfterThePhaseAndTheFirstWrongOneDecides) {
+  // The second timed output is wrong and the runner dies in the fourth call: the calls went on
+  // past the wrong output (compared only once the phase was over), and it still decides.
+  const EvalResult r =
+      judged(both(at("timed", 1, [](FakeExchange& x) { outputs_of(x)[3] -= 1.0f; }),
+                  at("timed", 3, [](FakeExchange& x) { x.dies = killed_by(SIGSEGV); })));
+  EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer) << r.feedback;
+  EXPECT_EQ(r.reason, "timed output mismatch");
+  EXPECT_EQ(log_.of_step("timed").size(), 4u);
+}
+
+TEST_F(JudgeWithFakeRunner, TimedOutputsPastTheirMemoryBoundAreComparedAtOnce) {
+  config_.unchecked_output_bytes = 0;
+  const EvalResult r = judged(at("timed", 1, [](FakeExchange& x) { outputs_of(x)[3] -= 1.0f; }));
+  EXPECT_EQ(r.verdict, VerdictKind::kWrongAnswer) << r.feedback;
+  EXPECT_EQ(r.reason, "timed output mismatch");
+  EXPECT_EQ(log_.of_step("timed").size(), 2u) << "no timed call after the wrong output";
+}
+
 TEST_F(JudgeWithFakeRunner, WarmupOutputsAreNotJudged) {
   const EvalResult r =
       judged(at("warmup", kEvery, [](FakeExchange& x) { outputs_of(x)[3] -= 1.0f; }));
@@ -1285,7 +1304,7 @@ TEST_F(JudgeWithFakeRunner, CloseComparisonRetimesTheBaselineOnceTheCandidateIsG
   ref_.baseline = baseline_of(1.1);
   std::vector<size_t> timed_before, finished_before;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     timed_before.push_back(log_.of_step("timed").size());
     finished_before.push_back(static_cast<size_t>(log_.finished));
     return baseline_of(1.05);
@@ -1301,10 +1320,52 @@ TEST_F(JudgeWithFakeRunner, CloseComparisonRetimesTheBaselineOnceTheCandidateIsG
   EXPECT_FALSE(r.baseline_retimes_refused.has_value());
 }
 
+TEST_F(JudgeWithFakeRunner, ARetimeSharesTheDeviceWhileItsSetsAreBuiltAndHoldsItAloneForItsCalls) {
+  // A neighbour's correctness call (a shared hold) asks for the device while the re-time
+  // builds its sets, and again once its calls run: the first gets it, the second waits.
+  config_.gate = &gate_;
+  ref_.baseline = baseline_of(1.1);
+  const auto neighbour = [this](std::atomic<bool>* got) {
+    return std::thread([this, got] {
+      gate_.lock_shared();
+      *got = true;
+      gate_.unlock_shared();
+    });
+  };
+  std::atomic<bool> got_while_building{false}, got_while_timing{false};
+  bool ran_while_building = false, ran_while_timing = true;
+  std::thread waiting;
+  EvalHooks hooks;
+  hooks.retime_baseline = [&](const TwoStepHold& hold) -> Result<TimingStats> {
+    hold.share();
+    std::thread building = neighbour(&got_while_building);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ran_while_building = got_while_building;
+    building.join();
+    hold.alone();
+    waiting = neighbour(&got_while_timing);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ran_while_timing = got_while_timing;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return baseline_of(1.05);
+  };
+  const EvalResult r = judged({}, hooks);
+  waiting.join();
+  ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
+  EXPECT_EQ(r.baseline_source, "retimed");
+  EXPECT_TRUE(ran_while_building) << "the device is shared while the sets are built";
+  EXPECT_FALSE(ran_while_timing) << "the baseline's calls hold it alone";
+  EXPECT_TRUE(got_while_timing) << "released once the re-time is over";
+  // The fake runner's own calibration and timed calls take a few ms; the re-time's 300.
+  EXPECT_GE(r.phases.alone_ms, 300) << "the baseline's calls count as time held alone";
+}
+
 TEST_F(JudgeWithFakeRunner, ARetimeFasterThanTheCachedBaselineIsUsed) {
   ref_.baseline = baseline_of(1.1);
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> { return baseline_of(0.9); };
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
+    return baseline_of(0.9);
+  };
   const EvalResult r = judged({}, hooks);
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(r.baseline_source, "retimed");
@@ -1316,7 +1377,7 @@ TEST_F(JudgeWithFakeRunner, ARetimeFarSlowerThanTheCachedBaselineIsTimedAgainThe
   ref_.baseline = baseline_of(1.1);
   int retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     ++retimed;
     return baseline_of(22);
   };
@@ -1335,7 +1396,9 @@ TEST_F(JudgeWithFakeRunner, ASlowRetimeIsNoiseAndTheNextOneWithinTheDriftIsUsed)
   std::vector<double> medians = {30, 1.2};  // the second is within 10 % of 1.1
   size_t retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> { return baseline_of(medians[retimed++]); };
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
+    return baseline_of(medians[retimed++]);
+  };
   const EvalResult r = judged({}, hooks);
   ASSERT_EQ(r.verdict, VerdictKind::kCorrect) << r.feedback;
   EXPECT_EQ(retimed, 2u);
@@ -1347,7 +1410,7 @@ TEST_F(JudgeWithFakeRunner, ShakyComparisonRetimesTheBaseline) {
   ref_.baseline = baseline_of(1.8);  // a speedup of 1.8: not close, but within 2x
   int retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     ++retimed;
     return baseline_of(1.8);
   };
@@ -1362,7 +1425,7 @@ TEST_F(JudgeWithFakeRunner, DistantComparisonKeepsTheCachedBaseline) {
   ref_.baseline = baseline_of(10);
   int retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     ++retimed;
     return baseline_of(10);
   };
@@ -1375,7 +1438,7 @@ TEST_F(JudgeWithFakeRunner, DistantComparisonKeepsTheCachedBaseline) {
 TEST_F(JudgeWithFakeRunner, BaselineRetimingFailureIsTheHarnessError) {
   ref_.baseline = baseline_of(1.0);
   EvalHooks hooks;
-  hooks.retime_baseline = []() -> Result<TimingStats> {
+  hooks.retime_baseline = [](const TwoStepHold&) -> Result<TimingStats> {
     return unavailable("the reference worker died");
   };
   const Status s = failed({}, hooks);

@@ -104,7 +104,7 @@ TEST_F(JudgeTest, ACloseComparisonRetimesTheBaselineAndRefusesAPoisonedRetime) {
   baseline.median_ms = baseline.p90_ms = *first->candidate_ms;  // a speedup of about 1
   int retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     ++retimed;
     TimingStats now = baseline;
     now.median_ms = 2 * baseline.median_ms;  // a machine made busy while it is re-timed
@@ -129,7 +129,7 @@ TEST_F(JudgeTest, ADistantComparisonKeepsTheCachedBaseline) {
   baseline.median_ms = baseline.p90_ms = 1000;  // far slower than any sum of 4096 floats
   int retimed = 0;
   EvalHooks hooks;
-  hooks.retime_baseline = [&]() -> Result<TimingStats> {
+  hooks.retime_baseline = [&](const TwoStepHold&) -> Result<TimingStats> {
     ++retimed;
     return baseline;
   };
