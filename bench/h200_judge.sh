@@ -16,6 +16,7 @@
 #   bash bench/h200_judge.sh   (queue and serve need scripts/make-gpu-deps' redis-server and websockets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p .benchwork  # caches of the benchmarks: on the checkout's disk, not a small /tmp
 OUT="${OUT:-/tmp/kevin-out}"; mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 STEPS="${STEPS:-build probe gputests corpus}"
@@ -70,9 +71,10 @@ probe net,ipc,mnt,pid,procfs quick" timeout 120 bash dev/gpu/sandbox_probe.sh 2>
   if wants compilebase; then step "torch.compile baselines (--baseline compile) beside eager"
     timeout 180 build/src/tasks/reference_worker_test --gtest_filter='Provider.Compile*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED) |Failure"
     head -n 6 examples/demo-cuda.jsonl > examples/compile-batch.jsonl
+    # A cache of its own, removed after: six tasks' reference data at GPU sizes fill tens of GB.
     timeout "$(left)" build/bin/kevin eval --batch examples/compile-batch.jsonl --backend cuda --json --jobs 8 \
-      --baseline compile > "$OUT/compile.jsonl" 2> "$OUT/compile.log"
-    rm -f examples/compile-batch.jsonl
+      --baseline compile --cache-dir "$PWD/.benchwork/compile-cache" > "$OUT/compile.jsonl" 2> "$OUT/compile.log"
+    rm -rf examples/compile-batch.jsonl "$PWD/.benchwork/compile-cache"
     python3 - "$OUT/compile.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -113,7 +115,7 @@ PY
       dir=build; [ "$which" = before ] && dir=build-before
       if [ "$(left)" -lt 150 ]; then echo "!! no time left for the $which benchmark"; continue; fi
       step "engine benchmark ($which)"
-      QUICK=1 timeout $(( $(left) - 10 )) bench/eval_throughput "$dir" "$OUT/bench-$which" cuda 2>&1 | grep -E "evals_per|e2e|compile_p50|verdicts|phase_p50|alone|fresh|slowest|candidates"
+      QUICK=1 BENCH_TMP="${BENCH_TMP:-$PWD/.benchwork}" timeout $(( $(left) - 10 )) bench/eval_throughput "$dir" "$OUT/bench-$which" cuda 2>&1 | grep -E "evals_per|e2e|compile_p50|verdicts|phase_p50|alone|fresh|slowest|candidates"
     done; fi
   step "done"
 } 2>&1 | tee "$OUT/session.log"
