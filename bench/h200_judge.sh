@@ -108,8 +108,10 @@ PY
     PATH="$PWD/.deps/usr/bin:$PATH" timeout $(( $(left) - 230 )) python3 -u bench/queue_scaling.py --kevin build/bin/kevin \
       --backend cuda --workers 1 --jobs-per-worker 16 --repeat ${QUEUE_REPEAT:-1} ${QUEUE_ONLY:+--only "$QUEUE_ONLY"} 2>&1 | grep -v "^\[kevin"; fi
   if wants serve; then step "kevin serve: 64 OpenEnv sessions against kevin eval --batch"
-    PYTHONPATH="$PWD/.deps/python" timeout $(( $(left) - 15 )) python3 -u bench/serve_overhead.py --kevin build/bin/kevin \
-      --backend cuda --sessions 64 --jobs 16 2>&1 | grep -v "^\[kevin" | tail -12; fi
+    # SERVE_REPEAT copies of the 26-candidate mix, so that the 64 sessions have work to share.
+    PYTHONPATH="$PWD/.deps/python" timeout $(( $(left) - 15 )) python3 -u bench/serve_overhead.py \
+      --kevin build/bin/kevin --cache "$PWD/.benchwork/serve-cache" --backend cuda --sessions 64 \
+      --jobs 16 --repeat "${SERVE_REPEAT:-3}" 2>&1 | grep -v "^\[kevin" | tail -12; fi
   if wants bench; then
     for which in after before; do
       dir=build; [ "$which" = before ] && dir=build-before
