@@ -232,6 +232,16 @@ Result<uint64_t> tensor_bytes(const Json& reply, const char* key) {
 }  // namespace
 
 Result<EngineEvaluator::CallSize> EngineEvaluator::call_size(const fs::path& task) {
+  // Data already prepared for the task says it all: no reference worker (an interpreter
+  // importing torch, seconds) is started just to ask.
+  if (auto ref = provider_->current(task, backend(), options_.devices.front());
+      ref && ref->has_cpu_sizes) {
+    CallSize size;
+    for (const auto& t : ref->input_tensors()) size.input_bytes += t.bytes();
+    for (const auto& t : ref->outputs) size.output_bytes += t.bytes();
+    size.reduced_for_cpu = *ref->has_cpu_sizes;
+    return size;
+  }
   KEVIN_ASSIGN_OR_RETURN(Json reply, provider_->describe(task, backend()));
   CallSize size;
   KEVIN_ASSIGN_OR_RETURN(size.input_bytes, tensor_bytes(reply, "inputs"));

@@ -205,6 +205,14 @@ Result<engine::ReferenceSet> ReferenceProvider::get(const fs::path& task,
   return ref;
 }
 
+std::optional<engine::ReferenceSet> ReferenceProvider::current(const fs::path& task,
+                                                               const std::string& backend,
+                                                               int device) const {
+  auto k = task_key(task, backend, device);
+  if (!k.is_ok()) return std::nullopt;
+  return store_.current(k->set_key, options_.seed_ttl);
+}
+
 Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);
   std::error_code ec;

@@ -91,6 +91,12 @@ class ReferenceProvider {
                                               const std::string& backend, int device,
                                               const TwoStepHold& hold);
 
+  // The set get() would return without preparing one: the task's current set in the cache
+  // while it is younger than seed_ttl (without its baseline or peaks), else nullopt (also
+  // when the task file cannot be read). Starts no worker.
+  std::optional<engine::ReferenceSet> current(const std::filesystem::path& task,
+                                              const std::string& backend, int device) const;
+
   // The task's ABI argument list at `backend`'s sizes (ReferenceWorker::describe), through
   // the same worker process. Errors as get().
   Result<Json> describe(const std::filesystem::path& task, const std::string& backend);

@@ -114,6 +114,22 @@ TEST_F(Provider, GetReturnsALeasedProtocol2SetWithATimedBaselineAndReusesBoth) {
   EXPECT_EQ(later.python(), "") << "a warm cache starts no worker";
 }
 
+TEST_F(Provider, CurrentIsThePreparedSetAndNeedsNoWorker) {
+  ReferenceProvider first(options());
+  EXPECT_FALSE(first.current(fixture_task("vector_add.py"), "cpu", 0).has_value())
+      << "nothing prepared yet, and current() prepares nothing";
+  EXPECT_EQ(first.python(), "");
+  ASSERT_TRUE(first.get(fixture_task("vector_add.py"), "cpu", 0).is_ok());
+
+  ReferenceProvider later(options());  // another kevin process, say
+  auto set = later.current(fixture_task("vector_add.py"), "cpu", 0);
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(set->outputs.front().bytes(), 37u * 131u * 4u);
+  EXPECT_EQ(set->has_cpu_sizes, std::optional<bool>(true)) << "vector_add has KEVIN_CPU_SIZES";
+  EXPECT_EQ(later.python(), "") << "no worker was started";
+  EXPECT_FALSE(later.current(tmp_.path() / "missing.py", "cpu", 0).has_value());
+}
+
 // Two tasks that each wait, while loading, for the other to have started loading: they can
 // only both load when two workers serve at once.
 void write_rendezvous_task(const fs::path& dir, const std::string& me, const std::string& other,

@@ -739,6 +739,7 @@ def prepare(req):
         "forward_args": abi.forward_args,
         "init_inputs": init_inputs_json(module, seeds[0]),
         "work": work,
+        "has_cpu_sizes": hasattr(module, "KEVIN_CPU_SIZES"),
     }
     if work_error:
         meta["work_error"] = work_error

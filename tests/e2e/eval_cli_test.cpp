@@ -194,6 +194,25 @@ TEST_F(EvalCli, HumanOutputSaysHowOldTheBaselineIsAndFreshBaselineRetimesIt) {
       << retimed.output;
 }
 
+TEST_F(EvalCli, AWarmCacheOnTheCpuStartsNoReferenceWorker) {
+  // The CPU backend sizes the task's call before judging: from the prepared data when there is
+  // some, not from a worker started to ask. A wrong answer is never timed, so nothing else
+  // could need one.
+  const std::string cache = (dir_.path() / "cache").string();
+  const std::string task = (source_dir() / "tests/fixtures/tasks/row_sum_scaled.py").string();
+  const std::string wrong =
+      (source_dir() / "tests/fixtures/kernels/cpu/wrong_off_by_one.cpp").string();
+  const std::vector<std::string> args = {"eval",      "--task", task,          "--candidate", wrong,
+                                         "--backend", "cpu",    "--cache-dir", cache};
+  const KevinRun first = run_kevin(args);
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("reference worker: "), std::string::npos) << first.output;
+  const KevinRun warm = run_kevin(args);
+  ASSERT_EQ(warm.code, 0) << warm.output;
+  EXPECT_NE(warm.output.find("wrong_answer"), std::string::npos) << warm.output;
+  EXPECT_EQ(warm.output.find("reference worker: "), std::string::npos) << warm.output;
+}
+
 TEST_F(EvalCli, ALargeTaskWithoutCpuSizesNeedsFullSizeOnTheCpu) {
   // 40 M floats in and out: 305 MiB a call, a KernelBench-style file with no KEVIN_CPU_SIZES.
   const std::string task = write("big_relu.py",

@@ -196,6 +196,9 @@ Result<ReferenceSet> reference_from_meta(const fs::path& dir, const std::string&
   if (meta.contains("work") && !meta["work"].is_null()) {
     KEVIN_ASSIGN_OR_RETURN(ref.work, task_work_from_json(meta["work"]));
   }
+  if (meta.contains("has_cpu_sizes") && !meta["has_cpu_sizes"].is_null()) {
+    KEVIN_ASSIGN_OR_RETURN(ref.has_cpu_sizes, json_get<bool>(meta, "has_cpu_sizes"));
+  }
   if (meta.contains("baseline") && !meta["baseline"].is_null()) {
     KEVIN_ASSIGN_OR_RETURN(TimingStats b, timing_stats_from_json(meta["baseline"]));
     ref.baseline = b;
@@ -244,6 +247,7 @@ Json reference_meta_json(const ReferenceSet& ref) {
           {"inputs", inputs},
           {"outputs", outputs},
           {"work", ref.work ? to_json(*ref.work) : Json()},
+          {"has_cpu_sizes", ref.has_cpu_sizes ? Json(*ref.has_cpu_sizes) : Json()},
           {"baseline", ref.baseline ? to_json(*ref.baseline) : Json()}};
 }
 

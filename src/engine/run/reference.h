@@ -100,6 +100,9 @@ struct ReferenceSet {
   // The work one forward must do (meta.json "work"); none where the worker could not count it
   // or the data predates the count.
   std::optional<TaskWork> work;
+  // Whether the task shrinks itself on the CPU backend (KEVIN_CPU_SIZES; meta.json
+  // "has_cpu_sizes"); unknown for data that predates the field.
+  std::optional<bool> has_cpu_sizes;
   // The device's peak rates (set by the provider, not stored in meta.json): with `work`, what
   // the judge needs for speed of light. None: not measured (or the measurement failed).
   std::optional<DevicePeaks> peaks;

@@ -67,9 +67,11 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   ref.baseline->measured_at = 1700000000;
   ref.init_inputs = Json::array({16, 2.5});
   ref.work = TaskWork{64, {{"float32", 48}}, 48, 96, 2};
+  ref.has_cpu_sizes = true;
   write_files(ref);
   auto back = load_reference(dir->path());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->has_cpu_sizes, std::optional<bool>(true));
   EXPECT_EQ(back->inputs[1].role, ArgRole::kParameter);
   EXPECT_EQ(back->num_timing_sets, 3u);
   EXPECT_EQ(back->timing_scalars.size(), 3u);
@@ -82,6 +84,11 @@ TEST(Reference, MetaRoundTripAndSizeCheck) {
   ASSERT_TRUE(back->work.has_value());
   EXPECT_EQ(back->work->matmul_flops.at("float32"), 48);
   EXPECT_EQ(back->work->eager_ops, 2);
+  ref.has_cpu_sizes.reset();  // data made before the field: unknown, not false
+  write_files(ref);
+  auto older = load_reference(dir->path());
+  ASSERT_TRUE(older.is_ok()) << older.status().to_string();
+  EXPECT_FALSE(older->has_cpu_sizes.has_value());
   ASSERT_TRUE(write_file_atomic(dir->path() / "expected.bin", std::string(10, '\0')).is_ok());
   const Status short_file = load_reference(dir->path()).status();
   EXPECT_EQ(short_file.code(), StatusCode::kInvalidArgument);
