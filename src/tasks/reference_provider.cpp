@@ -2,8 +2,6 @@
 // timing under the device's exclusive gate with its TTL cache.
 #include "tasks/reference_provider.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include "core/long_wait.h"
 #include "core/mutex.h"
 #include "core/sha256.h"
+#include "sys/file_lock.h"
 #include "engine/run/runner_session.h"
 
 namespace kevin::tasks {
@@ -40,23 +39,15 @@ int64_t unix_now() {
       .count();
 }
 
-// Holds an exclusive lock on `path` (created if missing) for its lifetime, so only one
-// thread or process prepares a given seed set at a time; the others wait and then reuse it.
-class FileLock {
- public:
-  explicit FileLock(const fs::path& path)
-      : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
+// An exclusive lock on `path` (created if missing), held until the returned lock goes, so
+// only one thread or process makes a given cache entry at a time; the others wait and reuse
+// it. A lock that cannot be taken (an unwritable cache) holds nothing: the work may then be
+// done twice, never wrongly.
+sys::FileLock one_at_a_time(const fs::path& path) {
+  auto lock = sys::FileLock::acquire(path, sys::FileLock::Mode::kExclusive, /*wait=*/true,
+                                     /*create=*/true);
+  return lock.is_ok() ? std::move(lock).value() : sys::FileLock();
+}
 
 // The cached baseline in `file` while it is younger than `ttl` (ttl 0: never).
 std::optional<engine::TimingStats> fresh_baseline(const fs::path& file, std::chrono::seconds ttl) {
@@ -217,7 +208,7 @@ Result<engine::ReferenceSet> ReferenceProvider::seed_set(const TaskKey& k) {
   if (auto cached = store_.current(k.set_key, options_.seed_ttl)) return std::move(*cached);
   std::error_code ec;
   fs::create_directories(store_.key_dir(k.set_key), ec);
-  const FileLock one_preparer(store_.key_dir(k.set_key) / "prepare.lock");
+  const sys::FileLock one_preparer = one_at_a_time(store_.key_dir(k.set_key) / "prepare.lock");
   if (auto cached = store_.current(k.set_key, options_.seed_ttl))
     return std::move(*cached);  // made while we waited
 
@@ -281,7 +272,7 @@ Result<engine::TimingStats> ReferenceProvider::cached_baseline(const TaskKey& k,
   if (kind != engine::BaselineKind::kEager) key.update_field(engine::baseline_kind_name(kind));
   const fs::path file = options_.cache_dir / "baseline" / (key.hex_digest() + ".json");
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;
-  const FileLock one_timer(lock_file(file));
+  const sys::FileLock one_timer = one_at_a_time(lock_file(file));
   if (auto b = fresh_baseline(file, options_.baseline_ttl)) return *b;  // timed while we waited
   KEVIN_RETURN_IF_ERROR(check_cancel("the baseline of " + k.task.filename().string()));
   // The baseline is timed like a candidate: with the device to itself, but only its calls.
@@ -311,7 +302,7 @@ std::optional<engine::DevicePeaks> ReferenceProvider::device_peaks(
     return peaks_failed_.count(file.string()) != 0;
   };
   if (failed_before()) return std::nullopt;
-  const FileLock one_measurer(lock_file(file));
+  const sys::FileLock one_measurer = one_at_a_time(lock_file(file));
   if (auto p = cached_peaks(file)) return p;  // measured while we waited
   if (failed_before()) return std::nullopt;
   if (!check_cancel("peak rates").is_ok()) return std::nullopt;

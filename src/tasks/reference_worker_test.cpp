@@ -31,6 +31,17 @@ std::string read_bytes(const fs::path& file, uint64_t offset, uint64_t size) {
   return out;
 }
 
+// A CPU baseline of vector_add: two warm-up seeds, `timing_sets` timing seeds, at least 3 calls.
+BaselineRequest vector_add_baseline(int timing_sets) {
+  BaselineRequest r;
+  r.task = fixture_task("vector_add.py");
+  r.backend = "cpu";
+  r.seeds = {1, 2};
+  r.timing_seeds = seed_range(200, timing_sets);
+  r.min_calls = 3;
+  return r;
+}
+
 // One worker for the tests that keep it healthy (starting one imports torch: seconds).
 class Worker : public ::testing::Test {
  protected:
@@ -123,13 +134,8 @@ TEST_F(Worker, TimingSetCountIsBoundedByTheByteBudgetTheMinimumAndTheSeeds) {
 }
 
 TEST_F(Worker, BaselineTimesOneCallPerTimingSetAndWritesNothing) {
-  BaselineRequest r;
-  r.task = fixture_task("vector_add.py");
-  r.backend = "cpu";
-  r.seeds = {1, 2};
-  r.timing_seeds = seed_range(200, 12);
+  BaselineRequest r = vector_add_baseline(12);
   r.budget_ms = 2000;
-  r.min_calls = 3;
   auto all = worker_->baseline(r);
   ASSERT_TRUE(all.is_ok()) << all.status().to_string();
   EXPECT_EQ(all->calls, 12) << "fast calls: one on every timing set";
@@ -232,12 +238,7 @@ TEST(WorkerTwoStep, BaselineWaitsForTheCallerOnceItsSetsAreBuiltAndTheWaitIsNotI
   o.baseline_timeout = std::chrono::seconds(2);
   auto w = ReferenceWorker::start(o);
   ASSERT_TRUE(w.is_ok()) << w.status().to_string();
-  BaselineRequest r;
-  r.task = fixture_task("vector_add.py");
-  r.backend = "cpu";
-  r.seeds = {1, 2};
-  r.timing_seeds = seed_range(200, 6);
-  r.min_calls = 3;
+  BaselineRequest r = vector_add_baseline(6);
   int asked = 0;
   r.sets_built = [&] {
     ++asked;
